@@ -1,0 +1,52 @@
+//! What travels through a stream: records with an optional event timestamp, and the
+//! in-band events that move in order with them.
+
+use serde::{Deserialize, Serialize};
+
+/// A record together with its event-time timestamp (Flink's `StreamRecord`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StreamRecord<T> {
+    /// The user value.
+    pub value: T,
+    /// Event-time timestamp in epoch milliseconds, when the record has one.
+    pub timestamp: Option<i64>,
+}
+
+impl<T> StreamRecord<T> {
+    /// A record without a timestamp.
+    pub fn new(value: T) -> Self {
+        Self { value, timestamp: None }
+    }
+
+    /// A record with an event-time timestamp.
+    pub fn with_timestamp(value: T, timestamp: i64) -> Self {
+        Self { value, timestamp: Some(timestamp) }
+    }
+
+    /// The same timestamp with another value.
+    #[inline]
+    pub fn replace<U>(&self, value: U) -> StreamRecord<U> {
+        StreamRecord { value, timestamp: self.timestamp }
+    }
+}
+
+/// An event-time watermark: no record with a timestamp `<= ts` should follow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Watermark(pub i64);
+
+impl Watermark {
+    /// The watermark bounded inputs emit when they end; fires every event-time timer.
+    pub const MAX: Watermark = Watermark(i64::MAX);
+    /// The initial watermark.
+    pub const MIN: Watermark = Watermark(i64::MIN);
+}
+
+/// In-band events: they travel between chains in order with the records, outside of
+/// data buffers, and never need flow-control credit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Event {
+    /// An event-time watermark.
+    Watermark(Watermark),
+    /// The producing subtask has finished: no element follows on this channel.
+    EndOfPartition,
+}

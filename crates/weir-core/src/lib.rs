@@ -1,0 +1,18 @@
+//! Weir's core vocabulary, shared by every other crate: identifiers, key groups and
+//! the stable key hash, the elements that travel through a stream (records and
+//! in-band events), the binary codec that puts them into network buffers, and the
+//! error type for these.
+//!
+//! Nothing here knows about threads, processes or the network.
+
+pub mod codec;
+pub mod element;
+pub mod error;
+pub mod ids;
+pub mod key_group;
+pub mod key_hash;
+pub mod murmur;
+
+pub use element::{Event, StreamRecord, Watermark};
+pub use error::CoreError;
+pub use key_group::KeyGroupRange;
