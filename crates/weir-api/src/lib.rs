@@ -1,1 +1,62 @@
-//! placeholder
+//! The DataStream API: build a job as a chain of transformations on a
+//! [`StreamExecutionEnvironment`], then run it.
+//!
+//! ```
+//! use weir_api::prelude::*;
+//!
+//! let mut env = StreamExecutionEnvironment::new();
+//! env.set_parallelism(2);
+//! let out = env
+//!     .from_collection(vec!["a b".to_string(), "b".to_string()])
+//!     .flat_map(|line: String| line.split(' ').map(|w| w.to_string()).collect::<Vec<_>>())
+//!     .key_by(|w: &String| w.clone())
+//!     .process(CountPerKey)
+//!     .collect();
+//! env.execute("count words").unwrap();
+//! let mut got = out.get();
+//! got.sort();
+//! assert_eq!(got, vec![("a".to_string(), 1), ("b".to_string(), 1), ("b".to_string(), 2)]);
+//!
+//! #[derive(Clone)]
+//! struct CountPerKey;
+//! impl KeyedProcessFunction<String, String, (String, u64)> for CountPerKey {
+//!     fn process_element(&mut self, word: String, ctx: &mut KeyedContext<'_, String>, out: &mut Collector<'_, (String, u64)>) -> Result<(), UserError> {
+//!         let desc = ValueStateDescriptor::<u64>::new("count");
+//!         let mut count = ctx.value_state(&desc)?;
+//!         let n = count.value().unwrap_or(0) + 1;
+//!         count.update(n);
+//!         out.collect((word, n));
+//!         Ok(())
+//!     }
+//! }
+//! ```
+
+pub mod builder;
+pub mod datastream;
+pub mod env;
+pub mod error;
+pub mod functions;
+pub mod keyed;
+pub mod operators;
+pub mod program;
+
+pub use datastream::DataStream;
+pub use env::StreamExecutionEnvironment;
+pub use error::ApiError;
+pub use keyed::KeyedStream;
+
+/// Everything a program needs: `use weir_api::prelude::*;`.
+pub mod prelude {
+    pub use crate::datastream::DataStream;
+    pub use crate::env::StreamExecutionEnvironment;
+    pub use crate::error::ApiError;
+    pub use crate::functions::{Collector, KeyedContext, KeyedProcessFunction};
+    pub use crate::keyed::KeyedStream;
+    pub use crate::program::{Program, ProgramArgs, ProgramError, ProgramRegistry};
+    pub use weir_connectors::sink::CollectHandle;
+    pub use weir_connectors::Rng;
+    pub use weir_core::{StreamRecord, Watermark};
+    pub use weir_graph::{ChainingStrategy, Partitioner};
+    pub use weir_runtime::error::UserError;
+    pub use weir_state::{ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor, VoidNamespace};
+}

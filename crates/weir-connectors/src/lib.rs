@@ -1,1 +1,13 @@
-//! placeholder
+//! Sources and sinks.
+//!
+//! Sources implement [`weir_runtime::operator::SourceFunction`] and emit in batches;
+//! every parallel source splits its input deterministically by subtask index, so the
+//! multiset of records a job reads never depends on the parallelism. Sinks are
+//! operators ([`weir_runtime::operator::Output`] of their input type) that write on
+//! `collect` and flush on `end_input`.
+
+pub mod rng;
+pub mod sink;
+pub mod source;
+
+pub use rng::Rng;

@@ -1,1 +1,24 @@
-//! placeholder
+//! The graphs of a job: the StreamGraph the API builds, the JobGraph compiled from it
+//! by operator chaining, and the ExecutionGraph of parallel subtasks.
+//!
+//! - [`stream_graph`]: operators and partitioned edges, as built by the API.
+//! - [`job_graph`]: Flink's operator chaining, giving vertices (chains) and edges over
+//!   intermediate data sets, with deterministic ids.
+//! - [`execution_graph`]: subtasks and their execution attempts, Flink's execution
+//!   states, slot counting and the subtask wiring of each edge.
+//! - [`plan`]: the stable JSON (and text) of `weir plan`.
+//! - [`error`]: the crate's error type, [`GraphError`].
+
+#![warn(missing_docs)]
+
+pub mod error;
+pub mod execution_graph;
+pub mod job_graph;
+pub mod plan;
+pub mod stream_graph;
+
+pub use error::GraphError;
+pub use execution_graph::*;
+pub use job_graph::*;
+pub use plan::*;
+pub use stream_graph::*;

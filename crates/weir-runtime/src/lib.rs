@@ -1,1 +1,19 @@
-//! placeholder
+//! Weir's runtime: what runs a job's subtasks.
+//!
+//! - [`network`]: network buffers, result partitions, input gates, credit-based flow
+//!   control, record writers and readers.
+//! - [`partitioner`]: channel selection for each ship strategy.
+//! - [`operator`]: the type-erased interface between the API's operators and the
+//!   runtime ([`operator::Output`], [`operator::OperatorFactory`]) and the chain glue.
+//! - [`task`]: one subtask: its operator chain on one thread in a mailbox-style loop.
+//! - [`executor`]: the in-process cluster (`weir local`) that deploys an
+//!   ExecutionGraph onto threads.
+
+pub mod error;
+pub mod executor;
+pub mod network;
+pub mod operator;
+pub mod partitioner;
+pub mod task;
+
+pub use error::{RuntimeError, TaskError};

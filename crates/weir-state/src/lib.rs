@@ -1,1 +1,29 @@
-//! placeholder
+//! Keyed state and timers, scoped to key groups.
+//!
+//! - [`heap::HeapKeyedStateBackend`]: state in hash maps, one per key group, each
+//!   entry scoped to (key, namespace).
+//! - [`descriptor`]: named, typed state declarations (`ValueStateDescriptor`, …).
+//! - [`timers::TimerService`]: event-time timers per (key, namespace, time).
+//!
+//! Invariant: a backend only holds keys of the key groups of its subtask's
+//! [`weir_core::KeyGroupRange`]; snapshots are written per key group so that state
+//! can be redistributed when the parallelism changes.
+
+pub mod descriptor;
+pub mod error;
+pub mod heap;
+pub mod timers;
+
+pub use descriptor::{ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor};
+pub use error::StateError;
+pub use heap::{HeapKeyedStateBackend, ListState, MapState, ValueState};
+pub use timers::TimerService;
+
+/// The namespace of state that belongs to no window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]
+pub struct VoidNamespace;
+
+/// What a key must be: hashable for maps, serialisable for the stable key hash and
+/// snapshots.
+pub trait Key: std::hash::Hash + Eq + Clone + serde::Serialize + serde::de::DeserializeOwned + 'static {}
+impl<T: std::hash::Hash + Eq + Clone + serde::Serialize + serde::de::DeserializeOwned + 'static> Key for T {}

@@ -1,0 +1,122 @@
+//! Accumulates the nodes, edges and operator code of a pipeline while the program
+//! builds it, and resolves them into an [`ExecutableGraph`].
+//!
+//! Misuse of the API that Rust's types cannot rule out (a parallelism of 0, a forward
+//! edge across different parallelisms, a setting on a union) is recorded here and
+//! reported as one clear error when the graph is built, never as a panic.
+
+use crate::error::ApiError;
+use std::collections::HashMap;
+use weir_core::key_group::check_parallelism;
+use weir_graph::{
+    ChainingStrategy, ExecutionConfig, NodeKind, Partitioner, StreamEdge, StreamGraph, StreamNode, StreamNodeId,
+    DEFAULT_SLOT_SHARING_GROUP,
+};
+use weir_runtime::executor::ExecutableGraph;
+use weir_runtime::operator::{OperatorFactory, SelectorFactory};
+
+/// A node whose parallelism may still be the environment default.
+pub(crate) struct PendingNode {
+    pub name: String,
+    pub kind: NodeKind,
+    pub parallelism: Option<u32>,
+    pub max_parallelism: Option<u32>,
+    pub chaining_strategy: ChainingStrategy,
+    pub slot_sharing_group: Option<String>,
+    pub uid: Option<String>,
+    pub keyed: bool,
+}
+
+/// An edge whose partitioner may still be the default (forward or rebalance).
+pub(crate) struct PendingEdge {
+    pub source: StreamNodeId,
+    pub target: StreamNodeId,
+    pub partitioner: Option<Partitioner>,
+}
+
+/// The pipeline under construction.
+#[derive(Default)]
+pub struct GraphBuilder {
+    pub(crate) nodes: Vec<PendingNode>,
+    pub(crate) factories: Vec<OperatorFactory>,
+    pub(crate) edges: Vec<PendingEdge>,
+    pub(crate) selectors: HashMap<(StreamNodeId, StreamNodeId), SelectorFactory>,
+    pub(crate) errors: Vec<String>,
+}
+
+impl GraphBuilder {
+    pub(crate) fn add_node(&mut self, name: impl Into<String>, kind: NodeKind, factory: OperatorFactory) -> StreamNodeId {
+        let id = self.nodes.len() as StreamNodeId;
+        self.nodes.push(PendingNode {
+            name: name.into(),
+            kind,
+            parallelism: None,
+            max_parallelism: None,
+            chaining_strategy: ChainingStrategy::Always,
+            slot_sharing_group: None,
+            uid: None,
+            keyed: false,
+        });
+        self.factories.push(factory);
+        id
+    }
+
+    /// Resolves defaults and checks the pipeline.
+    pub(crate) fn build(&self, job_name: &str, config: &ExecutionConfig) -> Result<ExecutableGraph, ApiError> {
+        if let Some(e) = self.errors.first() {
+            return Err(ApiError::InvalidPipeline(e.clone()));
+        }
+        if self.nodes.is_empty() {
+            return Err(ApiError::InvalidPipeline("the pipeline has no operators: add a source and a sink".into()));
+        }
+        check_parallelism(config.parallelism, config.max_parallelism)
+            .map_err(|e| ApiError::InvalidPipeline(e.to_string()))?;
+        let nodes: Vec<StreamNode> = self
+            .nodes
+            .iter()
+            .enumerate()
+            .map(|(i, n)| StreamNode {
+                id: i as StreamNodeId,
+                name: n.name.clone(),
+                kind: n.kind,
+                parallelism: n.parallelism.unwrap_or(config.parallelism),
+                max_parallelism: n.max_parallelism,
+                chaining_strategy: n.chaining_strategy,
+                slot_sharing_group: n.slot_sharing_group.clone().unwrap_or_else(|| DEFAULT_SLOT_SHARING_GROUP.to_string()),
+                uid: n.uid.clone(),
+                keyed: n.keyed,
+            })
+            .collect();
+        for n in &nodes {
+            let max = n.max_parallelism.or(config.max_parallelism);
+            check_parallelism(n.parallelism, max).map_err(|e| match e {
+                weir_core::CoreError::ParallelismAboveMax { parallelism, max_parallelism } => ApiError::InvalidPipeline(format!(
+                    "operator '{}' has parallelism {parallelism}, higher than its max parallelism {max_parallelism}",
+                    n.name
+                )),
+                other => ApiError::InvalidPipeline(format!("{other} (operator '{}')", n.name)),
+            })?;
+        }
+        let mut edges = Vec::with_capacity(self.edges.len());
+        for e in &self.edges {
+            let (up, down) = (&nodes[e.source as usize], &nodes[e.target as usize]);
+            let partitioner = match e.partitioner {
+                None if up.parallelism == down.parallelism => Partitioner::Forward,
+                None => Partitioner::Rebalance,
+                Some(Partitioner::Forward) if up.parallelism != down.parallelism => {
+                    return Err(ApiError::InvalidPipeline(format!(
+                        "Forward partitioning does not allow change of parallelism. Upstream operation: {} parallelism: {}, downstream operation: {} parallelism: {} You must use another partitioning strategy, such as broadcast, rebalance, shuffle or global.",
+                        up.name, up.parallelism, down.name, down.parallelism
+                    )))
+                }
+                Some(p) => p,
+            };
+            edges.push(StreamEdge { source: e.source, target: e.target, partitioner });
+        }
+        Ok(ExecutableGraph {
+            stream_graph: StreamGraph { job_name: job_name.to_string(), config: config.clone(), nodes, edges },
+            factories: self.factories.clone(),
+            selectors: self.selectors.clone(),
+        })
+    }
+}

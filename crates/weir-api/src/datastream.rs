@@ -1,0 +1,255 @@
+//! `DataStream<T>`: a stream of `T` and the transformations on it.
+
+use crate::builder::GraphBuilder;
+use crate::functions::KeyType;
+use crate::keyed::KeyedStream;
+use crate::operators::{FilterOperator, FlatMapOperator, MapOperator};
+use std::cell::RefCell;
+use std::fmt::Display;
+use std::marker::PhantomData;
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::sync::Arc;
+use weir_connectors::sink::{CollectHandle, CollectSink, DiscardSink, PrintSink, TextFileSink};
+use weir_graph::{ChainingStrategy, NodeKind, Partitioner, StreamNodeId};
+use weir_runtime::operator::factory::Data;
+use weir_runtime::operator::{OperatorFactory, Output, SelectorFactory, TaskContext};
+use weir_runtime::TaskError;
+
+/// One producer feeding the next transformation, with how its records are distributed.
+#[derive(Clone)]
+pub(crate) struct StreamInput {
+    pub node: StreamNodeId,
+    pub partitioner: Option<Partitioner>,
+    pub selector: Option<SelectorFactory>,
+}
+
+/// A stream of `T`: the output of an operator, a re-partitioned stream, or a union.
+pub struct DataStream<T> {
+    pub(crate) builder: Rc<RefCell<GraphBuilder>>,
+    pub(crate) inputs: Vec<StreamInput>,
+    _t: PhantomData<fn() -> T>,
+}
+
+impl<T> Clone for DataStream<T> {
+    fn clone(&self) -> Self {
+        Self { builder: self.builder.clone(), inputs: self.inputs.clone(), _t: PhantomData }
+    }
+}
+
+/// The handle of a sink, to set its parallelism, name, uid, ….
+pub struct DataStreamSink {
+    builder: Rc<RefCell<GraphBuilder>>,
+    node: StreamNodeId,
+}
+
+macro_rules! node_settings {
+    () => {
+        /// Sets the operator's parallelism.
+        pub fn set_parallelism(self, parallelism: u32) -> Self {
+            self.with_node("set_parallelism", |n| n.parallelism = Some(parallelism))
+        }
+
+        /// Sets the operator's max parallelism (number of key groups).
+        pub fn set_max_parallelism(self, max_parallelism: u32) -> Self {
+            self.with_node("set_max_parallelism", |n| n.max_parallelism = Some(max_parallelism))
+        }
+
+        /// Names the operator.
+        pub fn name(self, name: impl Into<String>) -> Self {
+            let name = name.into();
+            self.with_node("name", move |n| n.name = name)
+        }
+
+        /// Gives the operator a stable id for state mapping.
+        pub fn uid(self, uid: impl Into<String>) -> Self {
+            let uid = uid.into();
+            self.with_node("uid", move |n| n.uid = Some(uid))
+        }
+
+        /// Never chains this operator to its predecessor or successors.
+        pub fn disable_chaining(self) -> Self {
+            self.with_node("disable_chaining", |n| n.chaining_strategy = ChainingStrategy::Never)
+        }
+
+        /// Starts a new chain at this operator.
+        pub fn start_new_chain(self) -> Self {
+            self.with_node("start_new_chain", |n| n.chaining_strategy = ChainingStrategy::Head)
+        }
+
+        /// Puts the operator into a slot sharing group.
+        pub fn slot_sharing_group(self, group: impl Into<String>) -> Self {
+            let group = group.into();
+            self.with_node("slot_sharing_group", move |n| n.slot_sharing_group = Some(group))
+        }
+    };
+}
+
+impl DataStreamSink {
+    fn with_node(self, _what: &str, f: impl FnOnce(&mut crate::builder::PendingNode)) -> Self {
+        if let Some(n) = self.builder.borrow_mut().nodes.get_mut(self.node as usize) {
+            f(n);
+        }
+        self
+    }
+
+    node_settings!();
+}
+
+impl<T: Data> DataStream<T> {
+    pub(crate) fn from_node(builder: Rc<RefCell<GraphBuilder>>, node: StreamNodeId) -> Self {
+        Self { builder, inputs: vec![StreamInput { node, partitioner: None, selector: None }], _t: PhantomData }
+    }
+
+    fn with_node(self, what: &str, f: impl FnOnce(&mut crate::builder::PendingNode)) -> Self {
+        {
+            let mut b = self.builder.borrow_mut();
+            match self.inputs.as_slice() {
+                [single] if single.partitioner.is_none() => {
+                    if let Some(n) = b.nodes.get_mut(single.node as usize) {
+                        f(n);
+                    }
+                }
+                _ => b.errors.push(format!("{what}() applies to an operator, not to a union or re-partitioned stream")),
+            }
+        }
+        self
+    }
+
+    node_settings!();
+
+    /// Adds a one-input operator fed by this stream.
+    pub fn transform<O: Data>(&self, name: impl Into<String>, kind: NodeKind, keyed: bool, factory: OperatorFactory) -> DataStream<O> {
+        let mut b = self.builder.borrow_mut();
+        let id = b.add_node(name, kind, factory);
+        b.nodes[id as usize].keyed = keyed;
+        for input in &self.inputs {
+            b.edges.push(crate::builder::PendingEdge { source: input.node, target: id, partitioner: input.partitioner });
+            if let Some(sel) = &input.selector {
+                b.selectors.insert((input.node, id), sel.clone());
+            }
+        }
+        drop(b);
+        DataStream::from_node(self.builder.clone(), id)
+    }
+
+    fn repartition(&self, partitioner: Partitioner, selector: Option<SelectorFactory>) -> DataStream<T> {
+        let inputs = self
+            .inputs
+            .iter()
+            .map(|i| StreamInput { node: i.node, partitioner: Some(partitioner), selector: selector.clone() })
+            .collect();
+        DataStream { builder: self.builder.clone(), inputs, _t: PhantomData }
+    }
+
+    /// Applies `f` to every record.
+    pub fn map<O: Data>(&self, f: impl Fn(T) -> O + Clone + Send + Sync + 'static) -> DataStream<O> {
+        let factory = OperatorFactory::one_input::<T, O>(move |_ctx, out| Ok(Box::new(MapOperator::new(f.clone(), out))));
+        self.transform("Map", NodeKind::Operator, false, factory)
+    }
+
+    /// Keeps the records for which `f` is true.
+    pub fn filter(&self, f: impl Fn(&T) -> bool + Clone + Send + Sync + 'static) -> DataStream<T> {
+        let factory = OperatorFactory::one_input::<T, T>(move |_ctx, out| Ok(Box::new(FilterOperator::new(f.clone(), out))));
+        self.transform("Filter", NodeKind::Operator, false, factory)
+    }
+
+    /// Emits every element of `f(record)`.
+    pub fn flat_map<O: Data, It: IntoIterator<Item = O> + 'static>(
+        &self,
+        f: impl Fn(T) -> It + Clone + Send + Sync + 'static,
+    ) -> DataStream<O> {
+        let factory =
+            OperatorFactory::one_input::<T, O>(move |_ctx, out| Ok(Box::new(FlatMapOperator::new(f.clone(), out))));
+        self.transform("Flat Map", NodeKind::Operator, false, factory)
+    }
+
+    /// Partitions by key: records with the same key go to the same subtask, whose keyed
+    /// state and timers are scoped to that key.
+    pub fn key_by<K: KeyType>(&self, key_selector: impl Fn(&T) -> K + Send + Sync + 'static) -> KeyedStream<K, T> {
+        let key_selector: Arc<dyn Fn(&T) -> K + Send + Sync> = Arc::new(key_selector);
+        let ks = key_selector.clone();
+        let hash: Arc<dyn Fn(&T) -> i32 + Send + Sync> = Arc::new(move |t: &T| weir_core::key_hash::key_hash(&ks(t)));
+        let stream = self.repartition(Partitioner::Hash, Some(SelectorFactory::key_groups::<T>(hash)));
+        KeyedStream::new(stream, key_selector)
+    }
+
+    /// Merges this stream with others of the same type.
+    pub fn union(&self, others: &[DataStream<T>]) -> DataStream<T> {
+        let mut inputs = self.inputs.clone();
+        for o in others {
+            inputs.extend(o.inputs.iter().cloned());
+        }
+        DataStream { builder: self.builder.clone(), inputs, _t: PhantomData }
+    }
+
+    /// Sends each record to the same-index downstream subtask (parallelisms must match).
+    pub fn forward(&self) -> DataStream<T> {
+        self.repartition(Partitioner::Forward, None)
+    }
+    /// Round-robin over all downstream subtasks.
+    pub fn rebalance(&self) -> DataStream<T> {
+        self.repartition(Partitioner::Rebalance, None)
+    }
+    /// Round-robin over a local subset of downstream subtasks.
+    pub fn rescale(&self) -> DataStream<T> {
+        self.repartition(Partitioner::Rescale, None)
+    }
+    /// A uniformly random downstream subtask per record.
+    pub fn shuffle(&self) -> DataStream<T> {
+        self.repartition(Partitioner::Shuffle, None)
+    }
+    /// Every record to every downstream subtask.
+    pub fn broadcast(&self) -> DataStream<T> {
+        self.repartition(Partitioner::Broadcast, None)
+    }
+    /// Every record to downstream subtask 0.
+    pub fn global(&self) -> DataStream<T> {
+        self.repartition(Partitioner::Global, None)
+    }
+    /// A user partitioner: `f(record, number_of_channels)` picks the subtask.
+    pub fn partition_custom(&self, f: impl Fn(&T, usize) -> usize + Send + Sync + 'static) -> DataStream<T> {
+        self.repartition(Partitioner::Custom, Some(SelectorFactory::custom::<T>(Arc::new(f))))
+    }
+
+    /// A sink built per subtask by `build`.
+    pub fn add_sink(
+        &self,
+        name: impl Into<String>,
+        build: impl Fn(&TaskContext) -> Result<Box<dyn Output<T>>, TaskError> + Send + Sync + 'static,
+    ) -> DataStreamSink {
+        let factory = OperatorFactory::one_input::<T, ()>(move |ctx, _out| build(ctx));
+        let s: DataStream<()> = self.transform(name, NodeKind::Sink, false, factory);
+        DataStreamSink { builder: self.builder.clone(), node: s.inputs[0].node }
+    }
+
+    /// Prints every record to stdout, prefixed `N> ` when the sink runs with parallelism > 1.
+    pub fn print(&self) -> DataStreamSink
+    where
+        T: Display,
+    {
+        self.add_sink("Sink: Print to Std. Out", |ctx| Ok(Box::new(PrintSink::new(ctx.subtask_index, ctx.parallelism))))
+    }
+
+    /// Writes one line per record into `dir/part-<subtask>`.
+    pub fn write_as_text(&self, dir: impl Into<PathBuf>) -> DataStreamSink
+    where
+        T: Display,
+    {
+        let dir = dir.into();
+        self.add_sink("Sink: Text File", move |ctx| Ok(Box::new(TextFileSink::create(&dir, ctx.subtask_index)?)))
+    }
+
+    /// Drops every record.
+    pub fn discard(&self) -> DataStreamSink {
+        self.add_sink("Sink: Discard", |_ctx| Ok(Box::new(DiscardSink::default())))
+    }
+
+    /// Collects every record in memory (for tests; in-process runs only).
+    pub fn collect(&self) -> CollectHandle<T> {
+        let handle = CollectHandle::new();
+        let h = handle.clone();
+        self.add_sink("Sink: Collect", move |_ctx| Ok(Box::new(CollectSink::new(h.clone()))));
+        handle
+    }
+}

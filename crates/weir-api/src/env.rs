@@ -1,0 +1,133 @@
+//! `StreamExecutionEnvironment`: job settings, sources, and running a job.
+
+use crate::builder::GraphBuilder;
+use crate::datastream::DataStream;
+use crate::error::ApiError;
+use std::cell::RefCell;
+use std::path::PathBuf;
+use std::rc::Rc;
+use std::sync::Arc;
+use weir_connectors::source::{CollectionSource, GeneratorSource, TextFileSource};
+use weir_connectors::Rng;
+use weir_graph::{ExecutionConfig, NodeKind};
+use weir_runtime::executor::{ExecutableGraph, JobExecutionResult, LocalExecutor};
+use weir_runtime::network::NetworkConfig;
+use weir_runtime::operator::factory::Data;
+use weir_runtime::operator::{OperatorFactory, SourceFunction, TaskContext};
+use weir_runtime::TaskError;
+
+/// The context a job is built in: settings and sources. Like Flink's, it is built on
+/// one thread; the job's operators run elsewhere.
+pub struct StreamExecutionEnvironment {
+    config: ExecutionConfig,
+    network: NetworkConfig,
+    builder: Rc<RefCell<GraphBuilder>>,
+}
+
+impl Default for StreamExecutionEnvironment {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl StreamExecutionEnvironment {
+    /// An environment with Flink's defaults (parallelism 1, chaining on, buffer timeout 100 ms).
+    pub fn new() -> Self {
+        Self { config: ExecutionConfig::default(), network: NetworkConfig::default(), builder: Rc::default() }
+    }
+
+    /// The default parallelism of operators that set none.
+    pub fn set_parallelism(&mut self, parallelism: u32) -> &mut Self {
+        self.config.parallelism = parallelism;
+        self
+    }
+
+    /// The default parallelism.
+    pub fn parallelism(&self) -> u32 {
+        self.config.parallelism
+    }
+
+    /// The job-wide max parallelism (number of key groups).
+    pub fn set_max_parallelism(&mut self, max_parallelism: u32) -> &mut Self {
+        self.config.max_parallelism = Some(max_parallelism);
+        self
+    }
+
+    /// Turns operator chaining off for the whole job.
+    pub fn disable_operator_chaining(&mut self) -> &mut Self {
+        self.config.chaining_enabled = false;
+        self
+    }
+
+    /// The buffer timeout in ms: 0 flushes after every record, -1 only when a buffer is full.
+    pub fn set_buffer_timeout(&mut self, millis: i64) -> &mut Self {
+        self.config.buffer_timeout_ms = millis;
+        self
+    }
+
+    /// The job settings.
+    pub fn config(&self) -> &ExecutionConfig {
+        &self.config
+    }
+
+    /// Network settings of the in-process runtime.
+    pub fn set_network_config(&mut self, network: NetworkConfig) -> &mut Self {
+        self.network = network;
+        self
+    }
+
+    /// A source built per subtask by `build`; `parallelism` fixes its parallelism.
+    pub fn add_source<T: Data>(
+        &self,
+        name: impl Into<String>,
+        parallelism: Option<u32>,
+        build: impl Fn(&TaskContext) -> Result<Box<dyn SourceFunction<T>>, TaskError> + Send + Sync + 'static,
+    ) -> DataStream<T> {
+        let mut b = self.builder.borrow_mut();
+        let id = b.add_node(format!("Source: {}", name.into()), NodeKind::Source, OperatorFactory::source::<T>(build));
+        b.nodes[id as usize].parallelism = parallelism;
+        drop(b);
+        DataStream::from_node(self.builder.clone(), id)
+    }
+
+    /// The elements of `items`, in order (a non-parallel source, as in Flink).
+    pub fn from_collection<T: Data + Sync>(&self, items: Vec<T>) -> DataStream<T> {
+        let items = Arc::new(items);
+        self.add_source("Collection Source", Some(1), move |ctx| {
+            Ok(Box::new(CollectionSource::new(&items, ctx.subtask_index, ctx.parallelism)))
+        })
+    }
+
+    /// `count` records made by `f(index, rng)`, with `rng` seeded from `seed` and the
+    /// index: the same records at every parallelism.
+    pub fn from_generator<T: Data>(
+        &self,
+        count: u64,
+        seed: u64,
+        f: impl Fn(u64, &mut Rng) -> T + Send + Sync + 'static,
+    ) -> DataStream<T> {
+        let f: Arc<dyn Fn(u64, &mut Rng) -> T + Send + Sync> = Arc::new(f);
+        self.add_source("Generator", None, move |ctx| {
+            Ok(Box::new(GeneratorSource::new(count, seed, f.clone(), ctx.subtask_index, ctx.parallelism)))
+        })
+    }
+
+    /// The lines of a text file (a non-parallel source, lines in file order).
+    pub fn read_text_file(&self, path: impl Into<PathBuf>) -> DataStream<String> {
+        let path = path.into();
+        self.add_source("TextFile", Some(1), move |ctx| {
+            Ok(Box::new(TextFileSource::new(path.clone(), ctx.subtask_index, ctx.parallelism)))
+        })
+    }
+
+    /// The pipeline built so far, checked, with its operator code.
+    pub fn build_graph(&self, job_name: &str) -> Result<ExecutableGraph, ApiError> {
+        self.builder.borrow().build(job_name, &self.config)
+    }
+
+    /// Runs the job in this process (Flink's MiniCluster) and waits for it to end.
+    pub fn execute(&self, job_name: &str) -> Result<JobExecutionResult, ApiError> {
+        let graph = self.build_graph(job_name)?;
+        Ok(LocalExecutor::new(self.network.clone()).execute(graph)?)
+    }
+}

@@ -1,0 +1,124 @@
+//! User functions and the contexts they are called with.
+
+use weir_runtime::error::{TaskError, UserError};
+use weir_runtime::operator::Output;
+use weir_state::heap::{ListState, MapState, StateValue, ValueState};
+use weir_state::{HeapKeyedStateBackend, ListStateDescriptor, MapStateDescriptor, StateError, TimerService, ValueStateDescriptor, VoidNamespace};
+use weir_core::StreamRecord;
+
+/// What a key must be: hashable, ordered (for timers), serialisable (for the stable
+/// key hash and snapshots).
+pub trait KeyType: weir_state::Key + Ord + Send {}
+impl<T: weir_state::Key + Ord + Send> KeyType for T {}
+
+/// Emits a function's output downstream, stamped with the input's timestamp.
+pub struct Collector<'a, O> {
+    output: &'a mut dyn Output<O>,
+    timestamp: Option<i64>,
+    error: Option<TaskError>,
+}
+
+impl<'a, O> Collector<'a, O> {
+    /// A collector emitting to `output` with `timestamp`.
+    pub fn new(output: &'a mut dyn Output<O>, timestamp: Option<i64>) -> Self {
+        Self { output, timestamp, error: None }
+    }
+
+    /// Emits one value.
+    #[inline]
+    pub fn collect(&mut self, value: O) {
+        if self.error.is_none() {
+            if let Err(e) = self.output.collect(StreamRecord { value, timestamp: self.timestamp }) {
+                self.error = Some(e);
+            }
+        }
+    }
+
+    /// Emits one value with an explicit timestamp.
+    pub fn collect_with_timestamp(&mut self, value: O, timestamp: i64) {
+        if self.error.is_none() {
+            if let Err(e) = self.output.collect(StreamRecord::with_timestamp(value, timestamp)) {
+                self.error = Some(e);
+            }
+        }
+    }
+
+    /// The first downstream error, if any (the operator reports it after the call).
+    pub fn into_error(self) -> Option<TaskError> {
+        self.error
+    }
+}
+
+/// The context of a keyed function call: current key, keyed state, timers.
+pub struct KeyedContext<'a, K: KeyType> {
+    pub(crate) backend: &'a mut HeapKeyedStateBackend<K>,
+    pub(crate) timers: &'a mut TimerService<K, VoidNamespace>,
+    pub(crate) timestamp: Option<i64>,
+}
+
+impl<'a, K: KeyType> KeyedContext<'a, K> {
+    /// The key of the record or timer being processed.
+    pub fn current_key(&self) -> Option<&K> {
+        self.backend.current_key()
+    }
+
+    /// The timestamp of the record being processed (or of the firing timer).
+    pub fn timestamp(&self) -> Option<i64> {
+        self.timestamp
+    }
+
+    /// The value state `desc` of the current key.
+    pub fn value_state<V: StateValue>(&mut self, desc: &ValueStateDescriptor<V>) -> Result<ValueState<'_, K, VoidNamespace, V>, StateError> {
+        self.backend.value(desc, &VoidNamespace)
+    }
+
+    /// The list state `desc` of the current key.
+    pub fn list_state<V: StateValue>(&mut self, desc: &ListStateDescriptor<V>) -> Result<ListState<'_, K, VoidNamespace, V>, StateError> {
+        self.backend.list(desc, &VoidNamespace)
+    }
+
+    /// The map state `desc` of the current key.
+    pub fn map_state<UK: StateValue + std::hash::Hash + Eq, UV: StateValue>(
+        &mut self,
+        desc: &MapStateDescriptor<UK, UV>,
+    ) -> Result<MapState<'_, K, VoidNamespace, UK, UV>, StateError> {
+        self.backend.map(desc, &VoidNamespace)
+    }
+
+    /// Registers an event-time timer for the current key; it fires once the watermark
+    /// reaches `timestamp` (the end of bounded input fires every timer).
+    pub fn register_event_time_timer(&mut self, timestamp: i64) -> Result<(), StateError> {
+        let key = self.backend.current_key().cloned().ok_or(StateError::NoCurrentKey)?;
+        self.timers.register_event_time_timer(key, VoidNamespace, timestamp);
+        Ok(())
+    }
+
+    /// Deletes an event-time timer of the current key.
+    pub fn delete_event_time_timer(&mut self, timestamp: i64) -> Result<(), StateError> {
+        let key = self.backend.current_key().cloned().ok_or(StateError::NoCurrentKey)?;
+        self.timers.delete_event_time_timer(&key, &VoidNamespace, timestamp);
+        Ok(())
+    }
+
+    /// The current event-time watermark of this operator.
+    pub fn current_watermark(&self) -> i64 {
+        self.timers.current_watermark()
+    }
+}
+
+/// Processes each record of a keyed stream with access to keyed state and timers
+/// (Flink's `KeyedProcessFunction`). One instance is cloned per subtask.
+pub trait KeyedProcessFunction<K: KeyType, I, O>: Clone + Send + Sync + 'static {
+    /// Called once per subtask before the first record.
+    fn open(&mut self) -> Result<(), UserError> {
+        Ok(())
+    }
+
+    /// Called for every record, with the record's key current.
+    fn process_element(&mut self, value: I, ctx: &mut KeyedContext<'_, K>, out: &mut Collector<'_, O>) -> Result<(), UserError>;
+
+    /// Called when an event-time timer of the current key fires.
+    fn on_timer(&mut self, _timestamp: i64, _ctx: &mut KeyedContext<'_, K>, _out: &mut Collector<'_, O>) -> Result<(), UserError> {
+        Ok(())
+    }
+}

@@ -1,0 +1,113 @@
+//! `KeyedStream<K, T>`: a stream partitioned by key, with keyed state.
+
+use crate::datastream::DataStream;
+use crate::functions::{Collector, KeyType, KeyedContext, KeyedProcessFunction};
+use crate::operators::KeyedProcessOperator;
+use std::ops::Add;
+use std::sync::Arc;
+use weir_graph::NodeKind;
+use weir_runtime::error::UserError;
+use weir_runtime::operator::factory::Data;
+use weir_runtime::operator::OperatorFactory;
+use weir_state::{HeapKeyedStateBackend, ValueStateDescriptor};
+
+/// A stream whose records are partitioned by `K`.
+pub struct KeyedStream<K, T> {
+    stream: DataStream<T>,
+    key_selector: Arc<dyn Fn(&T) -> K + Send + Sync>,
+}
+
+impl<K: KeyType, T: Data> KeyedStream<K, T> {
+    pub(crate) fn new(stream: DataStream<T>, key_selector: Arc<dyn Fn(&T) -> K + Send + Sync>) -> Self {
+        Self { stream, key_selector }
+    }
+
+    /// The key selector.
+    pub fn key_selector(&self) -> Arc<dyn Fn(&T) -> K + Send + Sync> {
+        self.key_selector.clone()
+    }
+
+    /// Processes each record with `f`, with keyed state and timers for the record's key.
+    pub fn process<O: Data, F: KeyedProcessFunction<K, T, O>>(&self, f: F) -> DataStream<O> {
+        self.process_named("KeyedProcess", f)
+    }
+
+    fn process_named<O: Data, F: KeyedProcessFunction<K, T, O>>(&self, name: &str, f: F) -> DataStream<O> {
+        let ks = self.key_selector.clone();
+        let op_name = name.to_string();
+        let factory = OperatorFactory::one_input::<T, O>(move |ctx, out| {
+            let backend = HeapKeyedStateBackend::new(ctx.key_group_range(), ctx.max_parallelism);
+            Ok(Box::new(KeyedProcessOperator::new(op_name.clone(), f.clone(), ks.clone(), backend, out)?))
+        });
+        self.stream.transform(name, NodeKind::Operator, true, factory)
+    }
+
+    /// A rolling reduce: emits `f(previous result, record)` for every record (the first
+    /// record of a key is emitted as it is).
+    pub fn reduce(&self, f: impl Fn(T, T) -> T + Clone + Send + Sync + 'static) -> DataStream<T> {
+        self.process_named("Keyed Reduce", RollingReduce { f, desc: ValueStateDescriptor::new("_reduce") })
+    }
+
+    /// A rolling sum of the field `field` selects: emits the key's first record with
+    /// the field replaced by the running sum (Flink's `sum(position)`).
+    pub fn sum<V>(&self, field: impl Fn(&mut T) -> &mut V + Clone + Send + Sync + 'static) -> DataStream<T>
+    where
+        V: Add<Output = V> + Copy + 'static,
+    {
+        self.reduce(move |mut acc, mut v| {
+            let total = *field(&mut acc) + *field(&mut v);
+            *field(&mut acc) = total;
+            acc
+        })
+        .name("Keyed Aggregation")
+    }
+
+    /// A rolling minimum of the field `field` selects (Flink's `min(position)`).
+    pub fn min<V>(&self, field: impl Fn(&mut T) -> &mut V + Clone + Send + Sync + 'static) -> DataStream<T>
+    where
+        V: PartialOrd + Copy + 'static,
+    {
+        self.reduce(move |mut acc, mut v| {
+            let m = *field(&mut v);
+            if m < *field(&mut acc) {
+                *field(&mut acc) = m;
+            }
+            acc
+        })
+        .name("Keyed Aggregation")
+    }
+
+    /// A rolling maximum of the field `field` selects (Flink's `max(position)`).
+    pub fn max<V>(&self, field: impl Fn(&mut T) -> &mut V + Clone + Send + Sync + 'static) -> DataStream<T>
+    where
+        V: PartialOrd + Copy + 'static,
+    {
+        self.reduce(move |mut acc, mut v| {
+            let m = *field(&mut v);
+            if m > *field(&mut acc) {
+                *field(&mut acc) = m;
+            }
+            acc
+        })
+        .name("Keyed Aggregation")
+    }
+}
+
+#[derive(Clone)]
+struct RollingReduce<T, F> {
+    f: F,
+    desc: ValueStateDescriptor<T>,
+}
+
+impl<K: KeyType, T: Data, F: Fn(T, T) -> T + Clone + Send + Sync + 'static> KeyedProcessFunction<K, T, T> for RollingReduce<T, F> {
+    fn process_element(&mut self, value: T, ctx: &mut KeyedContext<'_, K>, out: &mut Collector<'_, T>) -> Result<(), UserError> {
+        let mut state = ctx.value_state(&self.desc)?;
+        let next = match state.value() {
+            Some(acc) => (self.f)(acc, value),
+            None => value,
+        };
+        state.update(next.clone());
+        out.collect(next);
+        Ok(())
+    }
+}

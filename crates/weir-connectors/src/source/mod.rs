@@ -1,0 +1,12 @@
+//! Sources: collections, seeded generators, text files.
+
+pub mod collection;
+pub mod generator;
+pub mod text_file;
+
+pub use collection::CollectionSource;
+pub use generator::GeneratorSource;
+pub use text_file::TextFileSource;
+
+/// Records one `poll_next` call emits at most.
+pub const SOURCE_BATCH: usize = 1024;

@@ -1,0 +1,211 @@
+//! The StreamGraph: one node per operator, edges with a resolved partitioner.
+//!
+//! Built by the DataStream API (or the SQL planner) and submitted as it is: pure data,
+//! serialisable, no closures. Operator code is found again by node id when the program
+//! that built the graph is re-run (see DESIGN.md, "User code"). Invariants: node ids are
+//! the indices of `nodes`; every edge's partitioner is concrete (the API resolves the
+//! default forward/rebalance rule and rejects an explicit forward across different
+//! parallelisms before a StreamGraph exists).
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// Index of a node in [`StreamGraph::nodes`].
+pub type StreamNodeId = u32;
+
+/// Flink's default slot sharing group.
+pub const DEFAULT_SLOT_SHARING_GROUP: &str = "default";
+
+/// Job-wide settings that the graphs depend on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExecutionConfig {
+    /// Default parallelism of operators that set none.
+    pub parallelism: u32,
+    /// Job-wide max parallelism (`pipeline.max-parallelism`); `None` means per-vertex default.
+    pub max_parallelism: Option<u32>,
+    /// `pipeline.operator-chaining.enabled`.
+    pub chaining_enabled: bool,
+    /// `execution.buffer-timeout.interval` in ms; 0 flushes after every record, -1 only when full.
+    pub buffer_timeout_ms: i64,
+}
+
+impl Default for ExecutionConfig {
+    fn default() -> Self {
+        Self {
+            parallelism: 1,
+            max_parallelism: None,
+            chaining_enabled: true,
+            buffer_timeout_ms: 100,
+        }
+    }
+}
+
+/// How an operator may be chained (Flink's `ChainingStrategy`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ChainingStrategy {
+    /// Chains with its predecessor and successors where the rules allow (default).
+    Always,
+    /// Starts a new chain; successors may chain to it (`start_new_chain`).
+    Head,
+    /// Never chained, neither to predecessor nor successor (`disable_chaining`).
+    Never,
+    /// Like `Head`, but a source may chain to it.
+    HeadWithSources,
+}
+
+/// What kind of operator a node is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum NodeKind {
+    /// Produces records, has no input.
+    Source,
+    /// Takes one input (possibly the union of several edges) and produces output.
+    Operator,
+    /// Consumes records, produces nothing.
+    Sink,
+}
+
+/// How records of an edge are distributed over the downstream subtasks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Partitioner {
+    /// To the same-index downstream subtask.
+    Forward,
+    /// Round-robin over all downstream subtasks from a random start.
+    Rebalance,
+    /// Round-robin over a local subset of downstream subtasks.
+    Rescale,
+    /// A uniformly random downstream subtask.
+    Shuffle,
+    /// Every downstream subtask.
+    Broadcast,
+    /// Always downstream subtask 0.
+    Global,
+    /// By key group of the record's key (`key_by`).
+    Hash,
+    /// A user partitioner.
+    Custom,
+}
+
+impl Partitioner {
+    /// The ship strategy name shown in plans (Flink's `toString()`).
+    pub fn ship_strategy(&self) -> &'static str {
+        match self {
+            Partitioner::Forward => "FORWARD",
+            Partitioner::Rebalance => "REBALANCE",
+            Partitioner::Rescale => "RESCALE",
+            Partitioner::Shuffle => "SHUFFLE",
+            Partitioner::Broadcast => "BROADCAST",
+            Partitioner::Global => "GLOBAL",
+            Partitioner::Hash => "HASH",
+            Partitioner::Custom => "CUSTOM",
+        }
+    }
+
+    /// POINTWISE for forward and rescale, ALL_TO_ALL otherwise.
+    pub fn distribution_pattern(&self) -> DistributionPattern {
+        match self {
+            Partitioner::Forward | Partitioner::Rescale => DistributionPattern::Pointwise,
+            _ => DistributionPattern::AllToAll,
+        }
+    }
+}
+
+impl fmt::Display for Partitioner {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.ship_strategy())
+    }
+}
+
+/// How producer subtasks connect to consumer subtasks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum DistributionPattern {
+    /// Each producer connects to a subset of consumers.
+    Pointwise,
+    /// Every producer connects to every consumer.
+    AllToAll,
+}
+
+impl fmt::Display for DistributionPattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            DistributionPattern::Pointwise => "POINTWISE",
+            DistributionPattern::AllToAll => "ALL_TO_ALL",
+        })
+    }
+}
+
+/// One operator.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StreamNode {
+    /// Index in [`StreamGraph::nodes`].
+    pub id: StreamNodeId,
+    /// Display name, e.g. `Source: Generator`, `Map`, `Sink: Print to Std. Out`.
+    pub name: String,
+    /// Source, operator or sink.
+    pub kind: NodeKind,
+    /// Number of parallel subtasks.
+    pub parallelism: u32,
+    /// Max parallelism set on this operator, if any.
+    pub max_parallelism: Option<u32>,
+    /// How this operator may chain.
+    pub chaining_strategy: ChainingStrategy,
+    /// Slot sharing group name.
+    pub slot_sharing_group: String,
+    /// Stable user id for state mapping.
+    pub uid: Option<String>,
+    /// True when the operator is keyed (has keyed state and a key selector).
+    pub keyed: bool,
+}
+
+/// A connection from one node's output to another node's input.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StreamEdge {
+    /// Producing node.
+    pub source: StreamNodeId,
+    /// Consuming node.
+    pub target: StreamNodeId,
+    /// Channel selection.
+    pub partitioner: Partitioner,
+}
+
+/// The graph of operators a program builds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StreamGraph {
+    /// The job's name.
+    pub job_name: String,
+    /// Job-wide settings.
+    pub config: ExecutionConfig,
+    /// Operators, indexed by id.
+    pub nodes: Vec<StreamNode>,
+    /// Connections, in creation order.
+    pub edges: Vec<StreamEdge>,
+}
+
+impl StreamGraph {
+    /// The node with `id`.
+    pub fn node(&self, id: StreamNodeId) -> &StreamNode {
+        &self.nodes[id as usize]
+    }
+
+    /// Edges into `id`, in creation order.
+    pub fn in_edges(&self, id: StreamNodeId) -> impl Iterator<Item = &StreamEdge> {
+        self.edges.iter().filter(move |e| e.target == id)
+    }
+
+    /// Edges out of `id`, in creation order.
+    pub fn out_edges(&self, id: StreamNodeId) -> impl Iterator<Item = &StreamEdge> {
+        self.edges.iter().filter(move |e| e.source == id)
+    }
+
+    /// A stable fingerprint of the graph (MurmurHash3 of its canonical JSON), checked on
+    /// deployment so that a process whose binary builds a different graph refuses it.
+    pub fn fingerprint(&self) -> String {
+        let json = serde_json::to_vec(self).unwrap_or_default();
+        let a = weir_core::murmur::murmur3_32(&json, 0);
+        let b = weir_core::murmur::murmur3_32(&json, 0x5eed);
+        format!("{a:08x}{b:08x}")
+    }
+}

@@ -1,0 +1,108 @@
+//! Sizing of the network stack: [`NetworkConfig`].
+//!
+//! Owns the numbers only; the defaults are Flink's (`taskmanager.network.*`,
+//! flink-facts §5). Invariant checked by [`NetworkConfig::validate`]: segments are
+//! non-empty, the pool holds at least one segment, and every input channel can get at
+//! least one credit (exclusive or floating) so that no channel can starve forever.
+
+use super::error::NetworkError;
+use serde::{Deserialize, Serialize};
+
+/// Sizes of the network buffer pool and of each channel's share of it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NetworkConfig {
+    /// Bytes per network buffer (`taskmanager.memory.segment-size`, 32 KiB).
+    pub segment_size: usize,
+    /// Exclusive buffers, i.e. initial credit, per input channel
+    /// (`taskmanager.network.memory.buffers-per-channel`, 2).
+    pub buffers_per_channel: usize,
+    /// Floating buffers shared by the channels of one input gate
+    /// (`taskmanager.network.memory.floating-buffers-per-gate`, 8).
+    pub floating_buffers_per_gate: usize,
+    /// Most buffers one subpartition may hold before its producer blocks
+    /// (`taskmanager.network.memory.max-buffers-per-channel`, 10).
+    pub max_buffers_per_channel: usize,
+    /// Segments in the process-wide pool (2048 × 32 KiB = 64 MiB).
+    pub total_buffers: usize,
+}
+
+impl Default for NetworkConfig {
+    fn default() -> Self {
+        Self {
+            segment_size: 32 * 1024,
+            buffers_per_channel: 2,
+            floating_buffers_per_gate: 8,
+            max_buffers_per_channel: 10,
+            total_buffers: 2048,
+        }
+    }
+}
+
+impl NetworkConfig {
+    /// Checks the invariants listed in the module docs.
+    pub fn validate(&self) -> Result<(), NetworkError> {
+        if self.segment_size == 0 {
+            return Err(NetworkError::InvalidConfig(
+                "segment_size must be at least 1 byte".into(),
+            ));
+        }
+        if self.total_buffers == 0 {
+            return Err(NetworkError::InvalidConfig(
+                "total_buffers must be at least 1".into(),
+            ));
+        }
+        if self.buffers_per_channel == 0 && self.floating_buffers_per_gate == 0 {
+            return Err(NetworkError::InvalidConfig(
+                "buffers_per_channel and floating_buffers_per_gate cannot both be 0: channels would never get credit"
+                    .into(),
+            ));
+        }
+        if self.max_buffers_per_channel == 0 {
+            return Err(NetworkError::InvalidConfig(
+                "max_buffers_per_channel must be at least 1".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Total network memory in bytes.
+    pub fn total_bytes(&self) -> usize {
+        self.segment_size.saturating_mul(self.total_buffers)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_flinks() {
+        let c = NetworkConfig::default();
+        assert_eq!(c.segment_size, 32768);
+        assert_eq!(c.buffers_per_channel, 2);
+        assert_eq!(c.floating_buffers_per_gate, 8);
+        assert_eq!(c.max_buffers_per_channel, 10);
+        assert_eq!(c.total_bytes(), 64 * 1024 * 1024);
+        assert!(c.validate().is_ok());
+    }
+
+    #[test]
+    fn configs_that_could_starve_a_channel_are_rejected() {
+        let c = NetworkConfig {
+            buffers_per_channel: 0,
+            floating_buffers_per_gate: 0,
+            ..Default::default()
+        };
+        assert!(matches!(c.validate(), Err(NetworkError::InvalidConfig(_))));
+        let c = NetworkConfig {
+            segment_size: 0,
+            ..Default::default()
+        };
+        assert!(c.validate().is_err());
+        let c = NetworkConfig {
+            buffers_per_channel: 0,
+            ..Default::default()
+        };
+        assert!(c.validate().is_ok());
+    }
+}

@@ -1,0 +1,78 @@
+//! Errors of the network stack: [`NetworkError`].
+//!
+//! Owns the error type only. Every blocking call that is cancelled returns
+//! [`NetworkError::Cancelled`]; protocol violations (which indicate a bug, never bad
+//! input) are [`NetworkError::Protocol`].
+
+use thiserror::Error;
+
+/// Why a network operation failed.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum NetworkError {
+    /// The task's [`CancelToken`](super::CancelToken) was cancelled while it waited.
+    #[error("the network operation was cancelled")]
+    Cancelled,
+    /// The global buffer pool cannot guarantee a new local pool its minimum size.
+    #[error(
+        "Insufficient number of network buffers: required {required}, but only {available} available. \
+         The total number of network buffers is currently set to {total} of {segment_size} bytes each."
+    )]
+    PoolExhausted {
+        /// Buffers the new pool needs at least.
+        required: usize,
+        /// Buffers not yet guaranteed to other pools.
+        available: usize,
+        /// Buffers in the global pool.
+        total: usize,
+        /// Bytes per buffer.
+        segment_size: usize,
+    },
+    /// The consumer of a subpartition released it (it finished, failed or was
+    /// cancelled); nothing more can be written to it.
+    #[error("the consumer of subpartition {subpartition} has released it")]
+    ConsumerReleased {
+        /// The released subpartition.
+        subpartition: usize,
+    },
+    /// The producer of an input channel went away before it sent EndOfPartition
+    /// (it failed or was cancelled).
+    #[error(
+        "the producer of input channel {channel} released its partition before EndOfPartition"
+    )]
+    ProducerReleased {
+        /// The input channel whose producer is gone.
+        channel: usize,
+    },
+    /// A subpartition is already read by an input gate.
+    #[error(
+        "subpartition {subpartition} of partition {partition} is already consumed by an input gate"
+    )]
+    AlreadyConnected {
+        /// Process-local number of the result partition.
+        partition: u64,
+        /// The subpartition.
+        subpartition: usize,
+    },
+    /// A subpartition or channel index out of range, or an empty partition or gate.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    /// The network configuration is unusable.
+    #[error("invalid network configuration: {0}")]
+    InvalidConfig(String),
+    /// A record could not be encoded into a buffer.
+    #[error("cannot encode record: {0}")]
+    Encode(String),
+    /// The byte stream of a channel could not be decoded.
+    #[error("corrupt network stream: {0}")]
+    Corrupt(String),
+    /// The flow-control protocol was violated (a bug in the network stack).
+    #[error("network protocol violation: {0}")]
+    Protocol(String),
+}
+
+impl NetworkError {
+    /// True for [`NetworkError::Cancelled`].
+    pub fn is_cancelled(&self) -> bool {
+        matches!(self, NetworkError::Cancelled)
+    }
+}

@@ -1,0 +1,49 @@
+//! The network stack: how records travel between operator chains.
+//!
+//! A producer's chain ends in a [`RecordWriter`] that serialises records into
+//! fixed-size [`Buffer`]s taken from its result partition's [`LocalBufferPool`], a
+//! share of the process-wide [`NetworkBufferPool`]. Finished buffers and in-band events
+//! are queued, in order, in one subpartition per consumer. A consumer's
+//! [`InputGate`] has one input channel per subpartition it reads and takes buffers
+//! from them under credit-based flow control ([`credit`]); a [`RecordReader`] decodes
+//! them back into records. Buffers are moved, never copied, from producer to consumer,
+//! and return to their pool when dropped.
+//!
+//! Memory is bounded everywhere: every buffer is one of `total_buffers` segments, a
+//! partition holds at most its pool's size, a subpartition at most
+//! `max_buffers_per_channel` and [`subpartition::MAX_QUEUED_EVENTS`] events, and a
+//! channel receives only against credit. Backpressure is a producer blocked in
+//! [`ResultPartitionWriter::request_buffer`]; a stalled channel stalls only itself.
+//!
+//! Files: [`config`] (sizes), [`error`], [`cancel`] (waking blocked calls),
+//! [`buffer`] (pools and buffers), [`credit`] (the flow-control state machines),
+//! [`subpartition`] (state shared by a subpartition and its local channel),
+//! [`result_partition`] (producer side), [`input_gate`] (consumer side),
+//! [`environment`] (creating partitions and gates), [`record_writer`] and
+//! [`record_reader`] (typed records on top).
+
+pub mod buffer;
+pub mod cancel;
+pub mod config;
+pub mod credit;
+pub mod environment;
+pub mod error;
+pub mod input_gate;
+pub mod record_reader;
+pub mod record_writer;
+pub mod result_partition;
+pub mod subpartition;
+
+#[cfg(test)]
+mod tests;
+
+pub use buffer::{Buffer, BufferOrEvent, LocalBufferPool, NetworkBufferPool};
+pub use cancel::{CancelToken, CANCEL_POLL_INTERVAL};
+pub use config::NetworkConfig;
+pub use credit::{ReceiverCredits, ReceiverDecision, SenderCredit, SenderDecision};
+pub use environment::{NetworkEnvironment, SubpartitionHandle};
+pub use error::NetworkError;
+pub use input_gate::InputGate;
+pub use record_reader::{ReaderEvent, RecordReader};
+pub use record_writer::RecordWriter;
+pub use result_partition::ResultPartitionWriter;

@@ -1,0 +1,229 @@
+//! The producer side: [`ResultPartitionWriter`] writes finished buffers and events into
+//! the subpartitions of one result partition.
+//!
+//! Owns the partition's [`LocalBufferPool`] (its bound on queued data: requesting a
+//! buffer blocks while the pool is exhausted, which is backpressure) and the producer
+//! ends of its subpartitions. Adding never copies a buffer; it moves it into the
+//! subpartition's queue, from where the consumer takes it against credit.
+//!
+//! Invariants: buffers and events of one subpartition are delivered in the order they
+//! were added; nothing may be added after EndOfPartition; empty buffers are recycled,
+//! not queued. Dropping the writer without EndOfPartition makes the consumers fail with
+//! [`NetworkError::ProducerReleased`] once they drained what was queued.
+
+use super::buffer::{lock, wait_slice, Buffer, BufferOrEvent, LocalBufferPool};
+use super::cancel::{CancelToken, CANCEL_POLL_INTERVAL};
+use super::error::NetworkError;
+use super::subpartition::{Subpartition, MAX_QUEUED_EVENTS};
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use weir_core::Event;
+
+/// Writes into the subpartitions of one result partition; owned by the producing
+/// task's thread.
+pub struct ResultPartitionWriter {
+    partition: u64,
+    pool: LocalBufferPool,
+    subpartitions: Vec<Arc<Subpartition>>,
+    cancel: CancelToken,
+    backpressured: Duration,
+}
+
+impl fmt::Debug for ResultPartitionWriter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResultPartitionWriter")
+            .field("partition", &self.partition)
+            .field("subpartitions", &self.subpartitions.len())
+            .field("pool", &self.pool)
+            .finish()
+    }
+}
+
+impl ResultPartitionWriter {
+    pub(crate) fn new(
+        partition: u64,
+        pool: LocalBufferPool,
+        subpartitions: Vec<Arc<Subpartition>>,
+        cancel: CancelToken,
+    ) -> Self {
+        Self {
+            partition,
+            pool,
+            subpartitions,
+            cancel,
+            backpressured: Duration::ZERO,
+        }
+    }
+
+    /// Number of subpartitions (consumers).
+    pub fn num_subpartitions(&self) -> usize {
+        self.subpartitions.len()
+    }
+
+    /// Process-local number of the partition (for logs).
+    pub fn partition_number(&self) -> u64 {
+        self.partition
+    }
+
+    /// An empty buffer, waiting while the local pool is exhausted (backpressure); the
+    /// waiting time is added to [`backpressured_time`](Self::backpressured_time).
+    pub fn request_buffer(&mut self) -> Result<Buffer, NetworkError> {
+        let (buffer, waited) = self.pool.request_buffer(None, &self.cancel)?;
+        self.backpressured += waited;
+        Ok(buffer)
+    }
+
+    /// Like [`request_buffer`](Self::request_buffer) for a buffer destined to
+    /// `subpartition`: also waits while that subpartition holds
+    /// `max_buffers_per_channel` buffers, so one stalled consumer cannot take the whole
+    /// pool.
+    pub fn request_buffer_for(&mut self, subpartition: usize) -> Result<Buffer, NetworkError> {
+        self.check_index(subpartition)?;
+        let (buffer, waited) = self.pool.request_buffer(Some(subpartition), &self.cancel)?;
+        self.backpressured += waited;
+        Ok(buffer)
+    }
+
+    fn check_index(&self, subpartition: usize) -> Result<(), NetworkError> {
+        if subpartition < self.subpartitions.len() {
+            Ok(())
+        } else {
+            Err(NetworkError::InvalidArgument(format!(
+                "subpartition {subpartition} out of range (partition has {})",
+                self.subpartitions.len()
+            )))
+        }
+    }
+
+    /// Enqueues a finished buffer for `subpartition` (an empty one is just recycled).
+    pub fn add_buffer(&mut self, subpartition: usize, buffer: Buffer) -> Result<(), NetworkError> {
+        self.check_index(subpartition)?;
+        if buffer.is_empty() {
+            return Ok(());
+        }
+        let sub = &self.subpartitions[subpartition];
+        let notify = {
+            let mut st = lock(&sub.state);
+            if st.consumer_released {
+                drop(st);
+                drop(buffer);
+                return Err(NetworkError::ConsumerReleased { subpartition });
+            }
+            if st.end_of_partition {
+                drop(st);
+                drop(buffer);
+                return Err(NetworkError::Protocol(format!(
+                    "buffer added to subpartition {subpartition} after EndOfPartition"
+                )));
+            }
+            st.queue.push_back(BufferOrEvent::Buffer(buffer));
+            st.on_buffer_enqueued();
+            st.claim_notification()
+        };
+        if let Some((gate, channel)) = notify {
+            gate.enqueue_channel(channel);
+        }
+        Ok(())
+    }
+
+    /// Enqueues `event` for `subpartition`, in order after everything added before.
+    /// Blocks (as backpressure) while the subpartition already queues
+    /// [`MAX_QUEUED_EVENTS`] events.
+    pub fn add_event(&mut self, subpartition: usize, event: Event) -> Result<(), NetworkError> {
+        self.check_index(subpartition)?;
+        let sub = &self.subpartitions[subpartition];
+        let mut blocked_since: Option<Instant> = None;
+        let notify = {
+            let mut st = lock(&sub.state);
+            loop {
+                if st.consumer_released {
+                    return Err(NetworkError::ConsumerReleased { subpartition });
+                }
+                if st.end_of_partition {
+                    return Err(NetworkError::Protocol(format!(
+                        "event {event:?} added to subpartition {subpartition} after EndOfPartition"
+                    )));
+                }
+                if st.queued_events < MAX_QUEUED_EVENTS {
+                    break;
+                }
+                if self.cancel.is_cancelled() {
+                    return Err(NetworkError::Cancelled);
+                }
+                blocked_since.get_or_insert_with(Instant::now);
+                st.producer_waiting = true;
+                st = wait_slice(&sub.space, st, CANCEL_POLL_INTERVAL);
+                st.producer_waiting = false;
+            }
+            st.queue.push_back(BufferOrEvent::Event(event));
+            st.queued_events += 1;
+            if event == Event::EndOfPartition {
+                st.end_of_partition = true;
+            }
+            st.claim_notification()
+        };
+        if let Some(since) = blocked_since {
+            self.backpressured += since.elapsed();
+        }
+        if let Some((gate, channel)) = notify {
+            gate.enqueue_channel(channel);
+        }
+        Ok(())
+    }
+
+    /// Enqueues `event` for every subpartition.
+    pub fn broadcast_event(&mut self, event: Event) -> Result<(), NetworkError> {
+        for s in 0..self.subpartitions.len() {
+            self.add_event(s, event)?;
+        }
+        Ok(())
+    }
+
+    /// Total time spent blocked waiting for buffers or event space.
+    pub fn backpressured_time(&self) -> Duration {
+        self.backpressured
+    }
+
+    /// Buffers of this partition currently in use (being written, queued or read).
+    pub fn buffers_in_use(&self) -> usize {
+        self.pool.buffers_in_use()
+    }
+
+    /// The most buffers of this partition ever in use at once.
+    pub fn peak_buffers_in_use(&self) -> usize {
+        self.pool.peak_buffers_in_use()
+    }
+
+    /// The current size of the partition's local pool.
+    pub fn pool_size(&self) -> usize {
+        self.pool.size()
+    }
+
+    /// Data buffers queued in `subpartition` and not yet taken by its consumer.
+    pub fn backlog(&self, subpartition: usize) -> usize {
+        self.subpartitions
+            .get(subpartition)
+            .map_or(0, |s| lock(&s.state).sender.backlog())
+    }
+
+    /// Bytes per buffer.
+    pub fn segment_size(&self) -> usize {
+        self.pool.segment_size()
+    }
+}
+
+impl Drop for ResultPartitionWriter {
+    fn drop(&mut self) {
+        for sub in &self.subpartitions {
+            let notify = {
+                let mut st = lock(&sub.state);
+                st.producer_released = true;
+                st.claim_notification()
+            };
+            if let Some((gate, channel)) = notify {
+                gate.enqueue_channel(channel);
+            }
+        }
+    }
+}

@@ -1,0 +1,711 @@
+//! End-to-end scenarios of the network stack: writer → subpartition → gate → reader,
+//! on threads where the scenario needs them.
+
+use super::*;
+use crate::partitioner::{
+    BroadcastPartitioner, ChannelSelector, CustomPartitioner, ForwardPartitioner,
+};
+use proptest::prelude::*;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+use weir_core::{Event, StreamRecord, Watermark};
+
+fn env(segment_size: usize, total_buffers: usize) -> Arc<NetworkEnvironment> {
+    NetworkEnvironment::new(NetworkConfig {
+        segment_size,
+        total_buffers,
+        ..NetworkConfig::default()
+    })
+}
+
+/// Routes `(channel, seq)` records by their first field.
+fn by_channel() -> Box<dyn ChannelSelector<(u32, u64)>> {
+    Box::new(CustomPartitioner::new(Arc::new(|r: &(u32, u64), _n| {
+        r.0 as usize
+    })))
+}
+
+fn data_buffer(w: &mut ResultPartitionWriter, byte: u8) -> Buffer {
+    let mut b = w.request_buffer().unwrap();
+    b.append(&[byte]);
+    b
+}
+
+#[test]
+fn frames_larger_than_a_buffer_span_into_the_next_buffers() {
+    let env = env(64, 64);
+    let (w, subs) = env.create_result_partition(1, CancelToken::new()).unwrap();
+    let gate = env.create_input_gate(subs, CancelToken::new()).unwrap();
+    let mut writer = RecordWriter::new(w, Box::new(ForwardPartitioner));
+    let mut reader = RecordReader::<String>::new(gate);
+    let records: Vec<_> = (0..20)
+        .map(|i| StreamRecord::with_timestamp("x".repeat(i * 17), i as i64))
+        .collect();
+    let consumer = thread::spawn(move || {
+        let mut got = Vec::new();
+        loop {
+            match reader.next(None).unwrap() {
+                ReaderEvent::Record(r) => got.push(r),
+                ReaderEvent::Event { .. } => {}
+                ReaderEvent::Finished => return got,
+                ReaderEvent::Timeout => unreachable!("no timeout given"),
+            }
+        }
+    });
+    for r in &records {
+        writer.emit(r).unwrap();
+    }
+    writer.broadcast_event(Event::EndOfPartition).unwrap();
+    assert_eq!(writer.records_out(), 20);
+    assert!(
+        writer.bytes_out() > 64 * 20,
+        "most frames are larger than a buffer"
+    );
+    assert_eq!(consumer.join().unwrap(), records);
+}
+
+#[test]
+fn events_keep_their_order_relative_to_records_per_channel() {
+    let env = env(128, 256);
+    let mut writers = Vec::new();
+    let mut handles = Vec::new();
+    for _ in 0..3 {
+        let (w, mut subs) = env.create_result_partition(1, CancelToken::new()).unwrap();
+        writers.push(RecordWriter::<(u32, u64)>::new(
+            w,
+            Box::new(ForwardPartitioner),
+        ));
+        handles.push(subs.remove(0));
+    }
+    let gate = env.create_input_gate(handles, CancelToken::new()).unwrap();
+    // Everything is written before reading: small enough to fit the pools.
+    for (p, w) in writers.iter_mut().enumerate() {
+        for seq in 0..30u64 {
+            w.emit(&StreamRecord::new((p as u32, seq))).unwrap();
+            if seq % 10 == 9 {
+                w.broadcast_event(Event::Watermark(Watermark(seq as i64)))
+                    .unwrap();
+            }
+        }
+        w.broadcast_event(Event::EndOfPartition).unwrap();
+    }
+    drop(writers);
+    let mut reader = RecordReader::<(u32, u64)>::new(gate);
+    let mut per_channel: Vec<Vec<String>> = vec![Vec::new(); 3];
+    loop {
+        match reader.next(Some(Duration::from_secs(5))).unwrap() {
+            ReaderEvent::Record(r) => {
+                let ch = reader.current_channel().unwrap();
+                assert_eq!(ch, r.value.0 as usize, "record reported on its channel");
+                per_channel[ch].push(format!("r{}", r.value.1));
+            }
+            ReaderEvent::Event {
+                channel,
+                event: Event::Watermark(w),
+            } => per_channel[channel].push(format!("w{}", w.0)),
+            ReaderEvent::Event {
+                channel,
+                event: Event::EndOfPartition,
+            } => per_channel[channel].push("end".into()),
+            ReaderEvent::Timeout => panic!("timed out"),
+            ReaderEvent::Finished => break,
+        }
+    }
+    let mut expected = Vec::new();
+    for seq in 0..30 {
+        expected.push(format!("r{seq}"));
+        if seq % 10 == 9 {
+            expected.push(format!("w{seq}"));
+        }
+    }
+    expected.push("end".into());
+    for ch in per_channel {
+        assert_eq!(ch, expected);
+    }
+    assert!(reader.is_finished());
+}
+
+#[test]
+fn end_of_partition_from_all_channels_finishes_the_gate() {
+    let env = env(256, 64);
+    let (mut w, subs) = env.create_result_partition(2, CancelToken::new()).unwrap();
+    let mut gate = env.create_input_gate(subs, CancelToken::new()).unwrap();
+    assert_eq!(gate.num_channels(), 2);
+    w.add_event(0, Event::EndOfPartition).unwrap();
+    let (ch, e) = gate
+        .poll_next(Some(Duration::from_secs(1)))
+        .unwrap()
+        .unwrap();
+    assert!(matches!(
+        (ch, e),
+        (0, BufferOrEvent::Event(Event::EndOfPartition))
+    ));
+    assert!(!gate.is_finished());
+    assert!(gate.is_channel_finished(0));
+    assert!(
+        gate.poll_next(Some(Duration::from_millis(10)))
+            .unwrap()
+            .is_none(),
+        "channel 1 has nothing yet"
+    );
+    w.add_event(1, Event::EndOfPartition).unwrap();
+    assert!(gate.poll_next(None).unwrap().is_some());
+    assert!(gate.is_finished());
+    let start = Instant::now();
+    assert!(
+        gate.poll_next(None).unwrap().is_none(),
+        "a finished gate returns at once"
+    );
+    assert!(start.elapsed() < Duration::from_millis(100));
+    assert!(matches!(
+        w.add_event(0, Event::Watermark(Watermark(1))),
+        Err(NetworkError::Protocol(_))
+    ));
+}
+
+#[test]
+fn stalled_channel_does_not_block_other_channels_of_the_gate() {
+    let config = NetworkConfig {
+        segment_size: 64,
+        total_buffers: 200,
+        max_buffers_per_channel: 30,
+        ..NetworkConfig::default()
+    };
+    let (exclusive, floating) = (config.buffers_per_channel, config.floating_buffers_per_gate);
+    let env = NetworkEnvironment::new(config);
+    let (mut slow, mut s) = env.create_result_partition(1, CancelToken::new()).unwrap();
+    let (mut fast, f) = env.create_result_partition(1, CancelToken::new()).unwrap();
+    s.extend(f);
+    let mut gate = env.create_input_gate(s, CancelToken::new()).unwrap();
+    // The slow channel has far more queued than it has credit for.
+    for _ in 0..slow.pool_size() {
+        let b = data_buffer(&mut slow, 1);
+        slow.add_buffer(0, b).unwrap();
+    }
+    // The consumer keeps every buffer of channel 0 (it is stalled) and drops those of
+    // channel 1 at once; channel 1's producer keeps going.
+    let mut held = Vec::new();
+    let mut fast_received = 0;
+    for round in 0..500 {
+        let b = data_buffer(&mut fast, 2);
+        fast.add_buffer(0, b).unwrap();
+        while let Some((ch, item)) = gate.poll_next(Some(Duration::ZERO)).unwrap() {
+            match (ch, item) {
+                (0, BufferOrEvent::Buffer(b)) => held.push(b),
+                (1, BufferOrEvent::Buffer(_)) => fast_received += 1,
+                other => panic!("unexpected {other:?} in round {round}"),
+            }
+        }
+    }
+    assert_eq!(
+        fast_received, 500,
+        "the healthy channel delivered everything"
+    );
+    assert!(
+        held.len() <= exclusive + floating,
+        "channel 0 received only against credit: {}",
+        held.len()
+    );
+    assert!(
+        held.len() > exclusive,
+        "channel 0 got floating credit for its backlog"
+    );
+    assert!(slow.backlog(0) > 0);
+    // Releasing the stalled buffers returns their credit: channel 0 flows again and the
+    // floating buffers end up back in the gate.
+    let backlog = slow.backlog(0);
+    held.clear();
+    let mut slow_received = 0;
+    while let Some((ch, item)) = gate.poll_next(Some(Duration::ZERO)).unwrap() {
+        assert_eq!(ch, 0);
+        assert!(item.is_buffer());
+        slow_received += 1;
+    }
+    assert_eq!(slow_received, backlog);
+    assert_eq!(slow.backlog(0), 0);
+    assert_eq!(gate.floating_buffers_available(), floating);
+}
+
+#[test]
+fn fast_producer_blocks_on_slow_consumer_and_buffers_stay_bounded() {
+    let env = env(256, 64);
+    let (w, subs) = env.create_result_partition(2, CancelToken::new()).unwrap();
+    let pool_size = w.pool_size();
+    assert_eq!(
+        pool_size, 20,
+        "2 subpartitions x max 10 buffers per channel"
+    );
+    let gate = env.create_input_gate(subs, CancelToken::new()).unwrap();
+    let done = Arc::new(AtomicBool::new(false));
+    let peak = Arc::new(AtomicUsize::new(0));
+    let monitor = {
+        let (env, done, peak) = (env.clone(), done.clone(), peak.clone());
+        thread::spawn(move || {
+            while !done.load(Ordering::Relaxed) {
+                peak.fetch_max(env.buffers_in_use(), Ordering::Relaxed);
+                thread::sleep(Duration::from_micros(200));
+            }
+        })
+    };
+    let producer = thread::spawn(move || {
+        let mut writer = RecordWriter::new(w, by_channel());
+        for seq in 0..20_000u64 {
+            writer
+                .emit(&StreamRecord::new(((seq % 2) as u32, seq)))
+                .unwrap();
+        }
+        writer.broadcast_event(Event::EndOfPartition).unwrap();
+        (
+            writer.backpressured_time(),
+            writer.partition_writer().peak_buffers_in_use(),
+        )
+    });
+    let mut reader = RecordReader::<(u32, u64)>::new(gate);
+    let mut next = [0u64, 1];
+    let mut count = 0u64;
+    let mut since_pause = 0;
+    loop {
+        match reader.next(None).unwrap() {
+            ReaderEvent::Record(r) => {
+                let ch = r.value.0 as usize;
+                assert_eq!(r.value.1, next[ch]);
+                next[ch] += 2;
+                count += 1;
+                since_pause += 1;
+                if since_pause == 500 {
+                    since_pause = 0;
+                    thread::sleep(Duration::from_millis(1));
+                }
+            }
+            ReaderEvent::Finished => break,
+            _ => {}
+        }
+    }
+    let (backpressured, partition_peak) = producer.join().unwrap();
+    done.store(true, Ordering::Relaxed);
+    monitor.join().unwrap();
+    assert_eq!(count, 20_000);
+    assert!(
+        backpressured > Duration::ZERO,
+        "the producer was backpressured"
+    );
+    assert!(
+        partition_peak <= pool_size,
+        "{partition_peak} buffers in use, pool of {pool_size}"
+    );
+    assert!(peak.load(Ordering::Relaxed) <= pool_size);
+    drop(reader);
+    assert_eq!(env.buffers_in_use(), 0);
+    assert_eq!(
+        env.available_buffers(),
+        env.total_buffers(),
+        "every segment is back in the global pool"
+    );
+}
+
+fn assert_cancelled_quickly<F>(name: &str, f: F)
+where
+    F: FnOnce(CancelToken) -> NetworkError + Send + 'static,
+{
+    let cancel = CancelToken::new();
+    let worker = {
+        let cancel = cancel.clone();
+        thread::spawn(move || f(cancel))
+    };
+    thread::sleep(Duration::from_millis(100));
+    assert!(!worker.is_finished(), "{name}: the call should block");
+    let cancelled_at = Instant::now();
+    cancel.cancel();
+    let err = worker.join().unwrap();
+    let took = cancelled_at.elapsed();
+    assert_eq!(err, NetworkError::Cancelled, "{name}");
+    assert!(
+        took < Duration::from_millis(50),
+        "{name}: took {took:?} to notice the cancel"
+    );
+}
+
+#[test]
+fn cancel_wakes_a_blocked_producer() {
+    assert_cancelled_quickly("request_buffer", |cancel| {
+        let env = env(64, 16);
+        let (mut w, _subs) = env.create_result_partition(1, cancel).unwrap();
+        let mut held = Vec::new();
+        loop {
+            match w.request_buffer() {
+                Ok(b) => held.push(b),
+                Err(e) => return e,
+            }
+        }
+    });
+}
+
+#[test]
+fn cancel_wakes_a_blocked_producer_waiting_for_event_space() {
+    assert_cancelled_quickly("add_event", |cancel| {
+        let env = env(64, 16);
+        let (mut w, _subs) = env.create_result_partition(1, cancel).unwrap();
+        loop {
+            if let Err(e) = w.add_event(0, Event::Watermark(Watermark(0))) {
+                return e;
+            }
+        }
+    });
+}
+
+#[test]
+fn cancel_wakes_a_blocked_consumer() {
+    assert_cancelled_quickly("poll_next", |cancel| {
+        let env = env(64, 16);
+        let (_w, subs) = env.create_result_partition(1, CancelToken::new()).unwrap();
+        let mut gate = env.create_input_gate(subs, cancel).unwrap();
+        match gate.poll_next(None) {
+            Err(e) => e,
+            Ok(x) => panic!("unexpected {x:?}"),
+        }
+    });
+}
+
+#[test]
+fn poll_times_out_with_none() {
+    let env = env(64, 16);
+    let (_w, subs) = env.create_result_partition(1, CancelToken::new()).unwrap();
+    let mut gate = env.create_input_gate(subs, CancelToken::new()).unwrap();
+    let start = Instant::now();
+    assert!(gate
+        .poll_next(Some(Duration::from_millis(30)))
+        .unwrap()
+        .is_none());
+    assert!(start.elapsed() >= Duration::from_millis(30));
+    assert!(gate.poll_next(Some(Duration::ZERO)).unwrap().is_none());
+    let mut reader = RecordReader::<u64>::new(gate);
+    assert_eq!(
+        reader.next(Some(Duration::from_millis(5))).unwrap(),
+        ReaderEvent::Timeout
+    );
+}
+
+#[test]
+fn dropping_the_gate_releases_the_producer() {
+    let env = env(64, 16);
+    let (mut w, subs) = env.create_result_partition(1, CancelToken::new()).unwrap();
+    let gate = env.create_input_gate(subs, CancelToken::new()).unwrap();
+    let b = data_buffer(&mut w, 1);
+    w.add_buffer(0, b).unwrap();
+    drop(gate);
+    let b = data_buffer(&mut w, 1);
+    assert_eq!(
+        w.add_buffer(0, b),
+        Err(NetworkError::ConsumerReleased { subpartition: 0 })
+    );
+    assert_eq!(
+        w.add_event(0, Event::EndOfPartition),
+        Err(NetworkError::ConsumerReleased { subpartition: 0 })
+    );
+    assert_eq!(w.buffers_in_use(), 0, "queued buffers were recycled");
+}
+
+#[test]
+fn dropping_the_writer_without_end_of_partition_fails_the_consumer() {
+    let env = env(64, 16);
+    let (mut w, subs) = env.create_result_partition(1, CancelToken::new()).unwrap();
+    let mut gate = env.create_input_gate(subs, CancelToken::new()).unwrap();
+    let b = data_buffer(&mut w, 7);
+    w.add_buffer(0, b).unwrap();
+    drop(w);
+    // What was queued is still delivered, then the failure.
+    let got = gate.poll_next(Some(Duration::from_secs(1))).unwrap();
+    assert!(matches!(got, Some((0, BufferOrEvent::Buffer(ref b))) if b[..] == [7]));
+    assert_eq!(
+        gate.poll_next(Some(Duration::from_secs(1))).unwrap_err(),
+        NetworkError::ProducerReleased { channel: 0 }
+    );
+}
+
+#[test]
+fn data_written_before_the_gate_connects_is_delivered() {
+    let env = env(64, 32);
+    let (mut w, subs) = env.create_result_partition(1, CancelToken::new()).unwrap();
+    for i in 0..5 {
+        let b = data_buffer(&mut w, i);
+        w.add_buffer(0, b).unwrap();
+    }
+    w.add_event(0, Event::EndOfPartition).unwrap();
+    drop(w);
+    let mut gate = env.create_input_gate(subs, CancelToken::new()).unwrap();
+    let mut bytes = Vec::new();
+    while let Some((_, item)) = gate.poll_next(Some(Duration::from_secs(1))).unwrap() {
+        if let BufferOrEvent::Buffer(b) = item {
+            bytes.push(b[0]);
+        }
+    }
+    assert_eq!(bytes, vec![0, 1, 2, 3, 4]);
+    assert!(gate.is_finished());
+}
+
+#[test]
+fn a_subpartition_is_read_by_one_gate_only() {
+    let env = env(64, 32);
+    let (_w, subs) = env.create_result_partition(2, CancelToken::new()).unwrap();
+    let twice = vec![subs[0].clone(), subs[0].clone()];
+    assert!(matches!(
+        env.create_input_gate(twice, CancelToken::new()),
+        Err(NetworkError::AlreadyConnected { .. })
+    ));
+    // The failed attempt left nothing connected.
+    let _gate = env
+        .create_input_gate(subs.clone(), CancelToken::new())
+        .unwrap();
+    assert!(matches!(
+        env.create_input_gate(vec![subs[1].clone()], CancelToken::new()),
+        Err(NetworkError::AlreadyConnected { .. })
+    ));
+    assert!(matches!(
+        env.create_input_gate(Vec::new(), CancelToken::new()),
+        Err(NetworkError::InvalidArgument(_))
+    ));
+}
+
+#[test]
+fn partitions_beyond_the_pool_fail_with_pool_exhausted() {
+    let env = env(64, 10);
+    let (a, _) = env.create_result_partition(4, CancelToken::new()).unwrap();
+    assert_eq!(a.pool_size(), 10, "a lone partition may use the whole pool");
+    let (b, _) = env.create_result_partition(4, CancelToken::new()).unwrap();
+    assert_eq!(
+        (a.pool_size(), b.pool_size()),
+        (5, 5),
+        "both shrink to their guaranteed minimum"
+    );
+    let err = env
+        .create_result_partition(1, CancelToken::new())
+        .unwrap_err();
+    assert_eq!(
+        err,
+        NetworkError::PoolExhausted {
+            required: 2,
+            available: 0,
+            total: 10,
+            segment_size: 64
+        }
+    );
+    drop(b);
+    assert_eq!(a.pool_size(), 10);
+    assert!(env.create_result_partition(1, CancelToken::new()).is_ok());
+}
+
+#[test]
+fn broadcast_writes_every_record_to_every_channel() {
+    let env = env(128, 64);
+    let (w, subs) = env.create_result_partition(3, CancelToken::new()).unwrap();
+    let gate = env.create_input_gate(subs, CancelToken::new()).unwrap();
+    let mut writer = RecordWriter::<u64>::new(w, Box::new(BroadcastPartitioner));
+    for i in 0..10 {
+        writer.emit(&StreamRecord::new(i)).unwrap();
+    }
+    writer.broadcast_event(Event::EndOfPartition).unwrap();
+    assert_eq!(writer.records_out(), 10);
+    let mut reader = RecordReader::<u64>::new(gate);
+    let mut per_channel = vec![Vec::new(); 3];
+    loop {
+        match reader.next(Some(Duration::from_secs(1))).unwrap() {
+            ReaderEvent::Record(r) => per_channel[reader.current_channel().unwrap()].push(r.value),
+            ReaderEvent::Event { .. } => {}
+            ReaderEvent::Finished => break,
+            ReaderEvent::Timeout => panic!("timed out"),
+        }
+    }
+    for ch in per_channel {
+        assert_eq!(ch, (0..10).collect::<Vec<_>>());
+    }
+}
+
+/// Writes `records` (channel, payload) through a writer with `channels` subpartitions
+/// and `segment_size` buffers on one thread, reads them on another.
+fn round_trip(
+    segment_size: usize,
+    channels: usize,
+    records: Vec<(u32, String, Option<i64>)>,
+) -> Vec<Vec<StreamRecord<(u32, String)>>> {
+    let env = env(segment_size, 4 * channels + 8);
+    let (w, subs) = env
+        .create_result_partition(channels, CancelToken::new())
+        .unwrap();
+    let gate = env.create_input_gate(subs, CancelToken::new()).unwrap();
+    let selector: Box<dyn ChannelSelector<(u32, String)>> =
+        Box::new(CustomPartitioner::new(Arc::new(|r: &(u32, String), _n| {
+            r.0 as usize
+        })));
+    let producer = thread::spawn(move || {
+        let mut writer = RecordWriter::new(w, selector);
+        for (i, (ch, s, ts)) in records.into_iter().enumerate() {
+            writer
+                .emit(&StreamRecord {
+                    value: (ch, s),
+                    timestamp: ts,
+                })
+                .unwrap();
+            if i % 7 == 3 {
+                writer.flush(ch as usize).unwrap();
+            }
+        }
+        writer.broadcast_event(Event::EndOfPartition).unwrap();
+    });
+    let mut reader = RecordReader::<(u32, String)>::new(gate);
+    let mut out = vec![Vec::new(); channels];
+    loop {
+        match reader.next(Some(Duration::from_secs(10))).unwrap() {
+            ReaderEvent::Record(r) => out[reader.current_channel().unwrap()].push(r),
+            ReaderEvent::Event { .. } => {}
+            ReaderEvent::Finished => break,
+            ReaderEvent::Timeout => panic!("timed out"),
+        }
+    }
+    producer.join().unwrap();
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn the_reader_returns_exactly_the_records_written_in_order_per_channel(
+        segment_size in 64usize..4096,
+        channels in 1usize..4,
+        raw in proptest::collection::vec((0u32..4, ".{0,300}", proptest::option::of(any::<i64>())), 0..300),
+    ) {
+        let records: Vec<_> = raw.into_iter().map(|(c, s, ts)| (c % channels as u32, s, ts)).collect();
+        let mut expected = vec![Vec::new(); channels];
+        for (c, s, ts) in &records {
+            expected[*c as usize].push(StreamRecord { value: (*c, s.clone()), timestamp: *ts });
+        }
+        let got = round_trip(segment_size, channels, records);
+        prop_assert_eq!(got, expected);
+    }
+}
+
+/// Throughput of small records through writer → reader on two threads:
+/// `cargo test --release -p weir-runtime -- --ignored --nocapture throughput`.
+#[test]
+#[ignore]
+fn throughput_of_small_records() {
+    let env = NetworkEnvironment::new(NetworkConfig::default());
+    let (w, subs) = env.create_result_partition(1, CancelToken::new()).unwrap();
+    let gate = env.create_input_gate(subs, CancelToken::new()).unwrap();
+    const N: u64 = 20_000_000;
+    let start = Instant::now();
+    let producer = thread::spawn(move || {
+        let mut writer = RecordWriter::<(u64, u32)>::new(w, Box::new(ForwardPartitioner));
+        let mut rec = StreamRecord::with_timestamp((0u64, 0u32), 0);
+        for i in 0..N {
+            rec.value = (i, i as u32);
+            rec.timestamp = Some(i as i64);
+            writer.emit(&rec).unwrap();
+        }
+        writer.broadcast_event(Event::EndOfPartition).unwrap();
+    });
+    let mut reader = RecordReader::<(u64, u32)>::new(gate);
+    let mut sum = 0u64;
+    loop {
+        match reader.next(None).unwrap() {
+            ReaderEvent::Record(r) => sum = sum.wrapping_add(r.value.0),
+            ReaderEvent::Finished => break,
+            _ => {}
+        }
+    }
+    producer.join().unwrap();
+    let secs = start.elapsed().as_secs_f64();
+    assert_eq!(sum, N * (N - 1) / 2);
+    println!(
+        "{:.1} M records/s ({N} records in {secs:.2} s)",
+        N as f64 / secs / 1e6
+    );
+}
+
+/// Every producer sends to every consumer (rebalance-like by sequence number) while
+/// consumers hold buffers for random short times; run with several credit configs,
+/// including floating-only channels.
+fn all_to_all(config: NetworkConfig, producers: usize, consumers: usize, per_producer: u64) {
+    let env = NetworkEnvironment::new(config);
+    let mut writers = Vec::new();
+    let mut handles: Vec<Vec<SubpartitionHandle>> = vec![Vec::new(); consumers];
+    for _ in 0..producers {
+        let (w, subs) = env
+            .create_result_partition(consumers, CancelToken::new())
+            .unwrap();
+        writers.push(w);
+        for (c, h) in subs.into_iter().enumerate() {
+            handles[c].push(h);
+        }
+    }
+    let mut threads = Vec::new();
+    for (c, hs) in handles.into_iter().enumerate() {
+        let gate = env.create_input_gate(hs, CancelToken::new()).unwrap();
+        threads.push(thread::spawn(move || {
+            let mut reader = RecordReader::<(u32, u64)>::new(gate);
+            let mut next = vec![None::<u64>; producers];
+            let mut count = 0u64;
+            let mut rng = c as u64 + 1;
+            loop {
+                match reader.next(Some(Duration::from_secs(20))).unwrap() {
+                    ReaderEvent::Record(r) => {
+                        let (p, seq) = (r.value.0 as usize, r.value.1);
+                        assert_eq!(reader.current_channel(), Some(p));
+                        if let Some(n) = next[p] {
+                            assert!(seq > n, "out of order");
+                        }
+                        assert_eq!(seq as usize % consumers, c, "misrouted");
+                        next[p] = Some(seq);
+                        count += 1;
+                        rng = weir_core::ids::splitmix64(rng);
+                        if rng % 64 == 0 {
+                            thread::sleep(Duration::from_micros(rng % 500));
+                        }
+                    }
+                    ReaderEvent::Event { .. } => {}
+                    ReaderEvent::Finished => return count,
+                    ReaderEvent::Timeout => panic!("consumer {c} timed out"),
+                }
+            }
+        }));
+    }
+    for (p, w) in writers.into_iter().enumerate() {
+        threads.push(thread::spawn(move || {
+            let selector: Box<dyn ChannelSelector<(u32, u64)>> =
+                Box::new(CustomPartitioner::new(Arc::new(|r: &(u32, u64), n| {
+                    r.1 as usize % n
+                })));
+            let mut writer = RecordWriter::new(w, selector);
+            for seq in 0..per_producer {
+                writer.emit(&StreamRecord::new((p as u32, seq))).unwrap();
+                if seq % 1000 == 999 {
+                    writer
+                        .broadcast_event(Event::Watermark(Watermark(seq as i64)))
+                        .unwrap();
+                }
+            }
+            writer.broadcast_event(Event::EndOfPartition).unwrap();
+            0
+        }));
+    }
+    let total: u64 = threads.into_iter().map(|t| t.join().unwrap()).sum();
+    assert_eq!(total, producers as u64 * per_producer);
+    assert_eq!(env.buffers_in_use(), 0);
+    assert_eq!(env.available_buffers(), env.total_buffers());
+}
+
+#[test]
+fn all_to_all_exchange_delivers_everything_with_any_credit_config() {
+    for (exclusive, floating) in [(2, 8), (0, 1), (1, 0), (0, 3)] {
+        let config = NetworkConfig {
+            segment_size: 96,
+            buffers_per_channel: exclusive,
+            floating_buffers_per_gate: floating,
+            total_buffers: 64,
+            ..NetworkConfig::default()
+        };
+        all_to_all(config, 3, 3, 20_000);
+    }
+}

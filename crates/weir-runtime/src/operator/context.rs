@@ -1,0 +1,77 @@
+//! What an operator knows about the subtask it runs in.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use weir_core::KeyGroupRange;
+
+/// Something holding buffered output that the task flushes on the buffer timeout.
+pub trait Flushable {
+    /// Hands every partially filled buffer to the network.
+    fn flush(&mut self) -> Result<(), crate::error::TaskError>;
+}
+
+/// The subtask an operator chain runs in. Built on the task's own thread.
+pub struct TaskContext {
+    /// The job's name.
+    pub job_name: String,
+    /// The vertex (chain) name, e.g. `Source: Generator -> Map`.
+    pub task_name: String,
+    /// This subtask's index, from 0.
+    pub subtask_index: u32,
+    /// The vertex parallelism.
+    pub parallelism: u32,
+    /// The vertex max parallelism (number of key groups).
+    pub max_parallelism: u32,
+    /// The execution attempt, from 0.
+    pub attempt_number: u32,
+    /// `execution.buffer-timeout.interval` in ms (0: flush every record, -1: only when full).
+    pub buffer_timeout_ms: i64,
+    flushables: RefCell<Vec<Rc<RefCell<dyn Flushable>>>>,
+}
+
+impl TaskContext {
+    /// A context for subtask `subtask_index` of `parallelism`.
+    pub fn new(
+        job_name: impl Into<String>,
+        task_name: impl Into<String>,
+        subtask_index: u32,
+        parallelism: u32,
+        max_parallelism: u32,
+        attempt_number: u32,
+        buffer_timeout_ms: i64,
+    ) -> Self {
+        Self {
+            job_name: job_name.into(),
+            task_name: task_name.into(),
+            subtask_index,
+            parallelism,
+            max_parallelism,
+            attempt_number,
+            buffer_timeout_ms,
+            flushables: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// The key groups this subtask owns.
+    pub fn key_group_range(&self) -> KeyGroupRange {
+        KeyGroupRange::for_subtask(self.max_parallelism, self.parallelism, self.subtask_index)
+    }
+
+    /// `name (i/n)`, Flink's task name with subtask, counting from 1.
+    pub fn task_name_with_subtask(&self) -> String {
+        format!("{} ({}/{})", self.task_name, self.subtask_index + 1, self.parallelism)
+    }
+
+    /// Registers buffered output to flush on the buffer timeout.
+    pub fn register_flushable(&self, f: Rc<RefCell<dyn Flushable>>) {
+        self.flushables.borrow_mut().push(f);
+    }
+
+    /// Flushes every registered output.
+    pub fn flush_all(&self) -> Result<(), crate::error::TaskError> {
+        for f in self.flushables.borrow().iter() {
+            f.borrow_mut().flush()?;
+        }
+        Ok(())
+    }
+}

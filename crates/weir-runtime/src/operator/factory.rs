@@ -1,0 +1,251 @@
+//! Type-erased operator factories: how the runtime builds a chain of generic operators.
+//!
+//! The API registers one [`OperatorFactory`] per StreamGraph node. A factory knows the
+//! node's input type `I` and output type `O`; the runtime does not. While a task wires
+//! its chain (once, on its own thread, tail first) outputs and operators pass through
+//! `Box<dyn Any>` holding a `Box<dyn Output<T>>`; a type mismatch there is a bug in the
+//! program's graph and is reported as [`TaskError::Build`], never a panic.
+
+use super::chaining::{Broadcasting, Discarding, RecordWriterOutput};
+use super::context::TaskContext;
+use super::{Output, SourceChain, SourceDriver, SourceFunction};
+use crate::error::TaskError;
+use crate::network::{InputGate, RecordReader, RecordWriter, ResultPartitionWriter};
+use crate::partitioner::{
+    BroadcastPartitioner, ChannelSelector, CustomPartitioner, ForwardPartitioner, GlobalPartitioner,
+    KeyGroupStreamPartitioner, RebalancePartitioner, RescalePartitioner, ShufflePartitioner,
+};
+use crate::task::input::{InputProcessor, StreamInputProcessor};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::any::Any;
+use std::marker::PhantomData;
+use std::sync::Arc;
+use weir_graph::Partitioner;
+
+/// What a record type must be to travel through Weir.
+pub trait Data: Serialize + DeserializeOwned + Clone + Send + 'static {}
+impl<T: Serialize + DeserializeOwned + Clone + Send + 'static> Data for T {}
+
+/// A type-erased value: a `Box<dyn Output<T>>`, a `Box<dyn ChannelSelector<T>>`, ….
+pub type Erased = Box<dyn Any>;
+
+/// What building a node gives.
+pub enum BuiltOperator {
+    /// A source with its chain behind it.
+    Source(Box<dyn SourceDriver>),
+    /// An operator: a `Box<dyn Output<I>>` in a box.
+    Operator(Erased),
+}
+
+/// Builds the source function of a source node.
+pub type SourceBuilder<O> = dyn Fn(&TaskContext) -> Result<Box<dyn SourceFunction<O>>, TaskError> + Send + Sync;
+/// Builds an operator given the output it emits to.
+pub type OperatorBuilder<I, O> =
+    dyn Fn(&TaskContext, Box<dyn Output<O>>) -> Result<Box<dyn Output<I>>, TaskError> + Send + Sync;
+
+trait ErasedFactory: Send + Sync {
+    fn build(&self, ctx: &TaskContext, output: Erased) -> Result<BuiltOperator, TaskError>;
+    fn fan_out(&self, outputs: Vec<Erased>) -> Result<Erased, TaskError>;
+    fn network_output(&self, writer: ResultPartitionWriter, selector: Erased, ctx: &TaskContext) -> Result<Erased, TaskError>;
+    fn default_selector(&self, partitioner: Partitioner, ctx: &SelectorContext) -> Result<Erased, TaskError>;
+    fn input_processor(&self, gate: InputGate, head: Erased) -> Result<Box<dyn InputProcessor>, TaskError>;
+}
+
+/// Builds the operators of one StreamGraph node, whatever its record types.
+#[derive(Clone)]
+pub struct OperatorFactory {
+    inner: Arc<dyn ErasedFactory>,
+}
+
+fn downcast<T: 'static>(value: Erased, what: &str) -> Result<T, TaskError> {
+    value
+        .downcast::<T>()
+        .map(|b| *b)
+        .map_err(|_| TaskError::Build(format!("{what} has an unexpected record type")))
+}
+
+struct SourceFactory<O> {
+    builder: Arc<SourceBuilder<O>>,
+}
+
+struct OneInputFactory<I, O> {
+    builder: Arc<OperatorBuilder<I, O>>,
+    _types: PhantomData<fn(I) -> O>,
+}
+
+fn fan_out_typed<O: Data>(outputs: Vec<Erased>) -> Result<Erased, TaskError> {
+    let mut typed: Vec<Box<dyn Output<O>>> = Vec::with_capacity(outputs.len());
+    for o in outputs {
+        typed.push(downcast::<Box<dyn Output<O>>>(o, "an output")?);
+    }
+    let out: Box<dyn Output<O>> = match typed.len() {
+        0 => Box::new(Discarding),
+        1 => typed.pop().ok_or_else(|| TaskError::Build("empty output list".into()))?,
+        _ => Box::new(Broadcasting::new(typed)),
+    };
+    Ok(Box::new(out))
+}
+
+fn network_output_typed<O: Data>(writer: ResultPartitionWriter, selector: Erased, ctx: &TaskContext) -> Result<Erased, TaskError> {
+    let selector = downcast::<Box<dyn ChannelSelector<O>>>(selector, "a channel selector")?;
+    let (output, flushable) = RecordWriterOutput::new(RecordWriter::new(writer, selector), ctx.buffer_timeout_ms == 0);
+    ctx.register_flushable(flushable);
+    let out: Box<dyn Output<O>> = Box::new(output);
+    Ok(Box::new(out))
+}
+
+fn default_selector_typed<O: Data>(partitioner: Partitioner, ctx: &SelectorContext) -> Result<Erased, TaskError> {
+    let seed = ctx.seed();
+    let sel: Box<dyn ChannelSelector<O>> = match partitioner {
+        Partitioner::Forward => Box::new(ForwardPartitioner),
+        Partitioner::Rebalance => Box::new(RebalancePartitioner::new(seed)),
+        Partitioner::Rescale => Box::new(RescalePartitioner::new()),
+        Partitioner::Shuffle => Box::new(ShufflePartitioner::new(seed)),
+        Partitioner::Broadcast => Box::new(BroadcastPartitioner),
+        Partitioner::Global => Box::new(GlobalPartitioner),
+        Partitioner::Hash | Partitioner::Custom => {
+            return Err(TaskError::Build(format!("a {partitioner} edge needs a selector from the program")))
+        }
+    };
+    Ok(Box::new(sel))
+}
+
+fn input_processor_typed<I: Data>(gate: InputGate, head: Erased) -> Result<Box<dyn InputProcessor>, TaskError> {
+    let head = downcast::<Box<dyn Output<I>>>(head, "the chain head")?;
+    Ok(Box::new(StreamInputProcessor::new(RecordReader::<I>::new(gate), head)))
+}
+
+impl<O: Data> ErasedFactory for SourceFactory<O> {
+    fn build(&self, ctx: &TaskContext, output: Erased) -> Result<BuiltOperator, TaskError> {
+        let output = downcast::<Box<dyn Output<O>>>(output, "a source's output")?;
+        let source = (self.builder)(ctx)?;
+        Ok(BuiltOperator::Source(Box::new(SourceChain::new(source, output))))
+    }
+    fn fan_out(&self, outputs: Vec<Erased>) -> Result<Erased, TaskError> {
+        fan_out_typed::<O>(outputs)
+    }
+    fn network_output(&self, writer: ResultPartitionWriter, selector: Erased, ctx: &TaskContext) -> Result<Erased, TaskError> {
+        network_output_typed::<O>(writer, selector, ctx)
+    }
+    fn default_selector(&self, partitioner: Partitioner, ctx: &SelectorContext) -> Result<Erased, TaskError> {
+        default_selector_typed::<O>(partitioner, ctx)
+    }
+    fn input_processor(&self, _gate: InputGate, _head: Erased) -> Result<Box<dyn InputProcessor>, TaskError> {
+        Err(TaskError::Build("a source has no network input".into()))
+    }
+}
+
+impl<I: Data, O: Data> ErasedFactory for OneInputFactory<I, O> {
+    fn build(&self, ctx: &TaskContext, output: Erased) -> Result<BuiltOperator, TaskError> {
+        let output = downcast::<Box<dyn Output<O>>>(output, "an operator's output")?;
+        let op = (self.builder)(ctx, output)?;
+        Ok(BuiltOperator::Operator(Box::new(op)))
+    }
+    fn fan_out(&self, outputs: Vec<Erased>) -> Result<Erased, TaskError> {
+        fan_out_typed::<O>(outputs)
+    }
+    fn network_output(&self, writer: ResultPartitionWriter, selector: Erased, ctx: &TaskContext) -> Result<Erased, TaskError> {
+        network_output_typed::<O>(writer, selector, ctx)
+    }
+    fn default_selector(&self, partitioner: Partitioner, ctx: &SelectorContext) -> Result<Erased, TaskError> {
+        default_selector_typed::<O>(partitioner, ctx)
+    }
+    fn input_processor(&self, gate: InputGate, head: Erased) -> Result<Box<dyn InputProcessor>, TaskError> {
+        input_processor_typed::<I>(gate, head)
+    }
+}
+
+impl OperatorFactory {
+    /// A source node emitting `O`.
+    pub fn source<O: Data>(
+        builder: impl Fn(&TaskContext) -> Result<Box<dyn SourceFunction<O>>, TaskError> + Send + Sync + 'static,
+    ) -> Self {
+        Self { inner: Arc::new(SourceFactory::<O> { builder: Arc::new(builder) }) }
+    }
+
+    /// A one-input node taking `I` and emitting `O` (a sink emits `()` to nothing).
+    pub fn one_input<I: Data, O: Data>(
+        builder: impl Fn(&TaskContext, Box<dyn Output<O>>) -> Result<Box<dyn Output<I>>, TaskError> + Send + Sync + 'static,
+    ) -> Self {
+        Self { inner: Arc::new(OneInputFactory::<I, O> { builder: Arc::new(builder), _types: PhantomData }) }
+    }
+
+    /// Builds the node's operator emitting to `output` (a `Box<dyn Output<O>>`).
+    pub fn build(&self, ctx: &TaskContext, output: Erased) -> Result<BuiltOperator, TaskError> {
+        self.inner.build(ctx, output)
+    }
+
+    /// Joins several `Box<dyn Output<O>>` into one (none: discard; one: itself).
+    pub fn fan_out(&self, outputs: Vec<Erased>) -> Result<Erased, TaskError> {
+        self.inner.fan_out(outputs)
+    }
+
+    /// A `Box<dyn Output<O>>` serialising into `writer`, choosing channels with
+    /// `selector` (a `Box<dyn ChannelSelector<O>>`).
+    pub fn network_output(&self, writer: ResultPartitionWriter, selector: Erased, ctx: &TaskContext) -> Result<Erased, TaskError> {
+        self.inner.network_output(writer, selector, ctx)
+    }
+
+    /// The channel selector of a partitioner that needs nothing from the program.
+    pub fn default_selector(&self, partitioner: Partitioner, ctx: &SelectorContext) -> Result<Erased, TaskError> {
+        self.inner.default_selector(partitioner, ctx)
+    }
+
+    /// Reads `I` records from `gate` into `head` (a `Box<dyn Output<I>>`).
+    pub fn input_processor(&self, gate: InputGate, head: Erased) -> Result<Box<dyn InputProcessor>, TaskError> {
+        self.inner.input_processor(gate, head)
+    }
+}
+
+/// Where a channel selector will run.
+#[derive(Debug, Clone, Copy)]
+pub struct SelectorContext {
+    /// The producing subtask.
+    pub subtask_index: u32,
+    /// Max parallelism of the consuming vertex (for key groups).
+    pub target_max_parallelism: u32,
+    /// Index of the edge among the producer's outputs.
+    pub edge_index: u32,
+}
+
+impl SelectorContext {
+    /// A seed for random partitioners, distinct per subtask and edge.
+    pub fn seed(&self) -> u64 {
+        weir_core::ids::splitmix64(((self.subtask_index as u64) << 32) ^ self.edge_index as u64 ^ 0x5745_4952)
+    }
+}
+
+/// Builds the channel selector of an edge that needs program code (HASH, CUSTOM).
+#[derive(Clone)]
+pub struct SelectorFactory {
+    inner: Arc<dyn Fn(&SelectorContext) -> Erased + Send + Sync>,
+}
+
+impl SelectorFactory {
+    /// Key-group hash partitioning of `T` by a key hash.
+    pub fn key_groups<T: Data>(key_hash: Arc<dyn Fn(&T) -> i32 + Send + Sync>) -> Self {
+        Self {
+            inner: Arc::new(move |ctx: &SelectorContext| {
+                let sel: Box<dyn ChannelSelector<T>> =
+                    Box::new(KeyGroupStreamPartitioner::new(key_hash.clone(), ctx.target_max_parallelism));
+                Box::new(sel) as Erased
+            }),
+        }
+    }
+
+    /// A user partitioner: `f(record, number_of_channels) -> channel`.
+    pub fn custom<T: Data>(f: Arc<dyn Fn(&T, usize) -> usize + Send + Sync>) -> Self {
+        Self {
+            inner: Arc::new(move |_ctx: &SelectorContext| {
+                let sel: Box<dyn ChannelSelector<T>> = Box::new(CustomPartitioner::new(f.clone()));
+                Box::new(sel) as Erased
+            }),
+        }
+    }
+
+    /// Builds the selector (a `Box<dyn ChannelSelector<T>>`).
+    pub fn build(&self, ctx: &SelectorContext) -> Erased {
+        (self.inner)(ctx)
+    }
+}

@@ -1,0 +1,106 @@
+//! Wiring one vertex's operator chain from the program's factories.
+//!
+//! Built tail first: each node gets as output the fan-out of its chained successors
+//! and of the record writers of its network edges; the head is then either a source
+//! driver or the target of an input processor reading the task's input gate.
+
+use crate::error::TaskError;
+use crate::executor::ExecutableGraph;
+use crate::network::{InputGate, ResultPartitionWriter};
+use crate::operator::factory::{BuiltOperator, Erased, SelectorContext};
+use crate::operator::{SourceDriver, TaskContext};
+use crate::task::input::InputProcessor;
+use std::collections::HashMap;
+use weir_graph::{JobGraph, Partitioner, StreamNodeId};
+
+/// The runnable form of a chain.
+pub enum Invokable {
+    /// A source chain.
+    Source(Box<dyn SourceDriver>),
+    /// A chain fed from the network.
+    Input(Box<dyn InputProcessor>),
+}
+
+/// A network output of the chain: the JobEdge index it serves and its writer.
+pub struct NetworkOutput {
+    /// Index into `JobGraph::edges`.
+    pub job_edge: usize,
+    /// The producer side of this subtask's result partition for that edge.
+    pub writer: ResultPartitionWriter,
+}
+
+/// Builds the chain of `vertex` for the subtask described by `ctx`.
+pub fn build_chain(
+    program: &ExecutableGraph,
+    job_graph: &JobGraph,
+    vertex: usize,
+    ctx: &TaskContext,
+    input: Option<InputGate>,
+    outputs: Vec<NetworkOutput>,
+) -> Result<Invokable, TaskError> {
+    let jv = job_graph
+        .vertices
+        .get(vertex)
+        .ok_or_else(|| TaskError::Build(format!("no job vertex {vertex}")))?;
+    let mut writers: HashMap<StreamNodeId, Vec<(usize, ResultPartitionWriter)>> = HashMap::new();
+    for o in outputs {
+        let edge = job_graph
+            .edges
+            .get(o.job_edge)
+            .ok_or_else(|| TaskError::Build(format!("no job edge {}", o.job_edge)))?;
+        writers.entry(edge.source_node).or_default().push((o.job_edge, o.writer));
+    }
+    let mut builder = ChainBuilder { program, job_graph, chain_edges: &jv.chain_edges, ctx, writers };
+    let head = builder.build_node(jv.head)?;
+    match head {
+        BuiltOperator::Source(driver) => Ok(Invokable::Source(driver)),
+        BuiltOperator::Operator(op) => {
+            let gate = input.ok_or_else(|| TaskError::Build(format!("vertex {} has no input gate", jv.name)))?;
+            let factory = program.factory(jv.head)?;
+            Ok(Invokable::Input(factory.input_processor(gate, op)?))
+        }
+    }
+}
+
+struct ChainBuilder<'a> {
+    program: &'a ExecutableGraph,
+    job_graph: &'a JobGraph,
+    chain_edges: &'a [(StreamNodeId, StreamNodeId)],
+    ctx: &'a TaskContext,
+    writers: HashMap<StreamNodeId, Vec<(usize, ResultPartitionWriter)>>,
+}
+
+impl ChainBuilder<'_> {
+    fn build_node(&mut self, node: StreamNodeId) -> Result<BuiltOperator, TaskError> {
+        let factory = self.program.factory(node)?.clone();
+        let mut outputs: Vec<Erased> = Vec::new();
+        let successors: Vec<StreamNodeId> =
+            self.chain_edges.iter().filter(|(s, _)| *s == node).map(|(_, t)| *t).collect();
+        for succ in successors {
+            match self.build_node(succ)? {
+                BuiltOperator::Operator(op) => outputs.push(op),
+                BuiltOperator::Source(_) => {
+                    return Err(TaskError::Build(format!("source node {succ} cannot be chained behind node {node}")))
+                }
+            }
+        }
+        for (edge_index, (job_edge, writer)) in self.writers.remove(&node).unwrap_or_default().into_iter().enumerate() {
+            let edge = &self.job_graph.edges[job_edge];
+            let target = &self.job_graph.vertices[edge.target_vertex];
+            let sel_ctx = SelectorContext {
+                subtask_index: self.ctx.subtask_index,
+                target_max_parallelism: target.max_parallelism,
+                edge_index: edge_index as u32,
+            };
+            let selector = match edge.ship_strategy {
+                Partitioner::Hash | Partitioner::Custom => {
+                    self.program.selector(edge.source_node, edge.target_node)?.build(&sel_ctx)
+                }
+                other => factory.default_selector(other, &sel_ctx)?,
+            };
+            outputs.push(factory.network_output(writer, selector, self.ctx)?);
+        }
+        let output = factory.fan_out(outputs)?;
+        factory.build(self.ctx, output)
+    }
+}

@@ -1,0 +1,10 @@
+//! One subtask: its operator chain, wired on its own thread, run in a loop that
+//! alternates between input (or the source) and its mailbox duties — cancellation and
+//! the buffer-timeout flush.
+
+pub mod chain;
+pub mod input;
+pub mod stream_task;
+pub mod valve;
+
+pub use stream_task::{run_task, TaskSpec};

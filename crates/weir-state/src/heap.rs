@@ -1,0 +1,370 @@
+//! The heap state backend: keyed state in hash maps, one map per (state, key group).
+//!
+//! The operator sets the current key before it calls user code (and the key group is
+//! computed once, with the stable key hash); state handles then read and write the
+//! entry for (current key, namespace). Snapshots serialise each key group separately;
+//! a restore keeps the bytes until the operator declares the state again, because only
+//! then are its types known.
+
+use crate::descriptor::{ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor};
+use crate::error::StateError;
+use crate::Key;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::any::Any;
+use std::collections::HashMap;
+use std::hash::Hash;
+use weir_core::key_group::assign_to_key_group;
+use weir_core::key_hash::key_hash;
+use weir_core::{codec, KeyGroupRange};
+
+/// What a state value must be.
+pub trait StateValue: Serialize + DeserializeOwned + Clone + 'static {}
+impl<T: Serialize + DeserializeOwned + Clone + 'static> StateValue for T {}
+
+trait AnyTable {
+    fn as_any_mut(&mut self) -> &mut dyn Any;
+    fn as_any(&self) -> &dyn Any;
+    fn snapshot_group(&self, index: usize) -> Result<Vec<u8>, StateError>;
+    fn restore_group(&mut self, index: usize, bytes: &[u8]) -> Result<(), StateError>;
+}
+
+struct Table<K, N, V> {
+    groups: Vec<HashMap<(K, N), V>>,
+}
+
+impl<K: Key, N: Key, V: StateValue> AnyTable for Table<K, N, V> {
+    fn as_any_mut(&mut self) -> &mut dyn Any {
+        self
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+    fn snapshot_group(&self, index: usize) -> Result<Vec<u8>, StateError> {
+        let entries: Vec<(&(K, N), &V)> = self.groups.get(index).map(|g| g.iter().collect()).unwrap_or_default();
+        Ok(codec::encode(&entries)?)
+    }
+    fn restore_group(&mut self, index: usize, bytes: &[u8]) -> Result<(), StateError> {
+        let entries: Vec<((K, N), V)> = codec::decode(bytes)?;
+        if let Some(g) = self.groups.get_mut(index) {
+            g.extend(entries);
+        }
+        Ok(())
+    }
+}
+
+/// Snapshot of one key group: `(state name, bytes)` for every state with entries.
+pub type KeyGroupSnapshot = Vec<(String, Vec<u8>)>;
+
+/// Keyed state of one operator subtask, on the heap.
+pub struct HeapKeyedStateBackend<K> {
+    range: KeyGroupRange,
+    max_parallelism: u32,
+    current: Option<(K, u32)>,
+    tables: Vec<(String, Box<dyn AnyTable>)>,
+    pending_restore: HashMap<String, Vec<(u32, Vec<u8>)>>,
+}
+
+impl<K: Key> HeapKeyedStateBackend<K> {
+    /// A backend for the key groups in `range` out of `max_parallelism`.
+    pub fn new(range: KeyGroupRange, max_parallelism: u32) -> Self {
+        Self { range, max_parallelism, current: None, tables: Vec::new(), pending_restore: HashMap::new() }
+    }
+
+    /// The key groups this backend owns.
+    pub fn key_group_range(&self) -> KeyGroupRange {
+        self.range
+    }
+
+    /// Makes `key` the current key; returns its key group.
+    pub fn set_current_key(&mut self, key: K) -> Result<u32, StateError> {
+        let kg = assign_to_key_group(key_hash(&key), self.max_parallelism);
+        if !self.range.contains(kg) {
+            return Err(StateError::KeyGroupOutOfRange { key_group: kg, start: self.range.start, end: self.range.end });
+        }
+        self.current = Some((key, kg));
+        Ok(kg)
+    }
+
+    /// The current key, if one is set.
+    pub fn current_key(&self) -> Option<&K> {
+        self.current.as_ref().map(|(k, _)| k)
+    }
+
+    fn table<N: Key, V: StateValue>(&mut self, name: &str) -> Result<&mut HashMap<(K, N), V>, StateError> {
+        let idx = match self.tables.iter().position(|(n, _)| n == name) {
+            Some(i) => i,
+            None => {
+                let mut table: Table<K, N, V> = Table { groups: (0..self.range.len()).map(|_| HashMap::new()).collect() };
+                if let Some(pending) = self.pending_restore.remove(name) {
+                    for (kg, bytes) in pending {
+                        table.restore_group((kg - self.range.start) as usize, &bytes)?;
+                    }
+                }
+                self.tables.push((name.to_string(), Box::new(table)));
+                self.tables.len() - 1
+            }
+        };
+        let (_, kg) = self.current.as_ref().ok_or(StateError::NoCurrentKey)?;
+        let group = (*kg - self.range.start) as usize;
+        let table = self.tables[idx]
+            .1
+            .as_any_mut()
+            .downcast_mut::<Table<K, N, V>>()
+            .ok_or_else(|| StateError::TypeMismatch(name.to_string()))?;
+        Ok(&mut table.groups[group])
+    }
+
+    fn current_entry_key<N: Clone>(&self, namespace: &N) -> Result<(K, N), StateError> {
+        let (k, _) = self.current.as_ref().ok_or(StateError::NoCurrentKey)?;
+        Ok((k.clone(), namespace.clone()))
+    }
+
+    /// The value state `desc` of the current key in `namespace`.
+    pub fn value<N: Key, V: StateValue>(
+        &mut self,
+        desc: &ValueStateDescriptor<V>,
+        namespace: &N,
+    ) -> Result<ValueState<'_, K, N, V>, StateError> {
+        let key = self.current_entry_key(namespace)?;
+        Ok(ValueState { map: self.table(desc.name())?, key })
+    }
+
+    /// The list state `desc` of the current key in `namespace`.
+    pub fn list<N: Key, V: StateValue>(
+        &mut self,
+        desc: &ListStateDescriptor<V>,
+        namespace: &N,
+    ) -> Result<ListState<'_, K, N, V>, StateError> {
+        let key = self.current_entry_key(namespace)?;
+        Ok(ListState { map: self.table(desc.name())?, key })
+    }
+
+    /// The map state `desc` of the current key in `namespace`.
+    pub fn map<N: Key, UK: StateValue + Hash + Eq, UV: StateValue>(
+        &mut self,
+        desc: &MapStateDescriptor<UK, UV>,
+        namespace: &N,
+    ) -> Result<MapState<'_, K, N, UK, UV>, StateError> {
+        let key = self.current_entry_key(namespace)?;
+        Ok(MapState { map: self.table(desc.name())?, key })
+    }
+
+    /// Every (key, namespace) with an entry in the value state `desc`, in all key groups.
+    pub fn entries<N: Key, V: StateValue>(&self, desc: &ValueStateDescriptor<V>) -> Vec<(K, N, V)> {
+        let Some((_, t)) = self.tables.iter().find(|(n, _)| n == desc.name()) else { return Vec::new() };
+        let Some(table) = t.as_any().downcast_ref::<Table<K, N, V>>() else { return Vec::new() };
+        table.groups.iter().flat_map(|g| g.iter().map(|((k, n), v)| (k.clone(), n.clone(), v.clone()))).collect()
+    }
+
+    /// Serialises every key group of this backend.
+    pub fn snapshot(&self) -> Result<Vec<(u32, KeyGroupSnapshot)>, StateError> {
+        let mut out = Vec::with_capacity(self.range.len());
+        for (i, kg) in (self.range.start..=self.range.end).enumerate() {
+            let mut group = Vec::new();
+            for (name, table) in &self.tables {
+                group.push((name.clone(), table.snapshot_group(i)?));
+            }
+            for (name, pending) in &self.pending_restore {
+                if let Some((_, b)) = pending.iter().find(|(g, _)| *g == kg) {
+                    group.push((name.clone(), b.clone()));
+                }
+            }
+            out.push((kg, group));
+        }
+        Ok(out)
+    }
+
+    /// Restores the key groups of `snapshots` that belong to this backend (others are
+    /// skipped, so the same snapshot set can be handed to every new subtask).
+    pub fn restore(&mut self, snapshots: &[(u32, KeyGroupSnapshot)]) {
+        for (kg, group) in snapshots {
+            if !self.range.contains(*kg) {
+                continue;
+            }
+            for (name, bytes) in group {
+                self.pending_restore.entry(name.clone()).or_default().push((*kg, bytes.clone()));
+            }
+        }
+    }
+}
+
+/// A value for the current key and namespace.
+pub struct ValueState<'a, K, N, V> {
+    map: &'a mut HashMap<(K, N), V>,
+    key: (K, N),
+}
+
+impl<K: Key, N: Key, V: StateValue> ValueState<'_, K, N, V> {
+    /// The value, if set.
+    pub fn value(&self) -> Option<V> {
+        self.map.get(&self.key).cloned()
+    }
+    /// A reference to the value, if set.
+    pub fn value_ref(&self) -> Option<&V> {
+        self.map.get(&self.key)
+    }
+    /// Sets the value.
+    pub fn update(&mut self, value: V) {
+        self.map.insert(self.key.clone(), value);
+    }
+    /// Removes the value.
+    pub fn clear(&mut self) {
+        self.map.remove(&self.key);
+    }
+}
+
+/// A list for the current key and namespace.
+pub struct ListState<'a, K, N, V> {
+    map: &'a mut HashMap<(K, N), Vec<V>>,
+    key: (K, N),
+}
+
+impl<K: Key, N: Key, V: StateValue> ListState<'_, K, N, V> {
+    /// The elements (empty if none).
+    pub fn get(&self) -> &[V] {
+        self.map.get(&self.key).map(|v| v.as_slice()).unwrap_or(&[])
+    }
+    /// Appends one element.
+    pub fn add(&mut self, value: V) {
+        self.map.entry(self.key.clone()).or_default().push(value);
+    }
+    /// Replaces the elements.
+    pub fn update(&mut self, values: Vec<V>) {
+        if values.is_empty() {
+            self.map.remove(&self.key);
+        } else {
+            self.map.insert(self.key.clone(), values);
+        }
+    }
+    /// Removes the list.
+    pub fn clear(&mut self) {
+        self.map.remove(&self.key);
+    }
+}
+
+/// A map for the current key and namespace.
+pub struct MapState<'a, K, N, UK, UV> {
+    map: &'a mut HashMap<(K, N), HashMap<UK, UV>>,
+    key: (K, N),
+}
+
+impl<K: Key, N: Key, UK: StateValue + Hash + Eq, UV: StateValue> MapState<'_, K, N, UK, UV> {
+    /// The value under `user_key`.
+    pub fn get(&self, user_key: &UK) -> Option<&UV> {
+        self.map.get(&self.key).and_then(|m| m.get(user_key))
+    }
+    /// Sets `user_key` to `value`.
+    pub fn put(&mut self, user_key: UK, value: UV) {
+        self.map.entry(self.key.clone()).or_default().insert(user_key, value);
+    }
+    /// Removes `user_key`.
+    pub fn remove(&mut self, user_key: &UK) {
+        if let Some(m) = self.map.get_mut(&self.key) {
+            m.remove(user_key);
+            if m.is_empty() {
+                self.map.remove(&self.key);
+            }
+        }
+    }
+    /// True if `user_key` is present.
+    pub fn contains(&self, user_key: &UK) -> bool {
+        self.get(user_key).is_some()
+    }
+    /// Every entry, in no particular order.
+    pub fn entries(&self) -> Vec<(UK, UV)> {
+        self.map.get(&self.key).map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()).unwrap_or_default()
+    }
+    /// Removes the whole map.
+    pub fn clear(&mut self) {
+        self.map.remove(&self.key);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::VoidNamespace;
+
+    fn full_range() -> HeapKeyedStateBackend<String> {
+        HeapKeyedStateBackend::new(KeyGroupRange::new(0, 127), 128)
+    }
+
+    #[test]
+    fn value_state_is_scoped_to_the_current_key() {
+        let desc = ValueStateDescriptor::<u64>::new("count");
+        let mut b = full_range();
+        b.set_current_key("a".into()).unwrap();
+        b.value(&desc, &VoidNamespace).unwrap().update(1);
+        b.set_current_key("b".into()).unwrap();
+        assert_eq!(b.value(&desc, &VoidNamespace).unwrap().value(), None);
+        b.value(&desc, &VoidNamespace).unwrap().update(7);
+        b.set_current_key("a".into()).unwrap();
+        assert_eq!(b.value(&desc, &VoidNamespace).unwrap().value(), Some(1));
+    }
+
+    #[test]
+    fn list_and_map_state_keep_their_elements_per_key_and_namespace() {
+        let list = ListStateDescriptor::<u32>::new("l");
+        let map = MapStateDescriptor::<String, u32>::new("m");
+        let mut b = full_range();
+        b.set_current_key("k".into()).unwrap();
+        b.list(&list, &1u64).unwrap().add(1);
+        b.list(&list, &1u64).unwrap().add(2);
+        b.list(&list, &2u64).unwrap().add(3);
+        assert_eq!(b.list(&list, &1u64).unwrap().get(), &[1, 2]);
+        assert_eq!(b.list(&list, &2u64).unwrap().get(), &[3]);
+        b.map(&map, &VoidNamespace).unwrap().put("x".into(), 5);
+        assert_eq!(b.map(&map, &VoidNamespace).unwrap().get(&"x".to_string()), Some(&5));
+        b.map(&map, &VoidNamespace).unwrap().remove(&"x".to_string());
+        assert!(!b.map(&map, &VoidNamespace).unwrap().contains(&"x".to_string()));
+    }
+
+    #[test]
+    fn state_without_a_current_key_is_an_error() {
+        let mut b = full_range();
+        let err = b.value(&ValueStateDescriptor::<u8>::new("v"), &VoidNamespace).err().unwrap();
+        assert!(matches!(err, StateError::NoCurrentKey));
+    }
+
+    #[test]
+    fn same_name_with_another_type_is_a_type_mismatch() {
+        let mut b = full_range();
+        b.set_current_key("a".into()).unwrap();
+        b.value(&ValueStateDescriptor::<u8>::new("v"), &VoidNamespace).unwrap().update(1);
+        let err = b.value(&ValueStateDescriptor::<String>::new("v"), &VoidNamespace).err().unwrap();
+        assert!(matches!(err, StateError::TypeMismatch(_)));
+    }
+
+    #[test]
+    fn key_outside_the_key_group_range_is_rejected() {
+        let mut b: HeapKeyedStateBackend<u64> = HeapKeyedStateBackend::new(KeyGroupRange::new(0, 0), 128);
+        let foreign = (0u64..1000).find(|k| assign_to_key_group(key_hash(k), 128) != 0).unwrap();
+        assert!(matches!(b.set_current_key(foreign), Err(StateError::KeyGroupOutOfRange { .. })));
+    }
+
+    #[test]
+    fn snapshot_restores_at_another_parallelism_by_key_group() {
+        let desc = ValueStateDescriptor::<u64>::new("sum");
+        let mut whole: HeapKeyedStateBackend<u64> = HeapKeyedStateBackend::new(KeyGroupRange::new(0, 127), 128);
+        for k in 0..100u64 {
+            whole.set_current_key(k).unwrap();
+            whole.value(&desc, &VoidNamespace).unwrap().update(k * 10);
+        }
+        let snap = whole.snapshot().unwrap();
+        let mut restored = Vec::new();
+        for i in 0..3 {
+            let mut part: HeapKeyedStateBackend<u64> = HeapKeyedStateBackend::new(KeyGroupRange::for_subtask(128, 3, i), 128);
+            part.restore(&snap);
+            // Declaring the state materialises it.
+            let any_key = (0..100u64).find(|k| part.key_group_range().contains(assign_to_key_group(key_hash(k), 128)));
+            if let Some(k) = any_key {
+                part.set_current_key(k).unwrap();
+                part.value(&desc, &VoidNamespace).unwrap();
+            }
+            restored.extend(part.entries::<VoidNamespace, u64>(&desc).into_iter().map(|(k, _, v)| (k, v)));
+        }
+        restored.sort();
+        assert_eq!(restored, (0..100u64).map(|k| (k, k * 10)).collect::<Vec<_>>());
+    }
+}

@@ -1,0 +1,57 @@
+//! `weir bench`: records/s of the benchmark pipelines, measured in one run so the
+//! figures can be compared as ratios.
+
+use super::JobArgs;
+use super::commands::build_job;
+use anyhow::Result;
+use clap::Args;
+use std::time::Instant;
+
+/// Options of `weir bench`.
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// Records per run.
+    #[arg(long, default_value_t = 20_000_000)]
+    pub records: u64,
+    /// Distinct keys of the keyed benchmark.
+    #[arg(long, default_value_t = 10_000)]
+    pub keys: u64,
+    /// Runs per case; the best is reported.
+    #[arg(long, default_value_t = 3)]
+    pub runs: u32,
+}
+
+fn measure(program: &str, parallelism: u32, args: &BenchArgs) -> Result<f64> {
+    let job = JobArgs {
+        program: program.to_string(),
+        parallelism: Some(parallelism),
+        args: vec![format!("records={}", args.records), format!("keys={}", args.keys)],
+        max_parallelism: None,
+        disable_chaining: false,
+        buffer_timeout: None,
+    };
+    let mut best = 0f64;
+    for _ in 0..args.runs.max(1) {
+        let (env, _) = build_job(&job)?;
+        let start = Instant::now();
+        env.execute(program)?;
+        let rate = args.records as f64 / start.elapsed().as_secs_f64();
+        best = best.max(rate);
+    }
+    Ok(best)
+}
+
+/// Runs every case and prints records/s.
+pub fn run(args: &BenchArgs) -> Result<()> {
+    println!("records per run: {}, best of {} runs", args.records, args.runs);
+    let cases = [
+        ("(a) generator -> map -> filter -> discard, chained, p=1", "bench-chain", 1),
+        ("(b) generator -> key_by -> sum -> discard, p=1", "bench-keyed", 1),
+        ("(b) generator -> key_by -> sum -> discard, p=2", "bench-keyed", 2),
+    ];
+    for (label, program, p) in cases {
+        let rate = measure(program, p, args)?;
+        println!("{label}: {:.2} M records/s", rate / 1e6);
+    }
+    Ok(())
+}

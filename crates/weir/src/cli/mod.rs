@@ -1,0 +1,57 @@
+//! The `weir` command line.
+
+pub mod bench;
+pub mod commands;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Weir: a Flink-class stream processor in one native binary.
+#[derive(Debug, Parser)]
+#[command(name = "weir", version, about, long_about = None)]
+pub struct Cli {
+    /// The command.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run a program on the embedded in-process cluster.
+    Local(JobArgs),
+    /// Print the JobGraph a program compiles to.
+    Plan {
+        /// Program and settings.
+        #[command(flatten)]
+        job: JobArgs,
+        /// Print the stable JSON form.
+        #[arg(long)]
+        json: bool,
+    },
+    /// List the programs this binary can run.
+    Programs,
+    /// Measure records/s of the benchmark pipelines.
+    Bench(bench::BenchArgs),
+}
+
+/// A program with its arguments and job settings.
+#[derive(Debug, Args, Clone)]
+pub struct JobArgs {
+    /// The program's name (see `weir programs`).
+    pub program: String,
+    /// Default parallelism (`parallelism.default`).
+    #[arg(short = 'p', long = "parallelism")]
+    pub parallelism: Option<u32>,
+    /// A program argument `key=value`; repeatable.
+    #[arg(long = "arg", value_name = "KEY=VALUE")]
+    pub args: Vec<String>,
+    /// Job-wide max parallelism (`pipeline.max-parallelism`).
+    #[arg(long = "max-parallelism")]
+    pub max_parallelism: Option<u32>,
+    /// Turn operator chaining off (`pipeline.operator-chaining.enabled: false`).
+    #[arg(long = "disable-chaining")]
+    pub disable_chaining: bool,
+    /// Buffer timeout in ms (`execution.buffer-timeout.interval`; 0 = flush every record).
+    #[arg(long = "buffer-timeout", allow_hyphen_values = true)]
+    pub buffer_timeout: Option<i64>,
+}

@@ -1,0 +1,78 @@
+//! `keyed-sum`: a sum per key in keyed ValueState, printed once per key at the end.
+//!
+//! A seeded generator of `records` (key, value) pairs over `keys` keys → key_by(key)
+//! → per-key sum in `ValueState`; on the first record of a key an event-time timer at
+//! the MAX watermark is registered, so when the bounded input ends (and the MAX
+//! watermark arrives) one `key,sum` line per key is emitted.
+
+use super::{sink_lines, OUTPUT_ARG};
+use weir_api::prelude::*;
+use weir_api::program::ArgSpec;
+
+/// The program.
+pub fn program() -> Program {
+    Program {
+        name: "keyed-sum",
+        description: "sums generated (key, value) records per key; prints key,sum per key at the end",
+        args: &[
+            ArgSpec { name: "keys", help: "number of distinct keys (default 100)" },
+            ArgSpec { name: "records", help: "number of records (default 100000)" },
+            ArgSpec { name: "seed", help: "generator seed (default 42)" },
+            OUTPUT_ARG,
+        ],
+        build,
+    }
+}
+
+/// Record `index` of the generator: a key below `keys` and a value below 1000.
+pub fn generate(keys: u64) -> impl Fn(u64, &mut Rng) -> (u64, u64) + Send + Sync + Clone + 'static {
+    move |_i, rng| (rng.next_below(keys), rng.next_below(1000))
+}
+
+fn build(env: &StreamExecutionEnvironment, args: &ProgramArgs) -> Result<(), ProgramError> {
+    let keys = args.get_u64("keys", 100)?;
+    let records = args.get_u64("records", 100_000)?;
+    let seed = args.get_u64("seed", 42)?;
+    if keys == 0 {
+        return Err(ProgramError::InvalidValue { key: "keys".into(), value: "0".into(), reason: "expected at least 1".into() });
+    }
+    let sums = env
+        .from_generator(records, seed, generate(keys))
+        .key_by(|r: &(u64, u64)| r.0)
+        .process(SumAtEnd)
+        .name("Sum")
+        .map(|(k, s): (u64, u64)| format!("{k},{s}"));
+    sink_lines(&sums, args);
+    Ok(())
+}
+
+/// Sums values per key; emits `(key, sum)` when the watermark passes the end of input.
+#[derive(Clone)]
+pub struct SumAtEnd;
+
+const SUM: &str = "sum";
+
+impl KeyedProcessFunction<u64, (u64, u64), (u64, u64)> for SumAtEnd {
+    fn process_element(
+        &mut self,
+        (_, value): (u64, u64),
+        ctx: &mut KeyedContext<'_, u64>,
+        _out: &mut Collector<'_, (u64, u64)>,
+    ) -> Result<(), UserError> {
+        let mut sum = ctx.value_state(&ValueStateDescriptor::<u64>::new(SUM))?;
+        let first = sum.value_ref().is_none();
+        let s = sum.value().unwrap_or(0) + value;
+        sum.update(s);
+        if first {
+            ctx.register_event_time_timer(i64::MAX)?;
+        }
+        Ok(())
+    }
+
+    fn on_timer(&mut self, _ts: i64, ctx: &mut KeyedContext<'_, u64>, out: &mut Collector<'_, (u64, u64)>) -> Result<(), UserError> {
+        let key = ctx.current_key().copied().unwrap_or_default();
+        let sum = ctx.value_state(&ValueStateDescriptor::<u64>::new(SUM))?.value().unwrap_or(0);
+        out.collect((key, sum));
+        Ok(())
+    }
+}

@@ -1,0 +1,36 @@
+//! The programs built into the stock `weir` binary.
+
+pub mod bench;
+pub mod keyed_sum;
+pub mod wordcount;
+
+use weir_api::prelude::*;
+use weir_api::program::ArgSpec;
+
+/// The registry of built-in programs.
+pub fn builtin_registry() -> ProgramRegistry {
+    let mut r = ProgramRegistry::new();
+    r.register(wordcount::program());
+    r.register(keyed_sum::program());
+    r.register(bench::chain_program());
+    r.register(bench::keyed_program());
+    r
+}
+
+/// The `output` argument shared by the programs.
+pub const OUTPUT_ARG: ArgSpec = ArgSpec {
+    name: "output",
+    help: "directory for part files, one per sink subtask (default: print to stdout)",
+};
+
+/// Sends `stream` to stdout, or to part files under `--arg output=DIR`.
+pub fn sink_lines(stream: &DataStream<String>, args: &ProgramArgs) {
+    match args.get("output") {
+        Some(dir) => {
+            stream.write_as_text(dir);
+        }
+        None => {
+            stream.print();
+        }
+    }
+}

@@ -1,0 +1,85 @@
+//! The `weir` command line: plans, local runs and clear one-line errors on bad input.
+
+use std::process::Command;
+
+fn weir(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_weir")).args(args).output().expect("run weir");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn assert_one_line_error(args: &[&str], needle: &str) {
+    let (code, _out, err) = weir(args);
+    assert_ne!(code, 0, "{args:?} should fail");
+    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: expected one line, got: {err}");
+    assert!(err.contains(needle), "{args:?}: '{err}' does not mention '{needle}'");
+    assert!(!err.contains("panicked") && !err.contains("RUST_BACKTRACE"), "{err}");
+}
+
+#[test]
+fn plan_of_wordcount_at_p2_has_two_vertices_joined_by_one_hash_edge() {
+    let (code, out, err) = weir(&["plan", "wordcount", "-p", "2", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let plan: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let vertices = plan["vertices"].as_array().unwrap();
+    assert_eq!(vertices.len(), 2);
+    assert_eq!(vertices[0]["name"], "Source: Built-in Text -> Tokenizer");
+    assert_eq!(vertices[1]["name"], "Count -> Map -> Sink: Print to Std. Out");
+    assert_eq!(vertices[0]["parallelism"], 2);
+    assert_eq!(vertices[1]["max_parallelism"], 128);
+    let edges = plan["edges"].as_array().unwrap();
+    assert_eq!(edges.len(), 1);
+    assert_eq!(edges[0]["ship_strategy"], "HASH");
+    assert_eq!(edges[0]["distribution_pattern"], "ALL_TO_ALL");
+    assert_eq!(edges[0]["source"], vertices[0]["id"]);
+    assert_eq!(edges[0]["target"], vertices[1]["id"]);
+}
+
+#[test]
+fn plan_text_lists_vertices_and_edges() {
+    let (code, out, err) = weir(&["plan", "keyed-sum", "-p", "3"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("Source: Generator"), "{out}");
+    assert!(out.contains("HASH"), "{out}");
+}
+
+#[test]
+fn local_wordcount_prints_word_count_lines_with_subtask_prefixes() {
+    let (code, out, err) = weir(&["local", "wordcount", "-p", "2"]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines.iter().all(|l| l.starts_with("1> ") || l.starts_with("2> ")), "{out}");
+    assert!(lines.iter().any(|l| l.ends_with("> the,7")), "{out}");
+    let (code, out, _) = weir(&["local", "wordcount"]);
+    assert_eq!(code, 0);
+    assert!(out.lines().any(|l| l == "the,7"), "{out}");
+}
+
+#[test]
+fn local_keyed_sum_prints_one_line_per_key() {
+    let (code, out, err) = weir(&["local", "keyed-sum", "-p", "2", "--arg", "keys=7", "--arg", "records=1000"]);
+    assert_eq!(code, 0, "{err}");
+    let mut keys: Vec<u64> = out
+        .lines()
+        .map(|l| l.split_once("> ").map(|(_, r)| r).unwrap_or(l))
+        .map(|l| l.split(',').next().unwrap().parse().unwrap())
+        .collect();
+    keys.sort();
+    assert_eq!(keys, (0..7).collect::<Vec<_>>());
+}
+
+#[test]
+fn bad_input_gets_a_clear_one_line_error() {
+    assert_one_line_error(&["local", "nosuch"], "unknown program 'nosuch'");
+    assert_one_line_error(&["plan", "nosuch"], "available programs:");
+    assert_one_line_error(&["local", "keyed-sum", "--arg", "keys"], "malformed --arg 'keys'");
+    assert_one_line_error(&["local", "keyed-sum", "--arg", "kes=3"], "unknown argument 'kes'");
+    assert_one_line_error(&["local", "keyed-sum", "--arg", "keys=x"], "invalid value 'x' for argument 'keys'");
+    assert_one_line_error(&["local", "keyed-sum", "-p", "0"], "Operator parallelism not within bounds: 0");
+    assert_one_line_error(&["plan", "keyed-sum", "-p", "40000"], "Operator parallelism not within bounds: 40000");
+    assert_one_line_error(&["plan", "keyed-sum", "-p", "8", "--max-parallelism", "4"], "max parallelism 4");
+    assert_one_line_error(&["local", "wordcount", "--arg", "input=/nonexistent/file.txt"], "cannot read input file /nonexistent/file.txt");
+}
