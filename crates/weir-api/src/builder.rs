@@ -45,7 +45,12 @@ pub struct GraphBuilder {
 }
 
 impl GraphBuilder {
-    pub(crate) fn add_node(&mut self, name: impl Into<String>, kind: NodeKind, factory: OperatorFactory) -> StreamNodeId {
+    pub(crate) fn add_node(
+        &mut self,
+        name: impl Into<String>,
+        kind: NodeKind,
+        factory: OperatorFactory,
+    ) -> StreamNodeId {
         let id = self.nodes.len() as StreamNodeId;
         self.nodes.push(PendingNode {
             name: name.into(),
@@ -67,7 +72,9 @@ impl GraphBuilder {
             return Err(ApiError::InvalidPipeline(e.clone()));
         }
         if self.nodes.is_empty() {
-            return Err(ApiError::InvalidPipeline("the pipeline has no operators: add a source and a sink".into()));
+            return Err(ApiError::InvalidPipeline(
+                "the pipeline has no operators: add a source and a sink".into(),
+            ));
         }
         check_parallelism(config.parallelism, config.max_parallelism)
             .map_err(|e| ApiError::InvalidPipeline(e.to_string()))?;
@@ -82,7 +89,10 @@ impl GraphBuilder {
                 parallelism: n.parallelism.unwrap_or(config.parallelism),
                 max_parallelism: n.max_parallelism,
                 chaining_strategy: n.chaining_strategy,
-                slot_sharing_group: n.slot_sharing_group.clone().unwrap_or_else(|| DEFAULT_SLOT_SHARING_GROUP.to_string()),
+                slot_sharing_group: n
+                    .slot_sharing_group
+                    .clone()
+                    .unwrap_or_else(|| DEFAULT_SLOT_SHARING_GROUP.to_string()),
                 uid: n.uid.clone(),
                 keyed: n.keyed,
             })
@@ -90,7 +100,10 @@ impl GraphBuilder {
         for n in &nodes {
             let max = n.max_parallelism.or(config.max_parallelism);
             check_parallelism(n.parallelism, max).map_err(|e| match e {
-                weir_core::CoreError::ParallelismAboveMax { parallelism, max_parallelism } => ApiError::InvalidPipeline(format!(
+                weir_core::CoreError::ParallelismAboveMax {
+                    parallelism,
+                    max_parallelism,
+                } => ApiError::InvalidPipeline(format!(
                     "operator '{}' has parallelism {parallelism}, higher than its max parallelism {max_parallelism}",
                     n.name
                 )),
@@ -111,10 +124,19 @@ impl GraphBuilder {
                 }
                 Some(p) => p,
             };
-            edges.push(StreamEdge { source: e.source, target: e.target, partitioner });
+            edges.push(StreamEdge {
+                source: e.source,
+                target: e.target,
+                partitioner,
+            });
         }
         Ok(ExecutableGraph {
-            stream_graph: StreamGraph { job_name: job_name.to_string(), config: config.clone(), nodes, edges },
+            stream_graph: StreamGraph {
+                job_name: job_name.to_string(),
+                config: config.clone(),
+                nodes,
+                edges,
+            },
             factories: self.factories.clone(),
             selectors: self.selectors.clone(),
         })

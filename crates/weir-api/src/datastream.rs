@@ -33,7 +33,11 @@ pub struct DataStream<T> {
 
 impl<T> Clone for DataStream<T> {
     fn clone(&self) -> Self {
-        Self { builder: self.builder.clone(), inputs: self.inputs.clone(), _t: PhantomData }
+        Self {
+            builder: self.builder.clone(),
+            inputs: self.inputs.clone(),
+            _t: PhantomData,
+        }
     }
 }
 
@@ -52,7 +56,9 @@ macro_rules! node_settings {
 
         /// Sets the operator's max parallelism (number of key groups).
         pub fn set_max_parallelism(self, max_parallelism: u32) -> Self {
-            self.with_node("set_max_parallelism", |n| n.max_parallelism = Some(max_parallelism))
+            self.with_node("set_max_parallelism", |n| {
+                n.max_parallelism = Some(max_parallelism)
+            })
         }
 
         /// Names the operator.
@@ -69,12 +75,16 @@ macro_rules! node_settings {
 
         /// Never chains this operator to its predecessor or successors.
         pub fn disable_chaining(self) -> Self {
-            self.with_node("disable_chaining", |n| n.chaining_strategy = ChainingStrategy::Never)
+            self.with_node("disable_chaining", |n| {
+                n.chaining_strategy = ChainingStrategy::Never
+            })
         }
 
         /// Starts a new chain at this operator.
         pub fn start_new_chain(self) -> Self {
-            self.with_node("start_new_chain", |n| n.chaining_strategy = ChainingStrategy::Head)
+            self.with_node("start_new_chain", |n| {
+                n.chaining_strategy = ChainingStrategy::Head
+            })
         }
 
         /// Puts the operator into a slot sharing group.
@@ -98,7 +108,15 @@ impl DataStreamSink {
 
 impl<T: Data> DataStream<T> {
     pub(crate) fn from_node(builder: Rc<RefCell<GraphBuilder>>, node: StreamNodeId) -> Self {
-        Self { builder, inputs: vec![StreamInput { node, partitioner: None, selector: None }], _t: PhantomData }
+        Self {
+            builder,
+            inputs: vec![StreamInput {
+                node,
+                partitioner: None,
+                selector: None,
+            }],
+            _t: PhantomData,
+        }
     }
 
     fn with_node(self, what: &str, f: impl FnOnce(&mut crate::builder::PendingNode)) -> Self {
@@ -110,7 +128,9 @@ impl<T: Data> DataStream<T> {
                         f(n);
                     }
                 }
-                _ => b.errors.push(format!("{what}() applies to an operator, not to a union or re-partitioned stream")),
+                _ => b.errors.push(format!(
+                    "{what}() applies to an operator, not to a union or re-partitioned stream"
+                )),
             }
         }
         self
@@ -119,12 +139,22 @@ impl<T: Data> DataStream<T> {
     node_settings!();
 
     /// Adds a one-input operator fed by this stream.
-    pub fn transform<O: Data>(&self, name: impl Into<String>, kind: NodeKind, keyed: bool, factory: OperatorFactory) -> DataStream<O> {
+    pub fn transform<O: Data>(
+        &self,
+        name: impl Into<String>,
+        kind: NodeKind,
+        keyed: bool,
+        factory: OperatorFactory,
+    ) -> DataStream<O> {
         let mut b = self.builder.borrow_mut();
         let id = b.add_node(name, kind, factory);
         b.nodes[id as usize].keyed = keyed;
         for input in &self.inputs {
-            b.edges.push(crate::builder::PendingEdge { source: input.node, target: id, partitioner: input.partitioner });
+            b.edges.push(crate::builder::PendingEdge {
+                source: input.node,
+                target: id,
+                partitioner: input.partitioner,
+            });
             if let Some(sel) = &input.selector {
                 b.selectors.insert((input.node, id), sel.clone());
             }
@@ -137,20 +167,30 @@ impl<T: Data> DataStream<T> {
         let inputs = self
             .inputs
             .iter()
-            .map(|i| StreamInput { node: i.node, partitioner: Some(partitioner), selector: selector.clone() })
+            .map(|i| StreamInput {
+                node: i.node,
+                partitioner: Some(partitioner),
+                selector: selector.clone(),
+            })
             .collect();
-        DataStream { builder: self.builder.clone(), inputs, _t: PhantomData }
+        DataStream {
+            builder: self.builder.clone(),
+            inputs,
+            _t: PhantomData,
+        }
     }
 
     /// Applies `f` to every record.
     pub fn map<O: Data>(&self, f: impl Fn(T) -> O + Clone + Send + Sync + 'static) -> DataStream<O> {
-        let factory = OperatorFactory::one_input::<T, O>(move |_ctx, out| Ok(Box::new(MapOperator::new(f.clone(), out))));
+        let factory =
+            OperatorFactory::one_input::<T, O>(move |_ctx, out| Ok(Box::new(MapOperator::new(f.clone(), out))));
         self.transform("Map", NodeKind::Operator, false, factory)
     }
 
     /// Keeps the records for which `f` is true.
     pub fn filter(&self, f: impl Fn(&T) -> bool + Clone + Send + Sync + 'static) -> DataStream<T> {
-        let factory = OperatorFactory::one_input::<T, T>(move |_ctx, out| Ok(Box::new(FilterOperator::new(f.clone(), out))));
+        let factory =
+            OperatorFactory::one_input::<T, T>(move |_ctx, out| Ok(Box::new(FilterOperator::new(f.clone(), out))));
         self.transform("Filter", NodeKind::Operator, false, factory)
     }
 
@@ -180,7 +220,11 @@ impl<T: Data> DataStream<T> {
         for o in others {
             inputs.extend(o.inputs.iter().cloned());
         }
-        DataStream { builder: self.builder.clone(), inputs, _t: PhantomData }
+        DataStream {
+            builder: self.builder.clone(),
+            inputs,
+            _t: PhantomData,
+        }
     }
 
     /// Sends each record to the same-index downstream subtask (parallelisms must match).
@@ -220,7 +264,10 @@ impl<T: Data> DataStream<T> {
     ) -> DataStreamSink {
         let factory = OperatorFactory::one_input::<T, ()>(move |ctx, _out| build(ctx));
         let s: DataStream<()> = self.transform(name, NodeKind::Sink, false, factory);
-        DataStreamSink { builder: self.builder.clone(), node: s.inputs[0].node }
+        DataStreamSink {
+            builder: self.builder.clone(),
+            node: s.inputs[0].node,
+        }
     }
 
     /// Prints every record to stdout, prefixed `N> ` when the sink runs with parallelism > 1.
@@ -228,7 +275,9 @@ impl<T: Data> DataStream<T> {
     where
         T: Display,
     {
-        self.add_sink("Sink: Print to Std. Out", |ctx| Ok(Box::new(PrintSink::new(ctx.subtask_index, ctx.parallelism))))
+        self.add_sink("Sink: Print to Std. Out", |ctx| {
+            Ok(Box::new(PrintSink::new(ctx.subtask_index, ctx.parallelism)))
+        })
     }
 
     /// Writes one line per record into `dir/part-<subtask>`.
@@ -237,7 +286,9 @@ impl<T: Data> DataStream<T> {
         T: Display,
     {
         let dir = dir.into();
-        self.add_sink("Sink: Text File", move |ctx| Ok(Box::new(TextFileSink::create(&dir, ctx.subtask_index)?)))
+        self.add_sink("Sink: Text File", move |ctx| {
+            Ok(Box::new(TextFileSink::create(&dir, ctx.subtask_index)?))
+        })
     }
 
     /// Drops every record.

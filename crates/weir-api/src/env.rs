@@ -33,7 +33,11 @@ impl Default for StreamExecutionEnvironment {
 impl StreamExecutionEnvironment {
     /// An environment with Flink's defaults (parallelism 1, chaining on, buffer timeout 100 ms).
     pub fn new() -> Self {
-        Self { config: ExecutionConfig::default(), network: NetworkConfig::default(), builder: Rc::default() }
+        Self {
+            config: ExecutionConfig::default(),
+            network: NetworkConfig::default(),
+            builder: Rc::default(),
+        }
     }
 
     /// The default parallelism of operators that set none.
@@ -84,7 +88,11 @@ impl StreamExecutionEnvironment {
         build: impl Fn(&TaskContext) -> Result<Box<dyn SourceFunction<T>>, TaskError> + Send + Sync + 'static,
     ) -> DataStream<T> {
         let mut b = self.builder.borrow_mut();
-        let id = b.add_node(format!("Source: {}", name.into()), NodeKind::Source, OperatorFactory::source::<T>(build));
+        let id = b.add_node(
+            format!("Source: {}", name.into()),
+            NodeKind::Source,
+            OperatorFactory::source::<T>(build),
+        );
         b.nodes[id as usize].parallelism = parallelism;
         drop(b);
         DataStream::from_node(self.builder.clone(), id)
@@ -94,7 +102,11 @@ impl StreamExecutionEnvironment {
     pub fn from_collection<T: Data + Sync>(&self, items: Vec<T>) -> DataStream<T> {
         let items = Arc::new(items);
         self.add_source("Collection Source", Some(1), move |ctx| {
-            Ok(Box::new(CollectionSource::new(&items, ctx.subtask_index, ctx.parallelism)))
+            Ok(Box::new(CollectionSource::new(
+                &items,
+                ctx.subtask_index,
+                ctx.parallelism,
+            )))
         })
     }
 
@@ -106,9 +118,15 @@ impl StreamExecutionEnvironment {
         seed: u64,
         f: impl Fn(u64, &mut Rng) -> T + Send + Sync + 'static,
     ) -> DataStream<T> {
-        let f: Arc<dyn Fn(u64, &mut Rng) -> T + Send + Sync> = Arc::new(f);
+        let f: weir_connectors::source::generator::GeneratorFn<T> = Arc::new(f);
         self.add_source("Generator", None, move |ctx| {
-            Ok(Box::new(GeneratorSource::new(count, seed, f.clone(), ctx.subtask_index, ctx.parallelism)))
+            Ok(Box::new(GeneratorSource::new(
+                count,
+                seed,
+                f.clone(),
+                ctx.subtask_index,
+                ctx.parallelism,
+            )))
         })
     }
 
@@ -116,7 +134,11 @@ impl StreamExecutionEnvironment {
     pub fn read_text_file(&self, path: impl Into<PathBuf>) -> DataStream<String> {
         let path = path.into();
         self.add_source("TextFile", Some(1), move |ctx| {
-            Ok(Box::new(TextFileSource::new(path.clone(), ctx.subtask_index, ctx.parallelism)))
+            Ok(Box::new(TextFileSource::new(
+                path.clone(),
+                ctx.subtask_index,
+                ctx.parallelism,
+            )))
         })
     }
 

@@ -1,10 +1,13 @@
 //! User functions and the contexts they are called with.
 
+use weir_core::StreamRecord;
 use weir_runtime::error::{TaskError, UserError};
 use weir_runtime::operator::Output;
 use weir_state::heap::{ListState, MapState, StateValue, ValueState};
-use weir_state::{HeapKeyedStateBackend, ListStateDescriptor, MapStateDescriptor, StateError, TimerService, ValueStateDescriptor, VoidNamespace};
-use weir_core::StreamRecord;
+use weir_state::{
+    HeapKeyedStateBackend, ListStateDescriptor, MapStateDescriptor, StateError, TimerService, ValueStateDescriptor,
+    VoidNamespace,
+};
 
 /// What a key must be: hashable, ordered (for timers), serialisable (for the stable
 /// key hash and snapshots).
@@ -21,14 +24,21 @@ pub struct Collector<'a, O> {
 impl<'a, O> Collector<'a, O> {
     /// A collector emitting to `output` with `timestamp`.
     pub fn new(output: &'a mut dyn Output<O>, timestamp: Option<i64>) -> Self {
-        Self { output, timestamp, error: None }
+        Self {
+            output,
+            timestamp,
+            error: None,
+        }
     }
 
     /// Emits one value.
     #[inline]
     pub fn collect(&mut self, value: O) {
         if self.error.is_none() {
-            if let Err(e) = self.output.collect(StreamRecord { value, timestamp: self.timestamp }) {
+            if let Err(e) = self.output.collect(StreamRecord {
+                value,
+                timestamp: self.timestamp,
+            }) {
                 self.error = Some(e);
             }
         }
@@ -68,12 +78,18 @@ impl<'a, K: KeyType> KeyedContext<'a, K> {
     }
 
     /// The value state `desc` of the current key.
-    pub fn value_state<V: StateValue>(&mut self, desc: &ValueStateDescriptor<V>) -> Result<ValueState<'_, K, VoidNamespace, V>, StateError> {
+    pub fn value_state<V: StateValue>(
+        &mut self,
+        desc: &ValueStateDescriptor<V>,
+    ) -> Result<ValueState<'_, K, VoidNamespace, V>, StateError> {
         self.backend.value(desc, &VoidNamespace)
     }
 
     /// The list state `desc` of the current key.
-    pub fn list_state<V: StateValue>(&mut self, desc: &ListStateDescriptor<V>) -> Result<ListState<'_, K, VoidNamespace, V>, StateError> {
+    pub fn list_state<V: StateValue>(
+        &mut self,
+        desc: &ListStateDescriptor<V>,
+    ) -> Result<ListState<'_, K, VoidNamespace, V>, StateError> {
         self.backend.list(desc, &VoidNamespace)
     }
 
@@ -115,10 +131,20 @@ pub trait KeyedProcessFunction<K: KeyType, I, O>: Clone + Send + Sync + 'static 
     }
 
     /// Called for every record, with the record's key current.
-    fn process_element(&mut self, value: I, ctx: &mut KeyedContext<'_, K>, out: &mut Collector<'_, O>) -> Result<(), UserError>;
+    fn process_element(
+        &mut self,
+        value: I,
+        ctx: &mut KeyedContext<'_, K>,
+        out: &mut Collector<'_, O>,
+    ) -> Result<(), UserError>;
 
     /// Called when an event-time timer of the current key fires.
-    fn on_timer(&mut self, _timestamp: i64, _ctx: &mut KeyedContext<'_, K>, _out: &mut Collector<'_, O>) -> Result<(), UserError> {
+    fn on_timer(
+        &mut self,
+        _timestamp: i64,
+        _ctx: &mut KeyedContext<'_, K>,
+        _out: &mut Collector<'_, O>,
+    ) -> Result<(), UserError> {
         Ok(())
     }
 }

@@ -37,7 +37,13 @@ impl<K: KeyType, T: Data> KeyedStream<K, T> {
         let op_name = name.to_string();
         let factory = OperatorFactory::one_input::<T, O>(move |ctx, out| {
             let backend = HeapKeyedStateBackend::new(ctx.key_group_range(), ctx.max_parallelism);
-            Ok(Box::new(KeyedProcessOperator::new(op_name.clone(), f.clone(), ks.clone(), backend, out)?))
+            Ok(Box::new(KeyedProcessOperator::new(
+                op_name.clone(),
+                f.clone(),
+                ks.clone(),
+                backend,
+                out,
+            )?))
         });
         self.stream.transform(name, NodeKind::Operator, true, factory)
     }
@@ -45,7 +51,13 @@ impl<K: KeyType, T: Data> KeyedStream<K, T> {
     /// A rolling reduce: emits `f(previous result, record)` for every record (the first
     /// record of a key is emitted as it is).
     pub fn reduce(&self, f: impl Fn(T, T) -> T + Clone + Send + Sync + 'static) -> DataStream<T> {
-        self.process_named("Keyed Reduce", RollingReduce { f, desc: ValueStateDescriptor::new("_reduce") })
+        self.process_named(
+            "Keyed Reduce",
+            RollingReduce {
+                f,
+                desc: ValueStateDescriptor::new("_reduce"),
+            },
+        )
     }
 
     /// A rolling sum of the field `field` selects: emits the key's first record with
@@ -99,8 +111,15 @@ struct RollingReduce<T, F> {
     desc: ValueStateDescriptor<T>,
 }
 
-impl<K: KeyType, T: Data, F: Fn(T, T) -> T + Clone + Send + Sync + 'static> KeyedProcessFunction<K, T, T> for RollingReduce<T, F> {
-    fn process_element(&mut self, value: T, ctx: &mut KeyedContext<'_, K>, out: &mut Collector<'_, T>) -> Result<(), UserError> {
+impl<K: KeyType, T: Data, F: Fn(T, T) -> T + Clone + Send + Sync + 'static> KeyedProcessFunction<K, T, T>
+    for RollingReduce<T, F>
+{
+    fn process_element(
+        &mut self,
+        value: T,
+        ctx: &mut KeyedContext<'_, K>,
+        out: &mut Collector<'_, T>,
+    ) -> Result<(), UserError> {
         let mut state = ctx.value_state(&self.desc)?;
         let next = match state.value() {
             Some(acc) => (self.f)(acc, value),

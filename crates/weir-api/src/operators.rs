@@ -19,7 +19,11 @@ pub struct MapOperator<I, O, F> {
 impl<I, O, F: FnMut(I) -> O> MapOperator<I, O, F> {
     /// A map emitting to `out`.
     pub fn new(f: F, out: Box<dyn Output<O>>) -> Self {
-        Self { f, out, _i: PhantomData }
+        Self {
+            f,
+            out,
+            _i: PhantomData,
+        }
     }
 }
 
@@ -27,7 +31,10 @@ impl<I, O, F: FnMut(I) -> O> Output<I> for MapOperator<I, O, F> {
     #[inline]
     fn collect(&mut self, record: StreamRecord<I>) -> Result<(), TaskError> {
         let value = (self.f)(record.value);
-        self.out.collect(StreamRecord { value, timestamp: record.timestamp })
+        self.out.collect(StreamRecord {
+            value,
+            timestamp: record.timestamp,
+        })
     }
     fn emit_watermark(&mut self, watermark: Watermark) -> Result<(), TaskError> {
         self.out.emit_watermark(watermark)
@@ -77,7 +84,11 @@ pub struct FlatMapOperator<I, O, It, F> {
 impl<I, O, It: IntoIterator<Item = O>, F: FnMut(I) -> It> FlatMapOperator<I, O, It, F> {
     /// A flat map emitting to `out`.
     pub fn new(f: F, out: Box<dyn Output<O>>) -> Self {
-        Self { f, out, _t: PhantomData }
+        Self {
+            f,
+            out,
+            _t: PhantomData,
+        }
     }
 }
 
@@ -118,13 +129,26 @@ impl<K: KeyType, I, O, F: KeyedProcessFunction<K, I, O>> KeyedProcessOperator<K,
         out: Box<dyn Output<O>>,
     ) -> Result<Self, TaskError> {
         f.open().map_err(|e| TaskError::user(&name, e))?;
-        Ok(Self { name, f, key_selector, backend, timers: TimerService::new(), out })
+        Ok(Self {
+            name,
+            f,
+            key_selector,
+            backend,
+            timers: TimerService::new(),
+            out,
+        })
     }
 
     fn fire_timers(&mut self, watermark: i64) -> Result<(), TaskError> {
         while let Some(timer) = self.timers.advance_and_pop(watermark) {
-            self.backend.set_current_key(timer.key).map_err(|e| TaskError::user(&self.name, e))?;
-            let mut ctx = KeyedContext { backend: &mut self.backend, timers: &mut self.timers, timestamp: Some(timer.timestamp) };
+            self.backend
+                .set_current_key(timer.key)
+                .map_err(|e| TaskError::user(&self.name, e))?;
+            let mut ctx = KeyedContext {
+                backend: &mut self.backend,
+                timers: &mut self.timers,
+                timestamp: Some(timer.timestamp),
+            };
             let mut out = Collector::new(&mut *self.out, Some(timer.timestamp));
             let r = self.f.on_timer(timer.timestamp, &mut ctx, &mut out);
             if let Some(e) = out.into_error() {
@@ -139,8 +163,14 @@ impl<K: KeyType, I, O, F: KeyedProcessFunction<K, I, O>> KeyedProcessOperator<K,
 impl<K: KeyType, I, O, F: KeyedProcessFunction<K, I, O>> Output<I> for KeyedProcessOperator<K, I, O, F> {
     fn collect(&mut self, record: StreamRecord<I>) -> Result<(), TaskError> {
         let key = (self.key_selector)(&record.value);
-        self.backend.set_current_key(key).map_err(|e| TaskError::user(&self.name, e))?;
-        let mut ctx = KeyedContext { backend: &mut self.backend, timers: &mut self.timers, timestamp: record.timestamp };
+        self.backend
+            .set_current_key(key)
+            .map_err(|e| TaskError::user(&self.name, e))?;
+        let mut ctx = KeyedContext {
+            backend: &mut self.backend,
+            timers: &mut self.timers,
+            timestamp: record.timestamp,
+        };
         let mut out = Collector::new(&mut *self.out, record.timestamp);
         let r = self.f.process_element(record.value, &mut ctx, &mut out);
         if let Some(e) = out.into_error() {

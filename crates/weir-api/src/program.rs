@@ -71,7 +71,9 @@ impl ProgramArgs {
 
     /// Arguments from pairs.
     pub fn from_pairs<K: Into<String>, V: Into<String>>(pairs: impl IntoIterator<Item = (K, V)>) -> Self {
-        Self { values: pairs.into_iter().map(|(k, v)| (k.into(), v.into())).collect() }
+        Self {
+            values: pairs.into_iter().map(|(k, v)| (k.into(), v.into())).collect(),
+        }
     }
 
     /// All arguments, sorted by key.
@@ -193,24 +195,54 @@ mod tests {
         let a = ProgramArgs::parse(&["keys=10", "name=x=y"]).unwrap();
         assert_eq!(a.get_u64("keys", 0).unwrap(), 10);
         assert_eq!(a.get("name"), Some("x=y"));
-        assert!(matches!(ProgramArgs::parse(&["novalue"]), Err(ProgramError::MalformedArg(_))));
-        assert!(matches!(ProgramArgs::parse(&["=v"]), Err(ProgramError::MalformedArg(_))));
-        let err = ProgramArgs::parse(&["keys=ten"]).unwrap().get_u64("keys", 0).unwrap_err();
-        assert_eq!(err.to_string(), "invalid value 'ten' for argument 'keys': expected a non-negative integer");
+        assert!(matches!(
+            ProgramArgs::parse(&["novalue"]),
+            Err(ProgramError::MalformedArg(_))
+        ));
+        assert!(matches!(
+            ProgramArgs::parse(&["=v"]),
+            Err(ProgramError::MalformedArg(_))
+        ));
+        let err = ProgramArgs::parse(&["keys=ten"])
+            .unwrap()
+            .get_u64("keys", 0)
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid value 'ten' for argument 'keys': expected a non-negative integer"
+        );
     }
 
     #[test]
     fn unknown_program_error_lists_the_available_ones() {
         let mut r = ProgramRegistry::new();
-        r.register(Program { name: "a", description: "", args: &[], build: |_, _| Ok(()) });
-        assert_eq!(r.get("b").unwrap_err().to_string(), "unknown program 'b'; available programs: a");
+        r.register(Program {
+            name: "a",
+            description: "",
+            args: &[],
+            build: |_, _| Ok(()),
+        });
+        assert_eq!(
+            r.get("b").unwrap_err().to_string(),
+            "unknown program 'b'; available programs: a"
+        );
     }
 
     #[test]
     fn unknown_argument_is_rejected_before_building() {
-        let p = Program { name: "p", description: "", args: &[ArgSpec { name: "keys", help: "" }], build: |_, _| Ok(()) };
+        let p = Program {
+            name: "p",
+            description: "",
+            args: &[ArgSpec { name: "keys", help: "" }],
+            build: |_, _| Ok(()),
+        };
         let env = StreamExecutionEnvironment::new();
-        let err = p.build_into(&env, &ProgramArgs::parse(&["kes=1"]).unwrap()).unwrap_err();
-        assert_eq!(err.to_string(), "unknown argument 'kes' for program 'p'; accepted: keys");
+        let err = p
+            .build_into(&env, &ProgramArgs::parse(&["kes=1"]).unwrap())
+            .unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "unknown argument 'kes' for program 'p'; accepted: keys"
+        );
     }
 }

@@ -90,9 +90,8 @@ impl FrameDecoder {
                             return Ok(());
                         }
                         let pending = std::mem::take(&mut self.pending);
-                        let (rec, _) = decode_frame::<T>(&pending)?.ok_or_else(|| {
-                            CoreError::CorruptStream("pending frame incomplete".into())
-                        })?;
+                        let (rec, _) = decode_frame::<T>(&pending)?
+                            .ok_or_else(|| CoreError::CorruptStream("pending frame incomplete".into()))?;
                         f(rec)?;
                         break;
                     }
@@ -140,7 +139,9 @@ fn frame_len(bytes: &[u8]) -> Result<Option<usize>, CoreError> {
 
 /// Decodes one complete frame from the start of `bytes`; `None` if it is incomplete.
 fn decode_frame<T: DeserializeOwned>(bytes: &[u8]) -> Result<Option<(StreamRecord<T>, usize)>, CoreError> {
-    let Some(total) = frame_len(bytes)? else { return Ok(None) };
+    let Some(total) = frame_len(bytes)? else {
+        return Ok(None);
+    };
     if bytes.len() < total {
         return Ok(None);
     }

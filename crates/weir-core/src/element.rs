@@ -20,13 +20,19 @@ impl<T> StreamRecord<T> {
 
     /// A record with an event-time timestamp.
     pub fn with_timestamp(value: T, timestamp: i64) -> Self {
-        Self { value, timestamp: Some(timestamp) }
+        Self {
+            value,
+            timestamp: Some(timestamp),
+        }
     }
 
     /// The same timestamp with another value.
     #[inline]
     pub fn replace<U>(&self, value: U) -> StreamRecord<U> {
-        StreamRecord { value, timestamp: self.timestamp }
+        StreamRecord {
+            value,
+            timestamp: self.timestamp,
+        }
     }
 }
 

@@ -8,7 +8,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// A 128-bit random identifier.
 fn random_u128() -> u128 {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
     let n = COUNTER.fetch_add(1, Ordering::Relaxed);
     let seed = nanos ^ ((std::process::id() as u128) << 64) ^ ((n as u128) << 96);
     let hi = splitmix64(seed as u64 ^ n);

@@ -20,9 +20,7 @@ pub const DEFAULT_LOWER_BOUND_MAX_PARALLELISM: u32 = 128;
 pub fn default_max_parallelism(parallelism: u32) -> u32 {
     let p = parallelism.max(1);
     let scaled = (p + p / 2).next_power_of_two();
-    scaled
-        .max(DEFAULT_LOWER_BOUND_MAX_PARALLELISM)
-        .min(UPPER_BOUND_MAX_PARALLELISM)
+    scaled.clamp(DEFAULT_LOWER_BOUND_MAX_PARALLELISM, UPPER_BOUND_MAX_PARALLELISM)
 }
 
 /// Checks a parallelism against Flink's bounds (1..=32768) and, when given, the max
@@ -36,7 +34,10 @@ pub fn check_parallelism(parallelism: u32, max_parallelism: Option<u32>) -> Resu
             return Err(CoreError::MaxParallelismOutOfBounds(max as i64));
         }
         if parallelism > max {
-            return Err(CoreError::ParallelismAboveMax { parallelism, max_parallelism: max });
+            return Err(CoreError::ParallelismAboveMax {
+                parallelism,
+                max_parallelism: max,
+            });
         }
     }
     Ok(())
@@ -83,9 +84,12 @@ impl KeyGroupRange {
     /// `start = (i*maxP + p - 1) / p`, `end = ((i+1)*maxP - 1) / p`.
     pub fn for_subtask(max_parallelism: u32, parallelism: u32, index: u32) -> Self {
         let (m, p, i) = (max_parallelism as u64, parallelism as u64, index as u64);
-        let start = (i * m + p - 1) / p;
+        let start = (i * m).div_ceil(p);
         let end = ((i + 1) * m - 1) / p;
-        Self { start: start as u32, end: end as u32 }
+        Self {
+            start: start as u32,
+            end: end as u32,
+        }
     }
 
     /// Number of key groups in the range.
@@ -146,7 +150,14 @@ mod tests {
     #[test]
     fn subtask_ranges_match_flink_for_three_and_five() {
         let r: Vec<_> = (0..3).map(|i| KeyGroupRange::for_subtask(128, 3, i)).collect();
-        assert_eq!(r, vec![KeyGroupRange::new(0, 42), KeyGroupRange::new(43, 85), KeyGroupRange::new(86, 127)]);
+        assert_eq!(
+            r,
+            vec![
+                KeyGroupRange::new(0, 42),
+                KeyGroupRange::new(43, 85),
+                KeyGroupRange::new(86, 127)
+            ]
+        );
         let r: Vec<_> = (0..5).map(|i| KeyGroupRange::for_subtask(128, 5, i)).collect();
         assert_eq!(
             r,

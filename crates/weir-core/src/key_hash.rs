@@ -33,7 +33,8 @@ pub fn key_hash<K: Serialize + ?Sized>(key: &K) -> i32 {
 
 /// Java's `String.hashCode()`; used to compare against Flink's reference values.
 pub fn java_string_hash(s: &str) -> i32 {
-    s.encode_utf16().fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(c as i32))
+    s.encode_utf16()
+        .fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(c as i32))
 }
 
 #[cfg(test)]
@@ -55,11 +56,23 @@ mod tests {
 
     #[test]
     fn key_hash_test_vectors_never_change() {
-        let got = [key_hash(&0u64), key_hash(&42u64), key_hash("hello"), key_hash(&String::from("a")), key_hash(&7i32)];
+        let got = [
+            key_hash(&0u64),
+            key_hash(&42u64),
+            key_hash("hello"),
+            key_hash(&String::from("a")),
+            key_hash(&7i32),
+        ];
         assert_eq!(got, PINNED);
     }
 
-    const PINNED: [i32; 5] = [1_669_671_676, 1_871_679_806, -474_495_571, -2_067_492_596, 1_343_918_321];
+    const PINNED: [i32; 5] = [
+        1_669_671_676,
+        1_871_679_806,
+        -474_495_571,
+        -2_067_492_596,
+        1_343_918_321,
+    ];
 
     #[test]
     fn java_string_hash_matches_java() {

@@ -82,6 +82,9 @@ mod tests {
         assert_eq!(murmur3_32(b"", 0), 0);
         assert_eq!(murmur3_32(b"", 1), 0x514e_28b7);
         assert_eq!(murmur3_32(b"hello", 0), 0x248b_fa47);
-        assert_eq!(murmur3_32(b"The quick brown fox jumps over the lazy dog", 0), 0x2e4f_f723);
+        assert_eq!(
+            murmur3_32(b"The quick brown fox jumps over the lazy dog", 0),
+            0x2e4f_f723
+        );
     }
 }

@@ -46,12 +46,18 @@ pub enum TaskError {
 impl TaskError {
     /// A user-function error attributed to `operator`.
     pub fn user(operator: &str, error: impl std::fmt::Display) -> Self {
-        TaskError::User { operator: operator.to_string(), message: error.to_string() }
+        TaskError::User {
+            operator: operator.to_string(),
+            message: error.to_string(),
+        }
     }
 
     /// An I/O error with context.
     pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
-        TaskError::Io { context: context.into(), source }
+        TaskError::Io {
+            context: context.into(),
+            source,
+        }
     }
 }
 

@@ -68,7 +68,13 @@ pub struct HeapKeyedStateBackend<K> {
 impl<K: Key> HeapKeyedStateBackend<K> {
     /// A backend for the key groups in `range` out of `max_parallelism`.
     pub fn new(range: KeyGroupRange, max_parallelism: u32) -> Self {
-        Self { range, max_parallelism, current: None, tables: Vec::new(), pending_restore: HashMap::new() }
+        Self {
+            range,
+            max_parallelism,
+            current: None,
+            tables: Vec::new(),
+            pending_restore: HashMap::new(),
+        }
     }
 
     /// The key groups this backend owns.
@@ -80,7 +86,11 @@ impl<K: Key> HeapKeyedStateBackend<K> {
     pub fn set_current_key(&mut self, key: K) -> Result<u32, StateError> {
         let kg = assign_to_key_group(key_hash(&key), self.max_parallelism);
         if !self.range.contains(kg) {
-            return Err(StateError::KeyGroupOutOfRange { key_group: kg, start: self.range.start, end: self.range.end });
+            return Err(StateError::KeyGroupOutOfRange {
+                key_group: kg,
+                start: self.range.start,
+                end: self.range.end,
+            });
         }
         self.current = Some((key, kg));
         Ok(kg)
@@ -95,7 +105,9 @@ impl<K: Key> HeapKeyedStateBackend<K> {
         let idx = match self.tables.iter().position(|(n, _)| n == name) {
             Some(i) => i,
             None => {
-                let mut table: Table<K, N, V> = Table { groups: (0..self.range.len()).map(|_| HashMap::new()).collect() };
+                let mut table: Table<K, N, V> = Table {
+                    groups: (0..self.range.len()).map(|_| HashMap::new()).collect(),
+                };
                 if let Some(pending) = self.pending_restore.remove(name) {
                     for (kg, bytes) in pending {
                         table.restore_group((kg - self.range.start) as usize, &bytes)?;
@@ -127,7 +139,10 @@ impl<K: Key> HeapKeyedStateBackend<K> {
         namespace: &N,
     ) -> Result<ValueState<'_, K, N, V>, StateError> {
         let key = self.current_entry_key(namespace)?;
-        Ok(ValueState { map: self.table(desc.name())?, key })
+        Ok(ValueState {
+            map: self.table(desc.name())?,
+            key,
+        })
     }
 
     /// The list state `desc` of the current key in `namespace`.
@@ -137,7 +152,10 @@ impl<K: Key> HeapKeyedStateBackend<K> {
         namespace: &N,
     ) -> Result<ListState<'_, K, N, V>, StateError> {
         let key = self.current_entry_key(namespace)?;
-        Ok(ListState { map: self.table(desc.name())?, key })
+        Ok(ListState {
+            map: self.table(desc.name())?,
+            key,
+        })
     }
 
     /// The map state `desc` of the current key in `namespace`.
@@ -147,14 +165,25 @@ impl<K: Key> HeapKeyedStateBackend<K> {
         namespace: &N,
     ) -> Result<MapState<'_, K, N, UK, UV>, StateError> {
         let key = self.current_entry_key(namespace)?;
-        Ok(MapState { map: self.table(desc.name())?, key })
+        Ok(MapState {
+            map: self.table(desc.name())?,
+            key,
+        })
     }
 
     /// Every (key, namespace) with an entry in the value state `desc`, in all key groups.
     pub fn entries<N: Key, V: StateValue>(&self, desc: &ValueStateDescriptor<V>) -> Vec<(K, N, V)> {
-        let Some((_, t)) = self.tables.iter().find(|(n, _)| n == desc.name()) else { return Vec::new() };
-        let Some(table) = t.as_any().downcast_ref::<Table<K, N, V>>() else { return Vec::new() };
-        table.groups.iter().flat_map(|g| g.iter().map(|((k, n), v)| (k.clone(), n.clone(), v.clone()))).collect()
+        let Some((_, t)) = self.tables.iter().find(|(n, _)| n == desc.name()) else {
+            return Vec::new();
+        };
+        let Some(table) = t.as_any().downcast_ref::<Table<K, N, V>>() else {
+            return Vec::new();
+        };
+        table
+            .groups
+            .iter()
+            .flat_map(|g| g.iter().map(|((k, n), v)| (k.clone(), n.clone(), v.clone())))
+            .collect()
     }
 
     /// Serialises every key group of this backend.
@@ -183,7 +212,10 @@ impl<K: Key> HeapKeyedStateBackend<K> {
                 continue;
             }
             for (name, bytes) in group {
-                self.pending_restore.entry(name.clone()).or_default().push((*kg, bytes.clone()));
+                self.pending_restore
+                    .entry(name.clone())
+                    .or_default()
+                    .push((*kg, bytes.clone()));
             }
         }
     }
@@ -273,7 +305,10 @@ impl<K: Key, N: Key, UK: StateValue + Hash + Eq, UV: StateValue> MapState<'_, K,
     }
     /// Every entry, in no particular order.
     pub fn entries(&self) -> Vec<(UK, UV)> {
-        self.map.get(&self.key).map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect()).unwrap_or_default()
+        self.map
+            .get(&self.key)
+            .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+            .unwrap_or_default()
     }
     /// Removes the whole map.
     pub fn clear(&mut self) {
@@ -323,7 +358,10 @@ mod tests {
     #[test]
     fn state_without_a_current_key_is_an_error() {
         let mut b = full_range();
-        let err = b.value(&ValueStateDescriptor::<u8>::new("v"), &VoidNamespace).err().unwrap();
+        let err = b
+            .value(&ValueStateDescriptor::<u8>::new("v"), &VoidNamespace)
+            .err()
+            .unwrap();
         assert!(matches!(err, StateError::NoCurrentKey));
     }
 
@@ -331,16 +369,26 @@ mod tests {
     fn same_name_with_another_type_is_a_type_mismatch() {
         let mut b = full_range();
         b.set_current_key("a".into()).unwrap();
-        b.value(&ValueStateDescriptor::<u8>::new("v"), &VoidNamespace).unwrap().update(1);
-        let err = b.value(&ValueStateDescriptor::<String>::new("v"), &VoidNamespace).err().unwrap();
+        b.value(&ValueStateDescriptor::<u8>::new("v"), &VoidNamespace)
+            .unwrap()
+            .update(1);
+        let err = b
+            .value(&ValueStateDescriptor::<String>::new("v"), &VoidNamespace)
+            .err()
+            .unwrap();
         assert!(matches!(err, StateError::TypeMismatch(_)));
     }
 
     #[test]
     fn key_outside_the_key_group_range_is_rejected() {
         let mut b: HeapKeyedStateBackend<u64> = HeapKeyedStateBackend::new(KeyGroupRange::new(0, 0), 128);
-        let foreign = (0u64..1000).find(|k| assign_to_key_group(key_hash(k), 128) != 0).unwrap();
-        assert!(matches!(b.set_current_key(foreign), Err(StateError::KeyGroupOutOfRange { .. })));
+        let foreign = (0u64..1000)
+            .find(|k| assign_to_key_group(key_hash(k), 128) != 0)
+            .unwrap();
+        assert!(matches!(
+            b.set_current_key(foreign),
+            Err(StateError::KeyGroupOutOfRange { .. })
+        ));
     }
 
     #[test]
@@ -354,7 +402,8 @@ mod tests {
         let snap = whole.snapshot().unwrap();
         let mut restored = Vec::new();
         for i in 0..3 {
-            let mut part: HeapKeyedStateBackend<u64> = HeapKeyedStateBackend::new(KeyGroupRange::for_subtask(128, 3, i), 128);
+            let mut part: HeapKeyedStateBackend<u64> =
+                HeapKeyedStateBackend::new(KeyGroupRange::for_subtask(128, 3, i), 128);
             part.restore(&snap);
             // Declaring the state materialises it.
             let any_key = (0..100u64).find(|k| part.key_group_range().contains(assign_to_key_group(key_hash(k), 128)));
@@ -362,7 +411,11 @@ mod tests {
                 part.set_current_key(k).unwrap();
                 part.value(&desc, &VoidNamespace).unwrap();
             }
-            restored.extend(part.entries::<VoidNamespace, u64>(&desc).into_iter().map(|(k, _, v)| (k, v)));
+            restored.extend(
+                part.entries::<VoidNamespace, u64>(&desc)
+                    .into_iter()
+                    .map(|(k, _, v)| (k, v)),
+            );
         }
         restored.sort();
         assert_eq!(restored, (0..100u64).map(|k| (k, k * 10)).collect::<Vec<_>>());

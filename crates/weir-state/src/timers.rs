@@ -28,7 +28,11 @@ pub struct TimerService<K: Ord, N: Ord> {
 
 impl<K: Key + Ord, N: Key + Ord> Default for TimerService<K, N> {
     fn default() -> Self {
-        Self { queue: BTreeSet::new(), registered: HashSet::new(), watermark: i64::MIN }
+        Self {
+            queue: BTreeSet::new(),
+            registered: HashSet::new(),
+            watermark: i64::MIN,
+        }
     }
 }
 
@@ -46,14 +50,22 @@ impl<K: Key + Ord, N: Key + Ord> TimerService<K, N> {
     /// Registers a timer; a second registration of the same (key, namespace, time) is a no-op.
     pub fn register_event_time_timer(&mut self, key: K, namespace: N, timestamp: i64) {
         if self.registered.insert((key.clone(), namespace.clone(), timestamp)) {
-            self.queue.insert(Timer { timestamp, key, namespace });
+            self.queue.insert(Timer {
+                timestamp,
+                key,
+                namespace,
+            });
         }
     }
 
     /// Removes a timer if registered.
     pub fn delete_event_time_timer(&mut self, key: &K, namespace: &N, timestamp: i64) {
         if self.registered.remove(&(key.clone(), namespace.clone(), timestamp)) {
-            self.queue.remove(&Timer { timestamp, key: key.clone(), namespace: namespace.clone() });
+            self.queue.remove(&Timer {
+                timestamp,
+                key: key.clone(),
+                namespace: namespace.clone(),
+            });
         }
     }
 
@@ -66,7 +78,8 @@ impl<K: Key + Ord, N: Key + Ord> TimerService<K, N> {
             return None;
         }
         let t = self.queue.pop_first()?;
-        self.registered.remove(&(t.key.clone(), t.namespace.clone(), t.timestamp));
+        self.registered
+            .remove(&(t.key.clone(), t.namespace.clone(), t.timestamp));
         Some(t)
     }
 

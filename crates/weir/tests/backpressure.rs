@@ -53,12 +53,20 @@ fn slow_sink_behind_fast_generator_keeps_peak_memory_bounded() {
     let h = counted.clone();
     env.from_generator(RECORDS, 1, |i, _| i)
         .map(|v: u64| v + 1)
-        .add_sink("Slow Sink", move |_ctx| Ok(Box::new(SlowSink { count: 0, handle: h.clone() })))
+        .add_sink("Slow Sink", move |_ctx| {
+            Ok(Box::new(SlowSink {
+                count: 0,
+                handle: h.clone(),
+            }))
+        })
         .disable_chaining();
     let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     env.execute("backpressure").unwrap();
     done.store(true, std::sync::atomic::Ordering::Relaxed);
     let peak = peak_rss_kib();
     assert!(peak > 0, "could not read VmHWM");
-    assert!(peak < PEAK_RSS_BOUND_KIB, "peak RSS {peak} KiB exceeds the bound of {PEAK_RSS_BOUND_KIB} KiB");
+    assert!(
+        peak < PEAK_RSS_BOUND_KIB,
+        "peak RSS {peak} KiB exceeds the bound of {PEAK_RSS_BOUND_KIB} KiB"
+    );
 }

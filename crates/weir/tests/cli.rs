@@ -3,7 +3,10 @@
 use std::process::Command;
 
 fn weir(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_weir")).args(args).output().expect("run weir");
+    let out = Command::new(env!("CARGO_BIN_EXE_weir"))
+        .args(args)
+        .output()
+        .expect("run weir");
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -14,7 +17,11 @@ fn weir(args: &[&str]) -> (i32, String, String) {
 fn assert_one_line_error(args: &[&str], needle: &str) {
     let (code, _out, err) = weir(args);
     assert_ne!(code, 0, "{args:?} should fail");
-    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: expected one line, got: {err}");
+    assert_eq!(
+        err.trim_end().lines().count(),
+        1,
+        "{args:?}: expected one line, got: {err}"
+    );
     assert!(err.contains(needle), "{args:?}: '{err}' does not mention '{needle}'");
     assert!(!err.contains("panicked") && !err.contains("RUST_BACKTRACE"), "{err}");
 }
@@ -51,7 +58,10 @@ fn local_wordcount_prints_word_count_lines_with_subtask_prefixes() {
     let (code, out, err) = weir(&["local", "wordcount", "-p", "2"]);
     assert_eq!(code, 0, "{err}");
     let lines: Vec<&str> = out.lines().collect();
-    assert!(lines.iter().all(|l| l.starts_with("1> ") || l.starts_with("2> ")), "{out}");
+    assert!(
+        lines.iter().all(|l| l.starts_with("1> ") || l.starts_with("2> ")),
+        "{out}"
+    );
     assert!(lines.iter().any(|l| l.ends_with("> the,7")), "{out}");
     let (code, out, _) = weir(&["local", "wordcount"]);
     assert_eq!(code, 0);
@@ -60,7 +70,16 @@ fn local_wordcount_prints_word_count_lines_with_subtask_prefixes() {
 
 #[test]
 fn local_keyed_sum_prints_one_line_per_key() {
-    let (code, out, err) = weir(&["local", "keyed-sum", "-p", "2", "--arg", "keys=7", "--arg", "records=1000"]);
+    let (code, out, err) = weir(&[
+        "local",
+        "keyed-sum",
+        "-p",
+        "2",
+        "--arg",
+        "keys=7",
+        "--arg",
+        "records=1000",
+    ]);
     assert_eq!(code, 0, "{err}");
     let mut keys: Vec<u64> = out
         .lines()
@@ -77,9 +96,24 @@ fn bad_input_gets_a_clear_one_line_error() {
     assert_one_line_error(&["plan", "nosuch"], "available programs:");
     assert_one_line_error(&["local", "keyed-sum", "--arg", "keys"], "malformed --arg 'keys'");
     assert_one_line_error(&["local", "keyed-sum", "--arg", "kes=3"], "unknown argument 'kes'");
-    assert_one_line_error(&["local", "keyed-sum", "--arg", "keys=x"], "invalid value 'x' for argument 'keys'");
-    assert_one_line_error(&["local", "keyed-sum", "-p", "0"], "Operator parallelism not within bounds: 0");
-    assert_one_line_error(&["plan", "keyed-sum", "-p", "40000"], "Operator parallelism not within bounds: 40000");
-    assert_one_line_error(&["plan", "keyed-sum", "-p", "8", "--max-parallelism", "4"], "max parallelism 4");
-    assert_one_line_error(&["local", "wordcount", "--arg", "input=/nonexistent/file.txt"], "cannot read input file /nonexistent/file.txt");
+    assert_one_line_error(
+        &["local", "keyed-sum", "--arg", "keys=x"],
+        "invalid value 'x' for argument 'keys'",
+    );
+    assert_one_line_error(
+        &["local", "keyed-sum", "-p", "0"],
+        "Operator parallelism not within bounds: 0",
+    );
+    assert_one_line_error(
+        &["plan", "keyed-sum", "-p", "40000"],
+        "Operator parallelism not within bounds: 40000",
+    );
+    assert_one_line_error(
+        &["plan", "keyed-sum", "-p", "8", "--max-parallelism", "4"],
+        "max parallelism 4",
+    );
+    assert_one_line_error(
+        &["local", "wordcount", "--arg", "input=/nonexistent/file.txt"],
+        "cannot read input file /nonexistent/file.txt",
+    );
 }

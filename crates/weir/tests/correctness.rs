@@ -33,7 +33,10 @@ fn run(program: &str, p: u32, chaining: bool, args: &[String], out: &Path) -> Ve
 fn results_for_all_settings(program: &str, args: &[String]) -> Vec<Vec<String>> {
     let dir = tempfile::tempdir().unwrap();
     let mut results = Vec::new();
-    for (i, (p, chaining)) in [(1, true), (2, true), (4, true), (1, false), (4, false)].into_iter().enumerate() {
+    for (i, (p, chaining)) in [(1, true), (2, true), (4, true), (1, false), (4, false)]
+        .into_iter()
+        .enumerate()
+    {
         results.push(run(program, p, chaining, args, &dir.path().join(format!("run{i}"))));
     }
     results
@@ -65,7 +68,11 @@ fn wordcount_of_a_file_counts_every_word() {
 #[test]
 fn keyed_sum_gives_one_line_per_key_equal_to_a_sequential_sum() {
     let (keys, records, seed) = (50u64, 20_000u64, 42u64);
-    let args = vec![format!("keys={keys}"), format!("records={records}"), format!("seed={seed}")];
+    let args = vec![
+        format!("keys={keys}"),
+        format!("records={records}"),
+        format!("seed={seed}"),
+    ];
     let results = results_for_all_settings("keyed-sum", &args);
     let gen = keyed_sum::generate(keys);
     let mut expected: BTreeMap<u64, u64> = BTreeMap::new();

@@ -37,7 +37,12 @@ fn step() -> impl Strategy<Value = Step> {
 struct RunningCount;
 
 impl KeyedProcessFunction<u64, u64, u64> for RunningCount {
-    fn process_element(&mut self, _v: u64, ctx: &mut KeyedContext<'_, u64>, out: &mut Collector<'_, u64>) -> Result<(), UserError> {
+    fn process_element(
+        &mut self,
+        _v: u64,
+        ctx: &mut KeyedContext<'_, u64>,
+        out: &mut Collector<'_, u64>,
+    ) -> Result<(), UserError> {
         let key = *ctx.current_key().ok_or("no key")?;
         let mut c = ctx.value_state(&ValueStateDescriptor::<u64>::new("c"))?;
         let n = c.value().unwrap_or(0) + 1;
@@ -93,7 +98,7 @@ fn run_pipeline(input: &[u64], steps: &[(Step, u32)], chaining: bool, source_p: 
             }
             Step::Filter(d) => {
                 let d = *d;
-                stream.filter(move |v: &u64| v % d != 0).set_parallelism(*p)
+                stream.filter(move |v: &u64| !v.is_multiple_of(d)).set_parallelism(*p)
             }
             Step::FlatMapDup => stream.flat_map(|v: u64| [v, v + 1]).set_parallelism(*p),
             Step::Rebalance => stream.rebalance().map(|v: u64| v).set_parallelism(*p),
@@ -104,7 +109,10 @@ fn run_pipeline(input: &[u64], steps: &[(Step, u32)], chaining: bool, source_p: 
             Step::Forward => stream.forward().map(|v: u64| v).set_parallelism(last_p),
             Step::KeyedCount(k) => {
                 let k = *k;
-                stream.key_by(move |v: &u64| v % k).process(RunningCount).set_parallelism(*p)
+                stream
+                    .key_by(move |v: &u64| v % k)
+                    .process(RunningCount)
+                    .set_parallelism(*p)
             }
         };
         if !matches!(s, Step::Forward) {

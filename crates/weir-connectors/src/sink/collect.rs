@@ -13,13 +13,17 @@ pub struct CollectHandle<T> {
 
 impl<T> Clone for CollectHandle<T> {
     fn clone(&self) -> Self {
-        Self { inner: self.inner.clone() }
+        Self {
+            inner: self.inner.clone(),
+        }
     }
 }
 
 impl<T> Default for CollectHandle<T> {
     fn default() -> Self {
-        Self { inner: Arc::new(Mutex::new(Vec::new())) }
+        Self {
+            inner: Arc::new(Mutex::new(Vec::new())),
+        }
     }
 }
 
@@ -49,7 +53,10 @@ pub struct CollectSink<T> {
 impl<T> CollectSink<T> {
     /// A sink subtask writing to `handle`.
     pub fn new(handle: CollectHandle<T>) -> Self {
-        Self { handle, local: Vec::new() }
+        Self {
+            handle,
+            local: Vec::new(),
+        }
     }
 }
 

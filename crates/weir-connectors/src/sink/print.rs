@@ -16,8 +16,15 @@ pub struct PrintSink {
 impl PrintSink {
     /// The print sink of `subtask` of `parallelism`.
     pub fn new(subtask: u32, parallelism: u32) -> Self {
-        let prefix = if parallelism > 1 { format!("{}> ", subtask + 1) } else { String::new() };
-        Self { prefix, out: BufWriter::with_capacity(64 * 1024, std::io::stdout()) }
+        let prefix = if parallelism > 1 {
+            format!("{}> ", subtask + 1)
+        } else {
+            String::new()
+        };
+        Self {
+            prefix,
+            out: BufWriter::with_capacity(64 * 1024, std::io::stdout()),
+        }
     }
 }
 

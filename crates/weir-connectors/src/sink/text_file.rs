@@ -18,21 +18,28 @@ pub struct TextFileSink {
 impl TextFileSink {
     /// The sink of `subtask`, writing `dir/part-<subtask>` (creating `dir`).
     pub fn create(dir: &Path, subtask: u32) -> Result<Self, TaskError> {
-        fs::create_dir_all(dir).map_err(|e| TaskError::io(format!("cannot create output directory {}", dir.display()), e))?;
+        fs::create_dir_all(dir)
+            .map_err(|e| TaskError::io(format!("cannot create output directory {}", dir.display()), e))?;
         let path = dir.join(format!("part-{subtask}"));
         let f = File::create(&path).map_err(|e| TaskError::io(format!("cannot create {}", path.display()), e))?;
-        Ok(Self { path, out: BufWriter::with_capacity(64 * 1024, f) })
+        Ok(Self {
+            path,
+            out: BufWriter::with_capacity(64 * 1024, f),
+        })
     }
 }
 
 impl<T: Display> Output<T> for TextFileSink {
     fn collect(&mut self, record: StreamRecord<T>) -> Result<(), TaskError> {
-        writeln!(self.out, "{}", record.value).map_err(|e| TaskError::io(format!("cannot write {}", self.path.display()), e))
+        writeln!(self.out, "{}", record.value)
+            .map_err(|e| TaskError::io(format!("cannot write {}", self.path.display()), e))
     }
     fn emit_watermark(&mut self, _watermark: Watermark) -> Result<(), TaskError> {
         Ok(())
     }
     fn end_input(&mut self) -> Result<(), TaskError> {
-        self.out.flush().map_err(|e| TaskError::io(format!("cannot write {}", self.path.display()), e))
+        self.out
+            .flush()
+            .map_err(|e| TaskError::io(format!("cannot write {}", self.path.display()), e))
     }
 }

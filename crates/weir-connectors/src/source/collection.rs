@@ -16,7 +16,9 @@ impl<T: Clone> CollectionSource<T> {
     pub fn new(items: &[T], subtask: u32, parallelism: u32) -> Self {
         let p = parallelism.max(1) as usize;
         let mine: Vec<T> = items.iter().skip(subtask as usize).step_by(p).cloned().collect();
-        Self { items: mine.into_iter() }
+        Self {
+            items: mine.into_iter(),
+        }
     }
 }
 
@@ -28,6 +30,10 @@ impl<T> SourceFunction<T> for CollectionSource<T> {
                 None => return Ok(SourceStatus::Finished),
             }
         }
-        Ok(if self.items.len() == 0 { SourceStatus::Finished } else { SourceStatus::More })
+        Ok(if self.items.len() == 0 {
+            SourceStatus::Finished
+        } else {
+            SourceStatus::More
+        })
     }
 }

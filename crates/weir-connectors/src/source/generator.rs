@@ -26,7 +26,13 @@ pub struct GeneratorSource<T> {
 impl<T> GeneratorSource<T> {
     /// Subtask `subtask` of `parallelism` of a generator of `count` records.
     pub fn new(count: u64, seed: u64, f: GeneratorFn<T>, subtask: u32, parallelism: u32) -> Self {
-        Self { next: subtask as u64, count, step: parallelism.max(1) as u64, seed, f }
+        Self {
+            next: subtask as u64,
+            count,
+            step: parallelism.max(1) as u64,
+            seed,
+            f,
+        }
     }
 }
 
@@ -41,6 +47,10 @@ impl<T> SourceFunction<T> for GeneratorSource<T> {
             output.collect(StreamRecord::new(v))?;
             self.next += self.step;
         }
-        Ok(if self.next >= self.count { SourceStatus::Finished } else { SourceStatus::More })
+        Ok(if self.next >= self.count {
+            SourceStatus::Finished
+        } else {
+            SourceStatus::More
+        })
     }
 }

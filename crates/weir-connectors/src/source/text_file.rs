@@ -21,7 +21,13 @@ pub struct TextFileSource {
 impl TextFileSource {
     /// Subtask `subtask` of `parallelism` reading `path`.
     pub fn new(path: impl Into<PathBuf>, subtask: u32, parallelism: u32) -> Self {
-        Self { path: path.into(), reader: None, line_no: 0, subtask: subtask as u64, step: parallelism.max(1) as u64 }
+        Self {
+            path: path.into(),
+            reader: None,
+            line_no: 0,
+            subtask: subtask as u64,
+            step: parallelism.max(1) as u64,
+        }
     }
 }
 
@@ -32,7 +38,9 @@ impl SourceFunction<String> for TextFileSource {
                 .map_err(|e| TaskError::io(format!("cannot read input file {}", self.path.display()), e))?;
             self.reader = Some(BufReader::new(f));
         }
-        let Some(reader) = self.reader.as_mut() else { return Ok(SourceStatus::Finished) };
+        let Some(reader) = self.reader.as_mut() else {
+            return Ok(SourceStatus::Finished);
+        };
         let mut line = String::new();
         for _ in 0..SOURCE_BATCH {
             line.clear();

@@ -61,11 +61,17 @@ impl LocalExecutor {
         let mut writers: HashMap<(usize, u32), Vec<NetworkOutput>> = HashMap::new();
         let mut handles: HashMap<(usize, u32), Vec<SubpartitionHandle>> = HashMap::new();
         for (ei, edge) in job_graph.edges.iter().enumerate() {
-            let (pp, cp) = (job_graph.vertices[edge.source_vertex].parallelism, job_graph.vertices[edge.target_vertex].parallelism);
+            let (pp, cp) = (
+                job_graph.vertices[edge.source_vertex].parallelism,
+                job_graph.vertices[edge.target_vertex].parallelism,
+            );
             for i in 0..pp {
                 let n = num_subpartitions(edge.distribution, pp, cp, i) as usize;
                 let (writer, subs) = env.create_result_partition(n, cancel.clone())?;
-                writers.entry((edge.source_vertex, i)).or_default().push(NetworkOutput { job_edge: ei, writer });
+                writers
+                    .entry((edge.source_vertex, i))
+                    .or_default()
+                    .push(NetworkOutput { job_edge: ei, writer });
                 handles.insert((ei, i), subs);
             }
         }
@@ -75,20 +81,31 @@ impl LocalExecutor {
         for (vi, v) in job_graph.vertices.iter().enumerate() {
             for i in 0..v.parallelism {
                 let mut channels = Vec::new();
-                for (ei, edge) in job_graph.edges.iter().enumerate().filter(|(_, e)| e.target_vertex == vi) {
+                for (ei, edge) in job_graph
+                    .edges
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, e)| e.target_vertex == vi)
+                {
                     let pp = job_graph.vertices[edge.source_vertex].parallelism;
                     for (producer, sub) in consumed_subpartitions(edge.distribution, pp, v.parallelism, i) {
                         let h = handles
                             .get(&(ei, producer))
                             .and_then(|subs| subs.get(sub as usize))
                             .cloned()
-                            .ok_or_else(|| RuntimeError::Network(crate::network::NetworkError::Corrupt(format!(
-                                "no subpartition {sub} of producer {producer} on edge {ei}"
-                            ))))?;
+                            .ok_or_else(|| {
+                                RuntimeError::Network(crate::network::NetworkError::Corrupt(format!(
+                                    "no subpartition {sub} of producer {producer} on edge {ei}"
+                                )))
+                            })?;
                         channels.push(h);
                     }
                 }
-                let input = if channels.is_empty() { None } else { Some(env.create_input_gate(channels, cancel.clone())?) };
+                let input = if channels.is_empty() {
+                    None
+                } else {
+                    Some(env.create_input_gate(channels, cancel.clone())?)
+                };
                 let spec = TaskSpec {
                     program: program.clone(),
                     job_graph: job_graph.clone(),
@@ -132,7 +149,11 @@ impl LocalExecutor {
         if let Some((task, cause)) = failure {
             return Err(RuntimeError::TaskFailed { task, cause });
         }
-        Ok(JobExecutionResult { job_id, duration: start.elapsed(), subtasks })
+        Ok(JobExecutionResult {
+            job_id,
+            duration: start.elapsed(),
+            subtasks,
+        })
     }
 }
 

@@ -92,7 +92,14 @@ impl<T: Serialize + 'static> RecordWriterOutput<T> {
     pub fn new(writer: RecordWriter<T>, flush_every_record: bool) -> (Self, Rc<RefCell<dyn Flushable>>) {
         let writer = Rc::new(RefCell::new(writer));
         let flushable: Rc<RefCell<dyn Flushable>> = Rc::new(RefCell::new(SharedWriter(writer.clone())));
-        (Self { writer, flush_every_record, ended: false }, flushable)
+        (
+            Self {
+                writer,
+                flush_every_record,
+                ended: false,
+            },
+            flushable,
+        )
     }
 }
 

@@ -47,7 +47,12 @@ pub type OperatorBuilder<I, O> =
 trait ErasedFactory: Send + Sync {
     fn build(&self, ctx: &TaskContext, output: Erased) -> Result<BuiltOperator, TaskError>;
     fn fan_out(&self, outputs: Vec<Erased>) -> Result<Erased, TaskError>;
-    fn network_output(&self, writer: ResultPartitionWriter, selector: Erased, ctx: &TaskContext) -> Result<Erased, TaskError>;
+    fn network_output(
+        &self,
+        writer: ResultPartitionWriter,
+        selector: Erased,
+        ctx: &TaskContext,
+    ) -> Result<Erased, TaskError>;
     fn default_selector(&self, partitioner: Partitioner, ctx: &SelectorContext) -> Result<Erased, TaskError>;
     fn input_processor(&self, gate: InputGate, head: Erased) -> Result<Box<dyn InputProcessor>, TaskError>;
 }
@@ -81,13 +86,19 @@ fn fan_out_typed<O: Data>(outputs: Vec<Erased>) -> Result<Erased, TaskError> {
     }
     let out: Box<dyn Output<O>> = match typed.len() {
         0 => Box::new(Discarding),
-        1 => typed.pop().ok_or_else(|| TaskError::Build("empty output list".into()))?,
+        1 => typed
+            .pop()
+            .ok_or_else(|| TaskError::Build("empty output list".into()))?,
         _ => Box::new(Broadcasting::new(typed)),
     };
     Ok(Box::new(out))
 }
 
-fn network_output_typed<O: Data>(writer: ResultPartitionWriter, selector: Erased, ctx: &TaskContext) -> Result<Erased, TaskError> {
+fn network_output_typed<O: Data>(
+    writer: ResultPartitionWriter,
+    selector: Erased,
+    ctx: &TaskContext,
+) -> Result<Erased, TaskError> {
     let selector = downcast::<Box<dyn ChannelSelector<O>>>(selector, "a channel selector")?;
     let (output, flushable) = RecordWriterOutput::new(RecordWriter::new(writer, selector), ctx.buffer_timeout_ms == 0);
     ctx.register_flushable(flushable);
@@ -105,7 +116,9 @@ fn default_selector_typed<O: Data>(partitioner: Partitioner, ctx: &SelectorConte
         Partitioner::Broadcast => Box::new(BroadcastPartitioner),
         Partitioner::Global => Box::new(GlobalPartitioner),
         Partitioner::Hash | Partitioner::Custom => {
-            return Err(TaskError::Build(format!("a {partitioner} edge needs a selector from the program")))
+            return Err(TaskError::Build(format!(
+                "a {partitioner} edge needs a selector from the program"
+            )))
         }
     };
     Ok(Box::new(sel))
@@ -125,7 +138,12 @@ impl<O: Data> ErasedFactory for SourceFactory<O> {
     fn fan_out(&self, outputs: Vec<Erased>) -> Result<Erased, TaskError> {
         fan_out_typed::<O>(outputs)
     }
-    fn network_output(&self, writer: ResultPartitionWriter, selector: Erased, ctx: &TaskContext) -> Result<Erased, TaskError> {
+    fn network_output(
+        &self,
+        writer: ResultPartitionWriter,
+        selector: Erased,
+        ctx: &TaskContext,
+    ) -> Result<Erased, TaskError> {
         network_output_typed::<O>(writer, selector, ctx)
     }
     fn default_selector(&self, partitioner: Partitioner, ctx: &SelectorContext) -> Result<Erased, TaskError> {
@@ -145,7 +163,12 @@ impl<I: Data, O: Data> ErasedFactory for OneInputFactory<I, O> {
     fn fan_out(&self, outputs: Vec<Erased>) -> Result<Erased, TaskError> {
         fan_out_typed::<O>(outputs)
     }
-    fn network_output(&self, writer: ResultPartitionWriter, selector: Erased, ctx: &TaskContext) -> Result<Erased, TaskError> {
+    fn network_output(
+        &self,
+        writer: ResultPartitionWriter,
+        selector: Erased,
+        ctx: &TaskContext,
+    ) -> Result<Erased, TaskError> {
         network_output_typed::<O>(writer, selector, ctx)
     }
     fn default_selector(&self, partitioner: Partitioner, ctx: &SelectorContext) -> Result<Erased, TaskError> {
@@ -161,14 +184,23 @@ impl OperatorFactory {
     pub fn source<O: Data>(
         builder: impl Fn(&TaskContext) -> Result<Box<dyn SourceFunction<O>>, TaskError> + Send + Sync + 'static,
     ) -> Self {
-        Self { inner: Arc::new(SourceFactory::<O> { builder: Arc::new(builder) }) }
+        Self {
+            inner: Arc::new(SourceFactory::<O> {
+                builder: Arc::new(builder),
+            }),
+        }
     }
 
     /// A one-input node taking `I` and emitting `O` (a sink emits `()` to nothing).
     pub fn one_input<I: Data, O: Data>(
         builder: impl Fn(&TaskContext, Box<dyn Output<O>>) -> Result<Box<dyn Output<I>>, TaskError> + Send + Sync + 'static,
     ) -> Self {
-        Self { inner: Arc::new(OneInputFactory::<I, O> { builder: Arc::new(builder), _types: PhantomData }) }
+        Self {
+            inner: Arc::new(OneInputFactory::<I, O> {
+                builder: Arc::new(builder),
+                _types: PhantomData,
+            }),
+        }
     }
 
     /// Builds the node's operator emitting to `output` (a `Box<dyn Output<O>>`).
@@ -183,7 +215,12 @@ impl OperatorFactory {
 
     /// A `Box<dyn Output<O>>` serialising into `writer`, choosing channels with
     /// `selector` (a `Box<dyn ChannelSelector<O>>`).
-    pub fn network_output(&self, writer: ResultPartitionWriter, selector: Erased, ctx: &TaskContext) -> Result<Erased, TaskError> {
+    pub fn network_output(
+        &self,
+        writer: ResultPartitionWriter,
+        selector: Erased,
+        ctx: &TaskContext,
+    ) -> Result<Erased, TaskError> {
         self.inner.network_output(writer, selector, ctx)
     }
 
@@ -216,6 +253,9 @@ impl SelectorContext {
     }
 }
 
+/// A user partitioner: `f(record, number_of_channels) -> channel`.
+pub type CustomPartitionFn<T> = Arc<dyn Fn(&T, usize) -> usize + Send + Sync>;
+
 /// Builds the channel selector of an edge that needs program code (HASH, CUSTOM).
 #[derive(Clone)]
 pub struct SelectorFactory {
@@ -227,15 +267,17 @@ impl SelectorFactory {
     pub fn key_groups<T: Data>(key_hash: Arc<dyn Fn(&T) -> i32 + Send + Sync>) -> Self {
         Self {
             inner: Arc::new(move |ctx: &SelectorContext| {
-                let sel: Box<dyn ChannelSelector<T>> =
-                    Box::new(KeyGroupStreamPartitioner::new(key_hash.clone(), ctx.target_max_parallelism));
+                let sel: Box<dyn ChannelSelector<T>> = Box::new(KeyGroupStreamPartitioner::new(
+                    key_hash.clone(),
+                    ctx.target_max_parallelism,
+                ));
                 Box::new(sel) as Erased
             }),
         }
     }
 
     /// A user partitioner: `f(record, number_of_channels) -> channel`.
-    pub fn custom<T: Data>(f: Arc<dyn Fn(&T, usize) -> usize + Send + Sync>) -> Self {
+    pub fn custom<T: Data>(f: CustomPartitionFn<T>) -> Self {
         Self {
             inner: Arc::new(move |_ctx: &SelectorContext| {
                 let sel: Box<dyn ChannelSelector<T>> = Box::new(CustomPartitioner::new(f.clone()));

@@ -48,9 +48,18 @@ pub fn build_chain(
             .edges
             .get(o.job_edge)
             .ok_or_else(|| TaskError::Build(format!("no job edge {}", o.job_edge)))?;
-        writers.entry(edge.source_node).or_default().push((o.job_edge, o.writer));
+        writers
+            .entry(edge.source_node)
+            .or_default()
+            .push((o.job_edge, o.writer));
     }
-    let mut builder = ChainBuilder { program, job_graph, chain_edges: &jv.chain_edges, ctx, writers };
+    let mut builder = ChainBuilder {
+        program,
+        job_graph,
+        chain_edges: &jv.chain_edges,
+        ctx,
+        writers,
+    };
     let head = builder.build_node(jv.head)?;
     match head {
         BuiltOperator::Source(driver) => Ok(Invokable::Source(driver)),
@@ -74,13 +83,19 @@ impl ChainBuilder<'_> {
     fn build_node(&mut self, node: StreamNodeId) -> Result<BuiltOperator, TaskError> {
         let factory = self.program.factory(node)?.clone();
         let mut outputs: Vec<Erased> = Vec::new();
-        let successors: Vec<StreamNodeId> =
-            self.chain_edges.iter().filter(|(s, _)| *s == node).map(|(_, t)| *t).collect();
+        let successors: Vec<StreamNodeId> = self
+            .chain_edges
+            .iter()
+            .filter(|(s, _)| *s == node)
+            .map(|(_, t)| *t)
+            .collect();
         for succ in successors {
             match self.build_node(succ)? {
                 BuiltOperator::Operator(op) => outputs.push(op),
                 BuiltOperator::Source(_) => {
-                    return Err(TaskError::Build(format!("source node {succ} cannot be chained behind node {node}")))
+                    return Err(TaskError::Build(format!(
+                        "source node {succ} cannot be chained behind node {node}"
+                    )))
                 }
             }
         }
@@ -93,9 +108,10 @@ impl ChainBuilder<'_> {
                 edge_index: edge_index as u32,
             };
             let selector = match edge.ship_strategy {
-                Partitioner::Hash | Partitioner::Custom => {
-                    self.program.selector(edge.source_node, edge.target_node)?.build(&sel_ctx)
-                }
+                Partitioner::Hash | Partitioner::Custom => self
+                    .program
+                    .selector(edge.source_node, edge.target_node)?
+                    .build(&sel_ctx),
                 other => factory.default_selector(other, &sel_ctx)?,
             };
             outputs.push(factory.network_output(writer, selector, self.ctx)?);

@@ -43,7 +43,13 @@ impl<I: DeserializeOwned> StreamInputProcessor<I> {
     /// Reads from `reader` into `head`.
     pub fn new(reader: RecordReader<I>, head: Box<dyn Output<I>>) -> Self {
         let valve = WatermarkValve::new(reader.num_channels());
-        Self { reader, head, valve, records_in: 0, ended: false }
+        Self {
+            reader,
+            head,
+            valve,
+            records_in: 0,
+            ended: false,
+        }
     }
 }
 
@@ -60,12 +66,18 @@ impl<I: DeserializeOwned> InputProcessor for StreamInputProcessor<I> {
                     self.records_in += 1;
                     self.head.collect(record)?;
                 }
-                ReaderEvent::Event { channel, event: Event::Watermark(wm) } => {
+                ReaderEvent::Event {
+                    channel,
+                    event: Event::Watermark(wm),
+                } => {
                     if let Some(out) = self.valve.input_watermark(channel, wm) {
                         self.head.emit_watermark(out)?;
                     }
                 }
-                ReaderEvent::Event { event: Event::EndOfPartition, .. } => {}
+                ReaderEvent::Event {
+                    event: Event::EndOfPartition,
+                    ..
+                } => {}
                 ReaderEvent::Timeout => {
                     return Ok(if processed_any {
                         InputStatus::MoreAvailable

@@ -69,7 +69,14 @@ fn run_task_inner(spec: TaskSpec) -> Result<TaskOutcome, TaskError> {
         spec.attempt_number,
         spec.program.stream_graph.config.buffer_timeout_ms,
     );
-    let invokable = build_chain(&spec.program, &spec.job_graph, spec.vertex, &ctx, spec.input, spec.outputs)?;
+    let invokable = build_chain(
+        &spec.program,
+        &spec.job_graph,
+        spec.vertex,
+        &ctx,
+        spec.input,
+        spec.outputs,
+    )?;
     let timeout = (ctx.buffer_timeout_ms > 0).then(|| Duration::from_millis(ctx.buffer_timeout_ms as u64));
     let mut next_flush = timeout.map(|t| Instant::now() + t);
     let mut outcome = TaskOutcome::default();
@@ -105,7 +112,11 @@ fn run_task_inner(spec: TaskSpec) -> Result<TaskOutcome, TaskError> {
     Ok(outcome)
 }
 
-fn maybe_flush(ctx: &TaskContext, timeout: Option<Duration>, next_flush: &mut Option<Instant>) -> Result<(), TaskError> {
+fn maybe_flush(
+    ctx: &TaskContext,
+    timeout: Option<Duration>,
+    next_flush: &mut Option<Instant>,
+) -> Result<(), TaskError> {
     if let (Some(t), Some(at)) = (timeout, *next_flush) {
         let now = Instant::now();
         if now >= at {

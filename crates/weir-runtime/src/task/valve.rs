@@ -17,7 +17,10 @@ pub struct WatermarkValve {
 impl WatermarkValve {
     /// A valve over `num_channels` channels, all at the minimum watermark.
     pub fn new(num_channels: usize) -> Self {
-        Self { channels: vec![i64::MIN; num_channels], last_output: i64::MIN }
+        Self {
+            channels: vec![i64::MIN; num_channels],
+            last_output: i64::MIN,
+        }
     }
 
     /// A watermark arrived on `channel`; returns the new combined watermark, if any.

@@ -1,8 +1,8 @@
 //! `weir bench`: records/s of the benchmark pipelines, measured in one run so the
 //! figures can be compared as ratios.
 
-use super::JobArgs;
 use super::commands::build_job;
+use super::JobArgs;
 use anyhow::Result;
 use clap::Args;
 use std::time::Instant;
@@ -45,7 +45,11 @@ fn measure(program: &str, parallelism: u32, args: &BenchArgs) -> Result<f64> {
 pub fn run(args: &BenchArgs) -> Result<()> {
     println!("records per run: {}, best of {} runs", args.records, args.runs);
     let cases = [
-        ("(a) generator -> map -> filter -> discard, chained, p=1", "bench-chain", 1),
+        (
+            "(a) generator -> map -> filter -> discard, chained, p=1",
+            "bench-chain",
+            1,
+        ),
         ("(b) generator -> key_by -> sum -> discard, p=1", "bench-keyed", 1),
         ("(b) generator -> key_by -> sum -> discard, p=2", "bench-keyed", 2),
     ];

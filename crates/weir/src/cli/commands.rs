@@ -49,7 +49,8 @@ pub fn plan(job: &JobArgs, json: bool) -> Result<()> {
 /// `weir local`.
 pub fn local(job: &JobArgs) -> Result<()> {
     let (env, _) = build_job(job)?;
-    env.execute(&job.program).with_context(|| format!("job '{}' failed", job.program))?;
+    env.execute(&job.program)
+        .with_context(|| format!("job '{}' failed", job.program))?;
     Ok(())
 }
 

@@ -7,25 +7,41 @@ use weir_api::prelude::*;
 use weir_api::program::ArgSpec;
 
 const ARGS: &[ArgSpec] = &[
-    ArgSpec { name: "records", help: "number of records (default 10000000)" },
-    ArgSpec { name: "keys", help: "distinct keys (bench-keyed, default 10000)" },
+    ArgSpec {
+        name: "records",
+        help: "number of records (default 10000000)",
+    },
+    ArgSpec {
+        name: "keys",
+        help: "distinct keys (bench-keyed, default 10000)",
+    },
 ];
 
 /// `bench-chain`.
 pub fn chain_program() -> Program {
-    Program { name: "bench-chain", description: "benchmark: generator -> map -> filter -> discard, chained", args: ARGS, build: build_chain }
+    Program {
+        name: "bench-chain",
+        description: "benchmark: generator -> map -> filter -> discard, chained",
+        args: ARGS,
+        build: build_chain,
+    }
 }
 
 /// `bench-keyed`.
 pub fn keyed_program() -> Program {
-    Program { name: "bench-keyed", description: "benchmark: generator -> key_by -> running sum -> discard", args: ARGS, build: build_keyed }
+    Program {
+        name: "bench-keyed",
+        description: "benchmark: generator -> key_by -> running sum -> discard",
+        args: ARGS,
+        build: build_keyed,
+    }
 }
 
 fn build_chain(env: &StreamExecutionEnvironment, args: &ProgramArgs) -> Result<(), ProgramError> {
     let records = args.get_u64("records", 10_000_000)?;
     env.from_generator(records, 7, |i, _rng| i)
         .map(|i: u64| i.wrapping_mul(31))
-        .filter(|v: &u64| v % 3 != 0)
+        .filter(|v: &u64| !v.is_multiple_of(3))
         .discard();
     Ok(())
 }

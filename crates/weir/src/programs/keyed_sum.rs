@@ -15,9 +15,18 @@ pub fn program() -> Program {
         name: "keyed-sum",
         description: "sums generated (key, value) records per key; prints key,sum per key at the end",
         args: &[
-            ArgSpec { name: "keys", help: "number of distinct keys (default 100)" },
-            ArgSpec { name: "records", help: "number of records (default 100000)" },
-            ArgSpec { name: "seed", help: "generator seed (default 42)" },
+            ArgSpec {
+                name: "keys",
+                help: "number of distinct keys (default 100)",
+            },
+            ArgSpec {
+                name: "records",
+                help: "number of records (default 100000)",
+            },
+            ArgSpec {
+                name: "seed",
+                help: "generator seed (default 42)",
+            },
             OUTPUT_ARG,
         ],
         build,
@@ -34,7 +43,11 @@ fn build(env: &StreamExecutionEnvironment, args: &ProgramArgs) -> Result<(), Pro
     let records = args.get_u64("records", 100_000)?;
     let seed = args.get_u64("seed", 42)?;
     if keys == 0 {
-        return Err(ProgramError::InvalidValue { key: "keys".into(), value: "0".into(), reason: "expected at least 1".into() });
+        return Err(ProgramError::InvalidValue {
+            key: "keys".into(),
+            value: "0".into(),
+            reason: "expected at least 1".into(),
+        });
     }
     let sums = env
         .from_generator(records, seed, generate(keys))
@@ -69,9 +82,17 @@ impl KeyedProcessFunction<u64, (u64, u64), (u64, u64)> for SumAtEnd {
         Ok(())
     }
 
-    fn on_timer(&mut self, _ts: i64, ctx: &mut KeyedContext<'_, u64>, out: &mut Collector<'_, (u64, u64)>) -> Result<(), UserError> {
+    fn on_timer(
+        &mut self,
+        _ts: i64,
+        ctx: &mut KeyedContext<'_, u64>,
+        out: &mut Collector<'_, (u64, u64)>,
+    ) -> Result<(), UserError> {
         let key = ctx.current_key().copied().unwrap_or_default();
-        let sum = ctx.value_state(&ValueStateDescriptor::<u64>::new(SUM))?.value().unwrap_or(0);
+        let sum = ctx
+            .value_state(&ValueStateDescriptor::<u64>::new(SUM))?
+            .value()
+            .unwrap_or(0);
         out.collect((key, sum));
         Ok(())
     }

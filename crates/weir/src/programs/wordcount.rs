@@ -33,7 +33,13 @@ pub fn program() -> Program {
     Program {
         name: "wordcount",
         description: "counts words of a text file (or a built-in text), printing word,count per update",
-        args: &[ArgSpec { name: "input", help: "text file to read (default: built-in text)" }, OUTPUT_ARG],
+        args: &[
+            ArgSpec {
+                name: "input",
+                help: "text file to read (default: built-in text)",
+            },
+            OUTPUT_ARG,
+        ],
         build,
     }
 }
@@ -57,7 +63,11 @@ fn build(env: &StreamExecutionEnvironment, args: &ProgramArgs) -> Result<(), Pro
         None => {
             let text: Arc<Vec<String>> = Arc::new(BUILTIN_TEXT.iter().map(|s| s.to_string()).collect());
             env.add_source("Built-in Text", None, move |ctx| {
-                Ok(Box::new(CollectionSource::new(&text, ctx.subtask_index, ctx.parallelism)))
+                Ok(Box::new(CollectionSource::new(
+                    &text,
+                    ctx.subtask_index,
+                    ctx.parallelism,
+                )))
             })
         }
     };
