@@ -154,6 +154,66 @@ impl Program {
     }
 }
 
+/// A program with its arguments and the job settings: everything a process needs to
+/// rebuild a job's StreamGraph and operators.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProgramInvocation {
+    /// Registered program name.
+    pub program: String,
+    /// `--arg key=value` pairs.
+    pub args: BTreeMap<String, String>,
+    /// Default parallelism.
+    pub parallelism: u32,
+    /// Job-wide max parallelism, if set.
+    pub max_parallelism: Option<u32>,
+    /// Operator chaining on or off.
+    pub chaining_enabled: bool,
+    /// Buffer timeout in ms.
+    pub buffer_timeout_ms: i64,
+    /// The job's name.
+    pub job_name: String,
+}
+
+impl ProgramInvocation {
+    /// An invocation of `program` with Flink's default settings.
+    pub fn new(program: impl Into<String>) -> Self {
+        let program = program.into();
+        Self {
+            job_name: program.clone(),
+            program,
+            args: BTreeMap::new(),
+            parallelism: 1,
+            max_parallelism: None,
+            chaining_enabled: true,
+            buffer_timeout_ms: 100,
+        }
+    }
+
+    /// An environment configured with these settings.
+    pub fn environment(&self) -> StreamExecutionEnvironment {
+        let mut env = StreamExecutionEnvironment::new();
+        env.set_parallelism(self.parallelism).set_buffer_timeout(self.buffer_timeout_ms);
+        if let Some(m) = self.max_parallelism {
+            env.set_max_parallelism(m);
+        }
+        if !self.chaining_enabled {
+            env.disable_operator_chaining();
+        }
+        env
+    }
+}
+
+/// Why an invocation could not be built into a job.
+#[derive(Debug, Error)]
+pub enum InvocationError {
+    /// The program or its arguments were rejected.
+    #[error(transparent)]
+    Program(#[from] ProgramError),
+    /// The pipeline is invalid.
+    #[error(transparent)]
+    Api(#[from] crate::error::ApiError),
+}
+
 /// The programs a binary can run, by name.
 #[derive(Debug, Clone, Default)]
 pub struct ProgramRegistry {
@@ -178,6 +238,18 @@ impl ProgramRegistry {
             name: name.to_string(),
             available: self.programs.keys().copied().collect::<Vec<_>>().join(", "),
         })
+    }
+
+    /// Runs the program of `invocation` and returns its checked graph with operator code.
+    pub fn build(
+        &self,
+        invocation: &ProgramInvocation,
+    ) -> Result<weir_runtime::executor::ExecutableGraph, InvocationError> {
+        let program = self.get(&invocation.program)?;
+        let env = invocation.environment();
+        let args = ProgramArgs { values: invocation.args.clone() };
+        program.build_into(&env, &args)?;
+        Ok(env.build_graph(&invocation.job_name)?)
     }
 
     /// Every registered program, by name.

@@ -89,11 +89,7 @@ impl RebalancePartitioner {
     /// A rebalance selector whose start channel derives from `seed` (use a different
     /// seed per producing subtask so producers do not all start at the same channel).
     pub fn new(seed: u64) -> Self {
-        Self {
-            seed,
-            next: 0,
-            n: 0,
-        }
+        Self { seed, next: 0, n: 0 }
     }
 }
 
@@ -231,8 +227,7 @@ impl<T> ChannelSelector<T> for KeyGroupStreamPartitioner<T> {
         if self.n == 0 {
             return 0;
         }
-        assign_key_to_parallel_operator((self.key_hash)(record), self.max_parallelism, self.n)
-            as usize
+        assign_key_to_parallel_operator((self.key_hash)(record), self.max_parallelism, self.n) as usize
     }
 }
 
@@ -273,10 +268,7 @@ impl<T> ChannelSelector<T> for CustomPartitioner<T> {
 /// The selector of a ship strategy that needs no program code, seeded with `seed`
 /// (for REBALANCE and SHUFFLE); `None` for HASH and CUSTOM, which need the program's
 /// key or partitioning function.
-pub fn selector_for<T: 'static>(
-    partitioner: Partitioner,
-    seed: u64,
-) -> Option<Box<dyn ChannelSelector<T>>> {
+pub fn selector_for<T: 'static>(partitioner: Partitioner, seed: u64) -> Option<Box<dyn ChannelSelector<T>>> {
     Some(match partitioner {
         Partitioner::Forward => Box::new(ForwardPartitioner),
         Partitioner::Rebalance => Box::new(RebalancePartitioner::new(seed)),
@@ -321,18 +313,12 @@ mod tests {
         let starts: std::collections::HashSet<usize> = (0..32u64)
             .map(|s| picks(&mut RebalancePartitioner::new(s), 4, 1)[0])
             .collect();
-        assert!(
-            starts.len() > 1,
-            "different seeds start at different channels"
-        );
+        assert!(starts.len() > 1, "different seeds start at different channels");
     }
 
     #[test]
     fn rescale_round_robins_from_channel_zero() {
-        assert_eq!(
-            picks(&mut RescalePartitioner::new(), 3, 7),
-            vec![0, 1, 2, 0, 1, 2, 0]
-        );
+        assert_eq!(picks(&mut RescalePartitioner::new(), 3, 7), vec![0, 1, 2, 0, 1, 2, 0]);
         assert_eq!(picks(&mut RescalePartitioner::new(), 1, 3), vec![0, 0, 0]);
     }
 
@@ -376,10 +362,7 @@ mod tests {
     #[test]
     fn custom_results_are_clamped_into_range() {
         let f: PartitionFn<u64> = Arc::new(|k: &u64, _n| *k as usize * 10);
-        assert_eq!(
-            picks(&mut CustomPartitioner::new(f), 3, 4),
-            vec![0, 1, 2, 0]
-        );
+        assert_eq!(picks(&mut CustomPartitioner::new(f), 3, 4), vec![0, 1, 2, 0]);
         let seen: PartitionFn<u64> = Arc::new(|_k: &u64, n| n - 1);
         assert_eq!(picks(&mut CustomPartitioner::new(seen), 6, 1), vec![5]);
     }

@@ -1,7 +1,7 @@
 //! The `weir` binary.
 
 use clap::Parser;
-use weir::cli::{bench, commands, Cli, Command};
+use weir::cli::{bench, client, cluster, commands, Cli, Command};
 
 fn main() {
     tracing_subscriber::fmt()
@@ -17,6 +17,13 @@ fn main() {
             Ok(())
         }
         Command::Bench(args) => bench::run(args),
+        Command::Jobmanager(args) => cluster::jobmanager(args),
+        Command::Taskmanager(args) => cluster::taskmanager(args),
+        Command::StartCluster(args) => cluster::start_cluster(args),
+        Command::StopCluster(args) => cluster::stop_cluster(args),
+        Command::Run(args) => client::run(args),
+        Command::List(target) => client::list(target),
+        Command::Cancel { target, jid } => client::cancel(target, jid),
     };
     if let Err(e) = result {
         let chain: Vec<String> = e.chain().map(|c| c.to_string()).collect();

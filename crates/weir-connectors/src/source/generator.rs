@@ -21,6 +21,10 @@ pub struct GeneratorSource<T> {
     step: u64,
     seed: u64,
     f: GeneratorFn<T>,
+    /// Records per second for this subtask, if throttled.
+    rate: Option<f64>,
+    started: Option<std::time::Instant>,
+    emitted: u64,
 }
 
 impl<T> GeneratorSource<T> {
@@ -32,13 +36,41 @@ impl<T> GeneratorSource<T> {
             step: parallelism.max(1) as u64,
             seed,
             f,
+            rate: None,
+            started: None,
+            emitted: 0,
+        }
+    }
+
+    /// Throttles the whole source to `records_per_sec` in wall-clock time (each
+    /// subtask takes its share), for demos and failure tests.
+    pub fn with_rate(mut self, records_per_sec: f64) -> Self {
+        if records_per_sec > 0.0 {
+            self.rate = Some(records_per_sec / self.step as f64);
+        }
+        self
+    }
+
+    /// How many records may go out now to keep to the rate.
+    fn allowance(&mut self) -> usize {
+        let Some(rate) = self.rate else { return SOURCE_BATCH };
+        let started = *self.started.get_or_insert_with(std::time::Instant::now);
+        let due = (started.elapsed().as_secs_f64() * rate) as u64;
+        if due > self.emitted {
+            ((due - self.emitted) as usize).min(SOURCE_BATCH)
+        } else {
+            let wait = (self.emitted + 1 - due) as f64 / rate;
+            std::thread::sleep(std::time::Duration::from_secs_f64(wait.min(0.01)));
+            0
         }
     }
 }
 
 impl<T> SourceFunction<T> for GeneratorSource<T> {
     fn poll_next(&mut self, output: &mut dyn Output<T>) -> Result<SourceStatus, TaskError> {
-        for _ in 0..SOURCE_BATCH {
+        let allowed = self.allowance();
+        self.emitted += allowed as u64;
+        for _ in 0..allowed {
             if self.next >= self.count {
                 return Ok(SourceStatus::Finished);
             }

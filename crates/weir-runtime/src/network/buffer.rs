@@ -35,11 +35,7 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// One slice of a condition-variable wait, tolerating poisoning.
-pub(crate) fn wait_slice<'a, T>(
-    cv: &Condvar,
-    guard: MutexGuard<'a, T>,
-    max: Duration,
-) -> MutexGuard<'a, T> {
+pub(crate) fn wait_slice<'a, T>(cv: &Condvar, guard: MutexGuard<'a, T>, max: Duration) -> MutexGuard<'a, T> {
     let slice = max.min(CANCEL_POLL_INTERVAL);
     match cv.wait_timeout(guard, slice) {
         Ok((g, _)) => g,
@@ -193,11 +189,7 @@ impl NetworkBufferPool {
     /// the caller drops them after releasing the lock.
     fn redistribute(&self, r: &Reservations) -> Vec<Arc<LocalInner>> {
         let excess = self.total.saturating_sub(r.required);
-        let capacity: u128 = r
-            .pools
-            .iter()
-            .map(|p| (p.max - p.min).min(excess) as u128)
-            .sum();
+        let capacity: u128 = r.pools.iter().map(|p| (p.max - p.min).min(excess) as u128).sum();
         let to_distribute = (excess as u128).min(capacity);
         let mut parts_used: u128 = 0;
         let mut distributed: u128 = 0;
@@ -584,16 +576,11 @@ mod tests {
     fn a_local_pool_never_hands_out_more_than_its_size() {
         let global = NetworkBufferPool::new(3, 16);
         let pool = global.create_local_pool(3, 3, 1, 10).unwrap();
-        let held: Vec<_> = (0..3)
-            .map(|_| pool.try_request_buffer(None).unwrap())
-            .collect();
+        let held: Vec<_> = (0..3).map(|_| pool.try_request_buffer(None).unwrap()).collect();
         assert!(pool.try_request_buffer(None).is_none());
         let cancel = CancelToken::new();
         cancel.cancel();
-        assert_eq!(
-            pool.request_buffer(None, &cancel).unwrap_err(),
-            NetworkError::Cancelled
-        );
+        assert_eq!(pool.request_buffer(None, &cancel).unwrap_err(), NetworkError::Cancelled);
         drop(held);
         assert!(pool.try_request_buffer(None).is_some());
     }
@@ -622,9 +609,9 @@ mod tests {
                 segment_size: 32
             }
         );
-        assert!(err.to_string().starts_with(
-            "Insufficient number of network buffers: required 5, but only 4 available."
-        ));
+        assert!(err
+            .to_string()
+            .starts_with("Insufficient number of network buffers: required 5, but only 4 available."));
     }
 
     #[test]
@@ -650,21 +637,14 @@ mod tests {
     fn a_shrunk_pool_gives_back_segments_as_they_are_recycled() {
         let global = NetworkBufferPool::new(6, 8);
         let a = global.create_local_pool(2, 6, 1, 10).unwrap();
-        let held: Vec<_> = (0..6)
-            .map(|_| a.try_request_buffer(None).unwrap())
-            .collect();
+        let held: Vec<_> = (0..6).map(|_| a.try_request_buffer(None).unwrap()).collect();
         assert_eq!(global.available_buffers(), 0);
         let b = global.create_local_pool(2, 6, 1, 10).unwrap();
         assert_eq!(a.size() + b.size(), 6);
-        assert!(
-            b.try_request_buffer(None).is_none(),
-            "every segment is still held by a"
-        );
+        assert!(b.try_request_buffer(None).is_none(), "every segment is still held by a");
         drop(held);
         assert_eq!(a.buffers_in_use(), 0);
-        let got: Vec<_> = (0..b.size())
-            .map(|_| b.try_request_buffer(None).unwrap())
-            .collect();
+        let got: Vec<_> = (0..b.size()).map(|_| b.try_request_buffer(None).unwrap()).collect();
         assert_eq!(got.len(), b.size());
         assert!(global.buffers_in_use() <= global.total_buffers());
     }

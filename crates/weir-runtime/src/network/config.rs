@@ -47,9 +47,7 @@ impl NetworkConfig {
             ));
         }
         if self.total_buffers == 0 {
-            return Err(NetworkError::InvalidConfig(
-                "total_buffers must be at least 1".into(),
-            ));
+            return Err(NetworkError::InvalidConfig("total_buffers must be at least 1".into()));
         }
         if self.buffers_per_channel == 0 && self.floating_buffers_per_gate == 0 {
             return Err(NetworkError::InvalidConfig(

@@ -251,11 +251,7 @@ impl ReceiverCredits {
     }
 
     /// A data buffer arrived on `channel` with the sender's remaining `backlog`.
-    pub fn on_buffer_received(
-        &mut self,
-        channel: usize,
-        backlog: usize,
-    ) -> Result<ReceiverDecision, CreditError> {
+    pub fn on_buffer_received(&mut self, channel: usize, backlog: usize) -> Result<ReceiverDecision, CreditError> {
         let ch = self.get(channel)?;
         if ch.released {
             return Err(CreditError::Released { channel });
@@ -270,11 +266,7 @@ impl ReceiverCredits {
     }
 
     /// The sender of `channel` announced its backlog without sending a buffer.
-    pub fn on_backlog_announced(
-        &mut self,
-        channel: usize,
-        backlog: usize,
-    ) -> Result<ReceiverDecision, CreditError> {
+    pub fn on_backlog_announced(&mut self, channel: usize, backlog: usize) -> Result<ReceiverDecision, CreditError> {
         let ch = self.get(channel)?;
         if ch.released {
             return Ok(ReceiverDecision::Nothing);
@@ -309,10 +301,7 @@ impl ReceiverCredits {
 
     /// `channel` ended or its consumer released it: its unused credit is void and its
     /// free floating buffers go back to the gate (to waiting channels first).
-    pub fn on_channel_released(
-        &mut self,
-        channel: usize,
-    ) -> Result<Vec<ReceiverDecision>, CreditError> {
+    pub fn on_channel_released(&mut self, channel: usize) -> Result<Vec<ReceiverDecision>, CreditError> {
         let ch = self.get(channel)?;
         if ch.released {
             return Ok(Vec::new());
@@ -357,10 +346,7 @@ impl ReceiverCredits {
             self.waiting.push_back(channel);
         }
         if give > 0 {
-            ReceiverDecision::Grant {
-                channel,
-                credit: give,
-            }
+            ReceiverDecision::Grant { channel, credit: give }
         } else {
             ReceiverDecision::Nothing
         }
@@ -385,10 +371,7 @@ impl ReceiverCredits {
                 ch.waiting = true;
                 self.waiting.push_front(w);
             }
-            return ReceiverDecision::Grant {
-                channel: w,
-                credit: 1,
-            };
+            return ReceiverDecision::Grant { channel: w, credit: 1 };
         }
         self.floating_available += 1;
         ReceiverDecision::Nothing
@@ -407,10 +390,7 @@ mod tests {
         // Announced once until a buffer carries the backlog.
         assert_eq!(s.on_buffer_enqueued(), SenderDecision::Nothing);
         assert!(!s.can_send_buffer());
-        assert_eq!(
-            s.on_buffer_sent(),
-            Err(CreditError::NoCredit { channel: 0 })
-        );
+        assert_eq!(s.on_buffer_sent(), Err(CreditError::NoCredit { channel: 0 }));
         s.on_credit_announced(1);
         assert!(s.can_send_buffer());
         assert_eq!(s.on_buffer_sent(), Ok(1));
@@ -428,19 +408,13 @@ mod tests {
         let mut r = ReceiverCredits::new(2, 2, 8);
         assert_eq!(
             r.on_buffer_received(0, 5),
-            Ok(ReceiverDecision::Grant {
-                channel: 0,
-                credit: 6
-            })
+            Ok(ReceiverDecision::Grant { channel: 0, credit: 6 })
         );
         assert_eq!(r.floating_available(), 2);
         // Channel 1 wants 3 but only 2 are left: it waits for the third.
         assert_eq!(
             r.on_buffer_received(1, 3),
-            Ok(ReceiverDecision::Grant {
-                channel: 1,
-                credit: 2
-            })
+            Ok(ReceiverDecision::Grant { channel: 1, credit: 2 })
         );
         assert_eq!(r.floating_available(), 0);
         // Channel 0's sender drains its backlog.
@@ -451,17 +425,11 @@ mod tests {
         // go to waiting channel 1, which still lacks two.
         assert_eq!(
             r.on_buffer_recycled(0),
-            Ok(ReceiverDecision::Grant {
-                channel: 1,
-                credit: 1
-            })
+            Ok(ReceiverDecision::Grant { channel: 1, credit: 1 })
         );
         assert_eq!(
             r.on_buffer_recycled(0),
-            Ok(ReceiverDecision::Grant {
-                channel: 1,
-                credit: 1
-            })
+            Ok(ReceiverDecision::Grant { channel: 1, credit: 1 })
         );
         for _ in 0..4 {
             assert_eq!(r.on_buffer_recycled(0), Ok(ReceiverDecision::Nothing));
@@ -482,28 +450,16 @@ mod tests {
         let mut r = ReceiverCredits::new(1, 2, 0);
         assert_eq!(r.on_buffer_received(0, 0), Ok(ReceiverDecision::Nothing));
         assert_eq!(r.on_buffer_received(0, 0), Ok(ReceiverDecision::Nothing));
+        assert_eq!(r.on_buffer_received(0, 0), Err(CreditError::NoCredit { channel: 0 }));
         assert_eq!(
-            r.on_buffer_received(0, 0),
-            Err(CreditError::NoCredit { channel: 0 })
+            r.on_buffer_recycled(0),
+            Ok(ReceiverDecision::Grant { channel: 0, credit: 1 })
         );
         assert_eq!(
             r.on_buffer_recycled(0),
-            Ok(ReceiverDecision::Grant {
-                channel: 0,
-                credit: 1
-            })
+            Ok(ReceiverDecision::Grant { channel: 0, credit: 1 })
         );
-        assert_eq!(
-            r.on_buffer_recycled(0),
-            Ok(ReceiverDecision::Grant {
-                channel: 0,
-                credit: 1
-            })
-        );
-        assert_eq!(
-            r.on_buffer_recycled(0),
-            Err(CreditError::NothingInUse { channel: 0 })
-        );
+        assert_eq!(r.on_buffer_recycled(0), Err(CreditError::NothingInUse { channel: 0 }));
     }
 
     #[test]
@@ -511,29 +467,17 @@ mod tests {
         let mut r = ReceiverCredits::new(2, 1, 2);
         assert_eq!(
             r.on_backlog_announced(0, 3),
-            Ok(ReceiverDecision::Grant {
-                channel: 0,
-                credit: 2
-            })
+            Ok(ReceiverDecision::Grant { channel: 0, credit: 2 })
         );
         assert_eq!(r.on_backlog_announced(1, 1), Ok(ReceiverDecision::Nothing));
         assert_eq!(r.on_buffer_received(0, 2), Ok(ReceiverDecision::Nothing));
         // Release: 2 unused announced credits, one of which is floating and free...
         let d = r.on_channel_released(0);
-        assert_eq!(
-            d,
-            Ok(vec![ReceiverDecision::Grant {
-                channel: 1,
-                credit: 1
-            }])
-        );
+        assert_eq!(d, Ok(vec![ReceiverDecision::Grant { channel: 1, credit: 1 }]));
         // ...and the floating buffer in use goes back when recycled.
         assert_eq!(r.on_buffer_recycled(0), Ok(ReceiverDecision::Nothing));
         assert_eq!(r.floating_available(), 1);
-        assert_eq!(
-            r.on_buffer_received(0, 0),
-            Err(CreditError::Released { channel: 0 })
-        );
+        assert_eq!(r.on_buffer_received(0, 0), Err(CreditError::Released { channel: 0 }));
     }
 
     // ----- exhaustive exploration of the coupled sender/receiver machines -----
@@ -632,20 +576,13 @@ mod tests {
                     assert_eq!(ch.announced, 0);
                     continue;
                 }
-                assert_eq!(
-                    e + ch.floating,
-                    ch.in_use + ch.announced,
-                    "channel {c} leaks: {self:?}"
-                );
+                assert_eq!(e + ch.floating, ch.in_use + ch.announced, "channel {c} leaks: {self:?}");
                 assert_eq!(
                     self.send[c].credit(),
                     ch.announced,
                     "credit out of sync on {c}: {self:?}"
                 );
-                assert!(
-                    ch.backlog <= self.send[c].backlog(),
-                    "receiver overestimates backlog"
-                );
+                assert!(ch.backlog <= self.send[c].backlog(), "receiver overestimates backlog");
                 if ch.floating > 0 {
                     assert!(
                         ch.announced <= ch.backlog + e,
@@ -719,10 +656,7 @@ mod tests {
                 );
                 let ch = drained.recv.channel(c).unwrap();
                 assert_eq!(ch.in_use, 0);
-                assert_eq!(
-                    ch.floating, 0,
-                    "floating not returned to the gate: {drained:?}"
-                );
+                assert_eq!(ch.floating, 0, "floating not returned to the gate: {drained:?}");
             }
             assert_eq!(drained.recv.floating_available(), f);
             for a in m.enabled(max_backlog) {

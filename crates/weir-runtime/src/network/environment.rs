@@ -73,24 +73,15 @@ impl NetworkEnvironment {
         let max = num_subpartitions
             .saturating_mul(self.config.max_buffers_per_channel)
             .max(min);
-        let pool = self.pool.create_local_pool(
-            min,
-            max,
-            num_subpartitions,
-            self.config.max_buffers_per_channel,
-        )?;
+        let pool = self
+            .pool
+            .create_local_pool(min, max, num_subpartitions, self.config.max_buffers_per_channel)?;
         let partition = self.next_partition.fetch_add(1, Ordering::Relaxed);
         let subs: Vec<_> = (0..num_subpartitions)
             .map(|i| Subpartition::new(partition, i))
             .collect();
-        let handles = subs
-            .iter()
-            .map(|s| SubpartitionHandle { inner: s.clone() })
-            .collect();
-        Ok((
-            ResultPartitionWriter::new(partition, pool, subs, cancel),
-            handles,
-        ))
+        let handles = subs.iter().map(|s| SubpartitionHandle { inner: s.clone() }).collect();
+        Ok((ResultPartitionWriter::new(partition, pool, subs, cancel), handles))
     }
 
     /// An input gate reading the given subpartitions, one input channel per handle in
@@ -101,11 +92,7 @@ impl NetworkEnvironment {
         channels: Vec<SubpartitionHandle>,
         cancel: CancelToken,
     ) -> Result<InputGate, NetworkError> {
-        InputGate::connect(
-            channels.into_iter().map(|h| h.inner).collect(),
-            &self.config,
-            cancel,
-        )
+        InputGate::connect(channels.into_iter().map(|h| h.inner).collect(), &self.config, cancel)
     }
 
     /// Segments not held by any partition (Flink's `AvailableMemorySegments`).
@@ -144,10 +131,6 @@ impl SubpartitionHandle {
 
 impl fmt::Debug for SubpartitionHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "SubpartitionHandle({}:{})",
-            self.inner.partition, self.inner.index
-        )
+        write!(f, "SubpartitionHandle({}:{})", self.inner.partition, self.inner.index)
     }
 }

@@ -36,17 +36,13 @@ pub enum NetworkError {
     },
     /// The producer of an input channel went away before it sent EndOfPartition
     /// (it failed or was cancelled).
-    #[error(
-        "the producer of input channel {channel} released its partition before EndOfPartition"
-    )]
+    #[error("the producer of input channel {channel} released its partition before EndOfPartition")]
     ProducerReleased {
         /// The input channel whose producer is gone.
         channel: usize,
     },
     /// A subpartition is already read by an input gate.
-    #[error(
-        "subpartition {subpartition} of partition {partition} is already consumed by an input gate"
-    )]
+    #[error("subpartition {subpartition} of partition {partition} is already consumed by an input gate")]
     AlreadyConnected {
         /// Process-local number of the result partition.
         partition: u64,

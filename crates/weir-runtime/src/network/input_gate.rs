@@ -7,10 +7,15 @@
 //!
 //! Invariants:
 //! - A data buffer leaves a subpartition only against sender credit; the receiver
-//!   accounts it as in use until the consumer drops the [`Buffer`](super::Buffer), which returns the
-//!   credit ([`CreditReturn`]); events need no credit and keep their order.
-//! - Credit decisions are computed under the gate lock and carried out after it is
-//!   released (subpartition locks are never taken while holding the gate lock).
+//!   accounts it as in use until the consumer drops the [`Buffer`](super::Buffer),
+//!   which returns the credit (`CreditReturn`); events need no credit and keep
+//!   their order.
+//! - Lock order is subpartition → gate, never the reverse. Everything that couples a
+//!   subpartition's [`SenderCredit`](super::SenderCredit) with the gate's
+//!   [`ReceiverCredits`] for the same channel (taking a buffer, announcing backlog)
+//!   happens with the subpartition locked, so the receiver sees one channel's events
+//!   in the sender's order, as over a TCP connection. Grants to other channels (a
+//!   floating buffer handed on) are carried out after the gate lock is released.
 //! - After every channel delivered EndOfPartition the gate is finished and delivers
 //!   nothing more. Dropping the gate releases every subpartition: their queues are
 //!   dropped and their producers get [`NetworkError::ConsumerReleased`].
@@ -20,7 +25,7 @@ use super::cancel::CancelToken;
 use super::config::NetworkConfig;
 use super::credit::{CreditError, ReceiverCredits, ReceiverDecision};
 use super::error::NetworkError;
-use super::subpartition::{Listener, Subpartition, Taken};
+use super::subpartition::{Listener, Subpartition, SubpartitionState, Taken};
 use std::collections::VecDeque;
 use std::fmt;
 use std::sync::{Arc, Condvar, Mutex};
@@ -59,10 +64,7 @@ impl GateShared {
     /// granted to that same channel. Called with the channel's subpartition locked
     /// (which is why the grant is returned instead of applied).
     pub(crate) fn grant_for_backlog(&self, channel: usize, backlog: usize) -> usize {
-        match lock(&self.state)
-            .credits
-            .on_backlog_announced(channel, backlog)
-        {
+        match lock(&self.state).credits.on_backlog_announced(channel, backlog) {
             Ok(ReceiverDecision::Grant { channel: c, credit }) if c == channel => credit,
             Ok(_) => 0,
             Err(e) => {
@@ -82,6 +84,34 @@ impl GateShared {
             Ok(d) => self.apply(d),
             Err(e) => tracing::error!(error = %e, "credit-based flow control violated"),
         }
+    }
+
+    /// Called by [`Subpartition::take`] with the subpartition of `channel` locked:
+    /// accounts a received buffer (applying the channel's own grant at once) and puts
+    /// the channel back into the queue when it has more to deliver.
+    pub(crate) fn after_take(
+        &self,
+        sub: &mut SubpartitionState,
+        channel: usize,
+        received_backlog: Option<usize>,
+    ) -> Result<(), CreditError> {
+        if received_backlog.is_none() && !sub.is_available() {
+            return Ok(());
+        }
+        let mut st = lock(&self.state);
+        if let Some(backlog) = received_backlog {
+            let decision = st.credits.on_buffer_received(channel, backlog)?;
+            if let ReceiverDecision::Grant { channel: c, credit } = decision {
+                if c == channel {
+                    sub.sender.on_credit_announced(credit);
+                }
+            }
+        }
+        if sub.is_available() {
+            sub.in_gate_queue = true;
+            st.available.push_back(channel);
+        }
+        Ok(())
     }
 
     /// Delivers a grant to its sender and queues the channel if that made it available.
@@ -166,11 +196,7 @@ impl InputGate {
             }
             st.connected = true;
         }
-        let credits = ReceiverCredits::new(
-            n,
-            config.buffers_per_channel,
-            config.floating_buffers_per_gate,
-        );
+        let credits = ReceiverCredits::new(n, config.buffers_per_channel, config.floating_buffers_per_gate);
         let initial = credits.initial_credit();
         let shared = Arc::new(GateShared {
             state: Mutex::new(GateState {
@@ -207,6 +233,29 @@ impl InputGate {
         })
     }
 
+    /// A description of the gate's flow-control state, for diagnosing stalls.
+    pub fn debug_state(&self) -> String {
+        let (available, credits) = {
+            let st = lock(&self.shared.state);
+            (st.available.clone(), st.credits.clone())
+        };
+        let mut out = format!("available channels {available:?}; {credits:?}");
+        for (i, sub) in self.shared.subpartitions.iter().enumerate() {
+            let st = lock(&sub.state);
+            out.push_str(&format!(
+                "\n  channel {i}: queue {} (events {}), credit {}, backlog {}, queued {}, available {}, ended {}",
+                st.queue.len(),
+                st.queued_events,
+                st.sender.credit(),
+                st.sender.backlog(),
+                st.in_gate_queue,
+                st.is_available(),
+                self.ended.get(i).copied().unwrap_or(false),
+            ));
+        }
+        out
+    }
+
     /// Number of input channels.
     pub fn num_channels(&self) -> usize {
         self.ended.len()
@@ -236,10 +285,7 @@ impl InputGate {
     /// [`NetworkError::Cancelled`] within ~20 ms of the gate's token being cancelled; a
     /// producer that vanished without EndOfPartition gives
     /// [`NetworkError::ProducerReleased`].
-    pub fn poll_next(
-        &mut self,
-        timeout: Option<Duration>,
-    ) -> Result<Option<(usize, BufferOrEvent)>, NetworkError> {
+    pub fn poll_next(&mut self, timeout: Option<Duration>) -> Result<Option<(usize, BufferOrEvent)>, NetworkError> {
         // Set on the first wait: `Some(None)` when the timeout is too far to represent.
         let mut deadline: Option<Option<Instant>> = None;
         loop {
@@ -278,44 +324,20 @@ impl InputGate {
     }
 
     /// Takes one element from `channel` and does the credit bookkeeping.
-    fn take_from(
-        &mut self,
-        channel: usize,
-    ) -> Result<Option<(usize, BufferOrEvent)>, NetworkError> {
+    fn take_from(&mut self, channel: usize) -> Result<Option<(usize, BufferOrEvent)>, NetworkError> {
         let Some(sub) = self.shared.subpartitions.get(channel) else {
             return Ok(None);
         };
-        let (taken, more) = sub.take();
-        let taken = taken.map_err(protocol)?;
-        let decision = match &taken {
-            Taken::Item(BufferOrEvent::Buffer(_), backlog) => {
-                let mut st = lock(&self.shared.state);
-                let d = st
-                    .credits
-                    .on_buffer_received(channel, backlog.unwrap_or(0))
-                    .map_err(protocol)?;
-                if more {
-                    st.available.push_back(channel);
-                }
-                d
-            }
-            _ => {
-                if more {
-                    lock(&self.shared.state).available.push_back(channel);
-                }
-                ReceiverDecision::Nothing
-            }
-        };
-        self.shared.apply(decision);
+        let taken = sub.take(&self.shared, channel).map_err(protocol)?;
         match taken {
-            Taken::Item(BufferOrEvent::Buffer(mut buffer), _) => {
+            Taken::Item(BufferOrEvent::Buffer(mut buffer)) => {
                 buffer.attach_credit(CreditReturn {
                     gate: self.shared.clone(),
                     channel,
                 });
                 Ok(Some((channel, BufferOrEvent::Buffer(buffer))))
             }
-            Taken::Item(BufferOrEvent::Event(event), _) => {
+            Taken::Item(BufferOrEvent::Event(event)) => {
                 if event == Event::EndOfPartition {
                     self.end_channel(channel);
                 }
@@ -333,9 +355,7 @@ impl InputGate {
                 self.num_ended += 1;
             }
         }
-        let decisions = lock(&self.shared.state)
-            .credits
-            .on_channel_released(channel);
+        let decisions = lock(&self.shared.state).credits.on_channel_released(channel);
         match decisions {
             Ok(ds) => ds.into_iter().for_each(|d| self.shared.apply(d)),
             Err(e) => tracing::error!(error = %e, "credit-based flow control violated"),

@@ -105,9 +105,7 @@ impl<T: DeserializeOwned> RecordReader<T> {
                 }
                 Some((channel, BufferOrEvent::Buffer(buffer))) => {
                     let Some(decoder) = self.decoders.get_mut(channel) else {
-                        return Err(NetworkError::Corrupt(format!(
-                            "buffer from unknown channel {channel}"
-                        )));
+                        return Err(NetworkError::Corrupt(format!("buffer from unknown channel {channel}")));
                     };
                     self.bytes_in += buffer.len() as u64;
                     let pending = &mut self.pending;
@@ -125,11 +123,7 @@ impl<T: DeserializeOwned> RecordReader<T> {
                     }
                 }
                 Some((channel, BufferOrEvent::Event(event))) => {
-                    if self
-                        .decoders
-                        .get(channel)
-                        .is_some_and(FrameDecoder::has_pending)
-                    {
+                    if self.decoders.get(channel).is_some_and(FrameDecoder::has_pending) {
                         return Err(NetworkError::Corrupt(format!(
                             "channel {channel}: event {event:?} inside a record frame"
                         )));

@@ -141,9 +141,7 @@ impl<T: Serialize> RecordWriter<T> {
     /// Hands over `channel`'s current buffer if it holds data.
     pub fn flush(&mut self, channel: usize) -> Result<(), NetworkError> {
         let Some(slot) = self.current.get_mut(channel) else {
-            return Err(NetworkError::InvalidArgument(format!(
-                "no channel {channel}"
-            )));
+            return Err(NetworkError::InvalidArgument(format!("no channel {channel}")));
         };
         if slot.as_ref().is_some_and(|b| !b.is_empty()) {
             if let Some(buffer) = slot.take() {
@@ -155,9 +153,7 @@ impl<T: Serialize> RecordWriter<T> {
 
     /// True when some current buffer holds data not yet handed over.
     pub fn has_unflushed_data(&self) -> bool {
-        self.current
-            .iter()
-            .any(|b| b.as_ref().is_some_and(|b| !b.is_empty()))
+        self.current.iter().any(|b| b.as_ref().is_some_and(|b| !b.is_empty()))
     }
 
     /// Records emitted (a broadcast record counts once).

@@ -1,5 +1,5 @@
 //! The state one subpartition shares with the input channel that reads it
-//! ([`Subpartition`]): the in-process "local channel".
+//! (`Subpartition`): the in-process "local channel".
 //!
 //! Owns the subpartition's queue of finished buffers and events, its
 //! [`SenderCredit`], and the link to the consuming gate. The producer appends; the
@@ -20,7 +20,7 @@
 //! other way round.
 
 use super::buffer::{lock, BufferOrEvent};
-use super::credit::{SenderCredit, SenderDecision};
+use super::credit::{CreditError, SenderCredit, SenderDecision};
 use super::input_gate::GateShared;
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, Weak};
@@ -62,8 +62,8 @@ pub(crate) struct SubpartitionState {
 
 /// What the consumer found at the front of a subpartition.
 pub(crate) enum Taken {
-    /// A buffer (with the backlog it carries) or an event.
-    Item(BufferOrEvent, Option<usize>),
+    /// A buffer or an event.
+    Item(BufferOrEvent),
     /// Nothing deliverable now.
     Nothing,
     /// The producer went away before EndOfPartition.
@@ -92,42 +92,39 @@ impl Subpartition {
         })
     }
 
-    /// Takes the next deliverable element (consumer side); `more` tells whether the
-    /// channel must go back into the gate's queue (it was marked `in_gate_queue`).
-    pub(crate) fn take(&self) -> (Result<Taken, super::credit::CreditError>, bool) {
+    /// Takes the next deliverable element for `channel` of `gate` (consumer side).
+    ///
+    /// The receiver's accounting of a taken buffer and the re-queueing of the channel
+    /// happen while this subpartition is still locked, so the gate sees buffers and
+    /// backlog announcements of one subpartition in the order the sender produced them
+    /// (as a TCP connection would deliver them).
+    pub(crate) fn take(&self, gate: &GateShared, channel: usize) -> Result<Taken, CreditError> {
         let mut st = lock(&self.state);
         st.in_gate_queue = false;
+        let mut received_backlog = None;
         let taken = match st.queue.front() {
             Some(BufferOrEvent::Event(_)) => {
                 st.queued_events -= 1;
                 if st.producer_waiting {
                     self.space.notify_all();
                 }
-                st.queue
-                    .pop_front()
-                    .map_or(Ok(Taken::Nothing), |e| Ok(Taken::Item(e, None)))
+                st.queue.pop_front().map_or(Taken::Nothing, Taken::Item)
             }
             Some(BufferOrEvent::Buffer(_)) if st.sender.credit() > 0 => {
-                match st.sender.on_buffer_sent() {
-                    Ok(backlog) => st
-                        .queue
-                        .pop_front()
-                        .map_or(Ok(Taken::Nothing), |b| Ok(Taken::Item(b, Some(backlog)))),
-                    Err(e) => Err(e),
-                }
+                received_backlog = Some(st.sender.on_buffer_sent()?);
+                st.queue.pop_front().map_or(Taken::Nothing, Taken::Item)
             }
-            Some(BufferOrEvent::Buffer(_)) => Ok(Taken::Nothing),
+            Some(BufferOrEvent::Buffer(_)) => Taken::Nothing,
             None if st.producer_released && !st.end_of_partition && !st.failure_reported => {
                 st.failure_reported = true;
-                Ok(Taken::ProducerGone)
+                Taken::ProducerGone
             }
-            None => Ok(Taken::Nothing),
+            None => Taken::Nothing,
         };
-        let more = st.is_available();
-        if more {
-            st.in_gate_queue = true;
-        }
-        (taken, more)
+        let accounted = gate.after_take(&mut st, channel, received_backlog);
+        drop(st);
+        accounted?;
+        Ok(taken)
     }
 }
 
@@ -156,11 +153,7 @@ impl SubpartitionState {
     /// For the gate itself: marks the subpartition queued if it is available and not
     /// queued yet; the caller pushes the channel after unlocking.
     pub(crate) fn mark_queued_if_available(&mut self) -> bool {
-        if self.in_gate_queue
-            || self.consumer_released
-            || self.listener.is_none()
-            || !self.is_available()
-        {
+        if self.in_gate_queue || self.consumer_released || self.listener.is_none() || !self.is_available() {
             return false;
         }
         self.in_gate_queue = true;

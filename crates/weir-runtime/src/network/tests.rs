@@ -2,9 +2,7 @@
 //! on threads where the scenario needs them.
 
 use super::*;
-use crate::partitioner::{
-    BroadcastPartitioner, ChannelSelector, CustomPartitioner, ForwardPartitioner,
-};
+use crate::partitioner::{BroadcastPartitioner, ChannelSelector, CustomPartitioner, ForwardPartitioner};
 use proptest::prelude::*;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -22,9 +20,7 @@ fn env(segment_size: usize, total_buffers: usize) -> Arc<NetworkEnvironment> {
 
 /// Routes `(channel, seq)` records by their first field.
 fn by_channel() -> Box<dyn ChannelSelector<(u32, u64)>> {
-    Box::new(CustomPartitioner::new(Arc::new(|r: &(u32, u64), _n| {
-        r.0 as usize
-    })))
+    Box::new(CustomPartitioner::new(Arc::new(|r: &(u32, u64), _n| r.0 as usize)))
 }
 
 fn data_buffer(w: &mut ResultPartitionWriter, byte: u8) -> Buffer {
@@ -59,10 +55,7 @@ fn frames_larger_than_a_buffer_span_into_the_next_buffers() {
     }
     writer.broadcast_event(Event::EndOfPartition).unwrap();
     assert_eq!(writer.records_out(), 20);
-    assert!(
-        writer.bytes_out() > 64 * 20,
-        "most frames are larger than a buffer"
-    );
+    assert!(writer.bytes_out() > 64 * 20, "most frames are larger than a buffer");
     assert_eq!(consumer.join().unwrap(), records);
 }
 
@@ -73,10 +66,7 @@ fn events_keep_their_order_relative_to_records_per_channel() {
     let mut handles = Vec::new();
     for _ in 0..3 {
         let (w, mut subs) = env.create_result_partition(1, CancelToken::new()).unwrap();
-        writers.push(RecordWriter::<(u32, u64)>::new(
-            w,
-            Box::new(ForwardPartitioner),
-        ));
+        writers.push(RecordWriter::<(u32, u64)>::new(w, Box::new(ForwardPartitioner)));
         handles.push(subs.remove(0));
     }
     let gate = env.create_input_gate(handles, CancelToken::new()).unwrap();
@@ -85,8 +75,7 @@ fn events_keep_their_order_relative_to_records_per_channel() {
         for seq in 0..30u64 {
             w.emit(&StreamRecord::new((p as u32, seq))).unwrap();
             if seq % 10 == 9 {
-                w.broadcast_event(Event::Watermark(Watermark(seq as i64)))
-                    .unwrap();
+                w.broadcast_event(Event::Watermark(Watermark(seq as i64))).unwrap();
             }
         }
         w.broadcast_event(Event::EndOfPartition).unwrap();
@@ -134,20 +123,12 @@ fn end_of_partition_from_all_channels_finishes_the_gate() {
     let mut gate = env.create_input_gate(subs, CancelToken::new()).unwrap();
     assert_eq!(gate.num_channels(), 2);
     w.add_event(0, Event::EndOfPartition).unwrap();
-    let (ch, e) = gate
-        .poll_next(Some(Duration::from_secs(1)))
-        .unwrap()
-        .unwrap();
-    assert!(matches!(
-        (ch, e),
-        (0, BufferOrEvent::Event(Event::EndOfPartition))
-    ));
+    let (ch, e) = gate.poll_next(Some(Duration::from_secs(1))).unwrap().unwrap();
+    assert!(matches!((ch, e), (0, BufferOrEvent::Event(Event::EndOfPartition))));
     assert!(!gate.is_finished());
     assert!(gate.is_channel_finished(0));
     assert!(
-        gate.poll_next(Some(Duration::from_millis(10)))
-            .unwrap()
-            .is_none(),
+        gate.poll_next(Some(Duration::from_millis(10))).unwrap().is_none(),
         "channel 1 has nothing yet"
     );
     w.add_event(1, Event::EndOfPartition).unwrap();
@@ -199,19 +180,13 @@ fn stalled_channel_does_not_block_other_channels_of_the_gate() {
             }
         }
     }
-    assert_eq!(
-        fast_received, 500,
-        "the healthy channel delivered everything"
-    );
+    assert_eq!(fast_received, 500, "the healthy channel delivered everything");
     assert!(
         held.len() <= exclusive + floating,
         "channel 0 received only against credit: {}",
         held.len()
     );
-    assert!(
-        held.len() > exclusive,
-        "channel 0 got floating credit for its backlog"
-    );
+    assert!(held.len() > exclusive, "channel 0 got floating credit for its backlog");
     assert!(slow.backlog(0) > 0);
     // Releasing the stalled buffers returns their credit: channel 0 flows again and the
     // floating buffers end up back in the gate.
@@ -233,10 +208,7 @@ fn fast_producer_blocks_on_slow_consumer_and_buffers_stay_bounded() {
     let env = env(256, 64);
     let (w, subs) = env.create_result_partition(2, CancelToken::new()).unwrap();
     let pool_size = w.pool_size();
-    assert_eq!(
-        pool_size, 20,
-        "2 subpartitions x max 10 buffers per channel"
-    );
+    assert_eq!(pool_size, 20, "2 subpartitions x max 10 buffers per channel");
     let gate = env.create_input_gate(subs, CancelToken::new()).unwrap();
     let done = Arc::new(AtomicBool::new(false));
     let peak = Arc::new(AtomicUsize::new(0));
@@ -252,9 +224,7 @@ fn fast_producer_blocks_on_slow_consumer_and_buffers_stay_bounded() {
     let producer = thread::spawn(move || {
         let mut writer = RecordWriter::new(w, by_channel());
         for seq in 0..20_000u64 {
-            writer
-                .emit(&StreamRecord::new(((seq % 2) as u32, seq)))
-                .unwrap();
+            writer.emit(&StreamRecord::new(((seq % 2) as u32, seq))).unwrap();
         }
         writer.broadcast_event(Event::EndOfPartition).unwrap();
         (
@@ -287,10 +257,7 @@ fn fast_producer_blocks_on_slow_consumer_and_buffers_stay_bounded() {
     done.store(true, Ordering::Relaxed);
     monitor.join().unwrap();
     assert_eq!(count, 20_000);
-    assert!(
-        backpressured > Duration::ZERO,
-        "the producer was backpressured"
-    );
+    assert!(backpressured > Duration::ZERO, "the producer was backpressured");
     assert!(
         partition_peak <= pool_size,
         "{partition_peak} buffers in use, pool of {pool_size}"
@@ -374,10 +341,7 @@ fn poll_times_out_with_none() {
     let (_w, subs) = env.create_result_partition(1, CancelToken::new()).unwrap();
     let mut gate = env.create_input_gate(subs, CancelToken::new()).unwrap();
     let start = Instant::now();
-    assert!(gate
-        .poll_next(Some(Duration::from_millis(30)))
-        .unwrap()
-        .is_none());
+    assert!(gate.poll_next(Some(Duration::from_millis(30))).unwrap().is_none());
     assert!(start.elapsed() >= Duration::from_millis(30));
     assert!(gate.poll_next(Some(Duration::ZERO)).unwrap().is_none());
     let mut reader = RecordReader::<u64>::new(gate);
@@ -455,9 +419,7 @@ fn a_subpartition_is_read_by_one_gate_only() {
         Err(NetworkError::AlreadyConnected { .. })
     ));
     // The failed attempt left nothing connected.
-    let _gate = env
-        .create_input_gate(subs.clone(), CancelToken::new())
-        .unwrap();
+    let _gate = env.create_input_gate(subs.clone(), CancelToken::new()).unwrap();
     assert!(matches!(
         env.create_input_gate(vec![subs[1].clone()], CancelToken::new()),
         Err(NetworkError::AlreadyConnected { .. })
@@ -479,9 +441,7 @@ fn partitions_beyond_the_pool_fail_with_pool_exhausted() {
         (5, 5),
         "both shrink to their guaranteed minimum"
     );
-    let err = env
-        .create_result_partition(1, CancelToken::new())
-        .unwrap_err();
+    let err = env.create_result_partition(1, CancelToken::new()).unwrap_err();
     assert_eq!(
         err,
         NetworkError::PoolExhausted {
@@ -530,14 +490,10 @@ fn round_trip(
     records: Vec<(u32, String, Option<i64>)>,
 ) -> Vec<Vec<StreamRecord<(u32, String)>>> {
     let env = env(segment_size, 4 * channels + 8);
-    let (w, subs) = env
-        .create_result_partition(channels, CancelToken::new())
-        .unwrap();
+    let (w, subs) = env.create_result_partition(channels, CancelToken::new()).unwrap();
     let gate = env.create_input_gate(subs, CancelToken::new()).unwrap();
     let selector: Box<dyn ChannelSelector<(u32, String)>> =
-        Box::new(CustomPartitioner::new(Arc::new(|r: &(u32, String), _n| {
-            r.0 as usize
-        })));
+        Box::new(CustomPartitioner::new(Arc::new(|r: &(u32, String), _n| r.0 as usize)));
     let producer = thread::spawn(move || {
         let mut writer = RecordWriter::new(w, selector);
         for (i, (ch, s, ts)) in records.into_iter().enumerate() {
@@ -618,10 +574,7 @@ fn throughput_of_small_records() {
     producer.join().unwrap();
     let secs = start.elapsed().as_secs_f64();
     assert_eq!(sum, N * (N - 1) / 2);
-    println!(
-        "{:.1} M records/s ({N} records in {secs:.2} s)",
-        N as f64 / secs / 1e6
-    );
+    println!("{:.1} M records/s ({N} records in {secs:.2} s)", N as f64 / secs / 1e6);
 }
 
 /// Every producer sends to every consumer (rebalance-like by sequence number) while
@@ -632,9 +585,7 @@ fn all_to_all(config: NetworkConfig, producers: usize, consumers: usize, per_pro
     let mut writers = Vec::new();
     let mut handles: Vec<Vec<SubpartitionHandle>> = vec![Vec::new(); consumers];
     for _ in 0..producers {
-        let (w, subs) = env
-            .create_result_partition(consumers, CancelToken::new())
-            .unwrap();
+        let (w, subs) = env.create_result_partition(consumers, CancelToken::new()).unwrap();
         writers.push(w);
         for (c, h) in subs.into_iter().enumerate() {
             handles[c].push(h);
@@ -660,13 +611,15 @@ fn all_to_all(config: NetworkConfig, producers: usize, consumers: usize, per_pro
                         next[p] = Some(seq);
                         count += 1;
                         rng = weir_core::ids::splitmix64(rng);
-                        if rng % 64 == 0 {
+                        if rng & 63 == 0 {
                             thread::sleep(Duration::from_micros(rng % 500));
                         }
                     }
                     ReaderEvent::Event { .. } => {}
                     ReaderEvent::Finished => return count,
-                    ReaderEvent::Timeout => panic!("consumer {c} timed out"),
+                    ReaderEvent::Timeout => {
+                        panic!("consumer {c} timed out: {}", reader.gate().debug_state())
+                    }
                 }
             }
         }));
@@ -674,16 +627,12 @@ fn all_to_all(config: NetworkConfig, producers: usize, consumers: usize, per_pro
     for (p, w) in writers.into_iter().enumerate() {
         threads.push(thread::spawn(move || {
             let selector: Box<dyn ChannelSelector<(u32, u64)>> =
-                Box::new(CustomPartitioner::new(Arc::new(|r: &(u32, u64), n| {
-                    r.1 as usize % n
-                })));
+                Box::new(CustomPartitioner::new(Arc::new(|r: &(u32, u64), n| r.1 as usize % n)));
             let mut writer = RecordWriter::new(w, selector);
             for seq in 0..per_producer {
                 writer.emit(&StreamRecord::new((p as u32, seq))).unwrap();
                 if seq % 1000 == 999 {
-                    writer
-                        .broadcast_event(Event::Watermark(Watermark(seq as i64)))
-                        .unwrap();
+                    writer.broadcast_event(Event::Watermark(Watermark(seq as i64))).unwrap();
                 }
             }
             writer.broadcast_event(Event::EndOfPartition).unwrap();
@@ -708,4 +657,39 @@ fn all_to_all_exchange_delivers_everything_with_any_credit_config() {
         };
         all_to_all(config, 3, 3, 20_000);
     }
+}
+
+/// Longer run of the all-to-all exchange for shaking out races:
+/// `cargo test --release -p weir-runtime -- --ignored all_to_all_stress`.
+#[test]
+#[ignore]
+fn all_to_all_stress() {
+    for round in 0..20 {
+        for (exclusive, floating) in [(2, 8), (0, 1), (1, 0), (0, 3), (1, 1)] {
+            let config = NetworkConfig {
+                segment_size: 64 + round * 7,
+                buffers_per_channel: exclusive,
+                floating_buffers_per_gate: floating,
+                total_buffers: 128,
+                ..NetworkConfig::default()
+            };
+            all_to_all(config, 4, 4, 30_000);
+        }
+    }
+}
+
+#[test]
+fn the_handles_move_between_threads() {
+    fn send<T: Send>() {}
+    fn sync<T: Sync>() {}
+    send::<ResultPartitionWriter>();
+    send::<InputGate>();
+    send::<SubpartitionHandle>();
+    send::<Buffer>();
+    send::<BufferOrEvent>();
+    send::<RecordWriter<String>>();
+    send::<RecordReader<String>>();
+    send::<CancelToken>();
+    sync::<NetworkEnvironment>();
+    sync::<CancelToken>();
 }

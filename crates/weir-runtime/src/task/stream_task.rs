@@ -42,6 +42,7 @@ pub struct TaskOutcome {
 /// Runs a subtask to completion on the calling thread; user panics become errors.
 pub fn run_task(spec: TaskSpec) -> Result<TaskOutcome, TaskError> {
     match catch_unwind(AssertUnwindSafe(move || run_task_inner(spec))) {
+        Ok(Err(TaskError::Network(e))) if e.is_cancelled() => Err(TaskError::Cancelled),
         Ok(result) => result,
         Err(panic) => {
             let msg = panic

@@ -1,6 +1,8 @@
 //! The `weir` command line.
 
 pub mod bench;
+pub mod client;
+pub mod cluster;
 pub mod commands;
 
 use clap::{Args, Parser, Subcommand};
@@ -32,6 +34,26 @@ pub enum Command {
     Programs,
     /// Measure records/s of the benchmark pipelines.
     Bench(bench::BenchArgs),
+    /// Run a JobManager (Dispatcher with REST API, ResourceManager, JobMasters).
+    Jobmanager(cluster::ConfigArgs),
+    /// Run a TaskManager that registers with the JobManager.
+    Taskmanager(cluster::ConfigArgs),
+    /// Start a JobManager and TaskManagers as background processes.
+    StartCluster(cluster::StartClusterArgs),
+    /// Stop the processes `start-cluster` started.
+    StopCluster(cluster::ConfigArgs),
+    /// Submit a program to a running cluster.
+    Run(client::RunArgs),
+    /// List the jobs of a running cluster.
+    List(client::Target),
+    /// Cancel a job.
+    Cancel {
+        /// The JobManager.
+        #[command(flatten)]
+        target: client::Target,
+        /// The job id (32 hex chars).
+        jid: String,
+    },
 }
 
 /// A program with its arguments and job settings.

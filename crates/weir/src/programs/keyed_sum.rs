@@ -42,6 +42,7 @@ fn build(env: &StreamExecutionEnvironment, args: &ProgramArgs) -> Result<(), Pro
     let keys = args.get_u64("keys", 100)?;
     let records = args.get_u64("records", 100_000)?;
     let seed = args.get_u64("seed", 42)?;
+    let rate = args.get_f64("rate_per_sec", 0.0)?;
     if keys == 0 {
         return Err(ProgramError::InvalidValue {
             key: "keys".into(),
@@ -50,7 +51,7 @@ fn build(env: &StreamExecutionEnvironment, args: &ProgramArgs) -> Result<(), Pro
         });
     }
     let sums = env
-        .from_generator(records, seed, generate(keys))
+        .from_generator_with_rate(records, seed, rate, generate(keys))
         .key_by(|r: &(u64, u64)| r.0)
         .process(SumAtEnd)
         .name("Sum")

@@ -1,0 +1,661 @@
+//! The JobMaster of one job, as a state machine.
+//!
+//! It owns the job's ExecutionGraph and decides: when slots are available it assigns
+//! every subtask a slot and emits deployments; it follows task state reports; on a
+//! failure it cancels the running attempts, frees the slots and asks the restart
+//! strategy whether and when to restart (from scratch: a new generation of attempts
+//! and result partitions) or to fail the job. Inputs are method calls with the current
+//! time; outputs are [`Action`]s that the JobManager's I/O shell carries out. The slot
+//! table is passed in so that allocation is part of the same decision.
+
+use weir_api::program::ProgramInvocation;
+use crate::restart_strategy::{RestartBackoffTimeStrategy, RestartDecision};
+use crate::slot_assignment::assign_slots;
+use crate::slot_table::{SlotRef, SlotTable};
+use std::collections::{BTreeMap, HashMap};
+use weir_core::ids::{ExecutionAttemptId, JobId};
+use weir_graph::{
+    consumed_subpartitions, num_subpartitions, total_slots_required, ExecutionGraph, ExecutionState, JobGraph,
+};
+use weir_rest::JobStatus;
+use weir_rpc::{InputChannelDescriptor, ResultPartitionDescriptor, ResultPartitionId, TaskDeploymentDescriptor};
+
+/// What the I/O shell must do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Send a task to a TaskManager.
+    Deploy {
+        /// TaskManager RPC address.
+        rpc_address: String,
+        /// The task.
+        tdd: Box<TaskDeploymentDescriptor>,
+    },
+    /// Cancel an attempt on a TaskManager.
+    Cancel {
+        /// TaskManager RPC address.
+        rpc_address: String,
+        /// The attempt.
+        attempt_id: String,
+    },
+    /// Tell TaskManagers to drop everything of this job (its slots are already free).
+    ReleaseJob {
+        /// The job.
+        job_id: String,
+        /// RPC addresses of the TaskManagers that held slots.
+        rpc_addresses: Vec<String>,
+    },
+}
+
+/// One entry of the exception history (Flink's `exceptionHistory.entries`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExceptionEntry {
+    /// Exception class-like name.
+    pub exception_name: String,
+    /// The message chain, root cause last.
+    pub stacktrace: String,
+    /// When it happened, ms since the epoch.
+    pub timestamp: i64,
+    /// `name (i/n)` of the failing subtask; none for global failures.
+    pub task_name: Option<String>,
+    /// host:port of the TaskManager the task ran on.
+    pub endpoint: Option<String>,
+    /// Resource id of that TaskManager.
+    pub taskmanager_id: Option<String>,
+}
+
+/// A failure reported to the JobMaster.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failure {
+    /// Exception class-like name.
+    pub name: String,
+    /// The message chain.
+    pub message: String,
+    /// The failing subtask, if any.
+    pub task_name: Option<String>,
+    /// Its TaskManager (data address, resource id).
+    pub location: Option<(String, String)>,
+}
+
+/// Where a deployed attempt runs.
+#[derive(Debug, Clone)]
+struct Deployed {
+    vertex: usize,
+    subtask: u32,
+    slot: SlotRef,
+}
+
+/// The JobMaster of one job.
+pub struct JobMaster {
+    /// The job.
+    pub job_id: JobId,
+    /// Program and settings.
+    pub invocation: ProgramInvocation,
+    /// StreamGraph fingerprint, checked by TaskManagers.
+    pub fingerprint: String,
+    /// The compiled graph.
+    pub job_graph: JobGraph,
+    /// Subtasks and attempts.
+    pub execution_graph: ExecutionGraph,
+    /// Job status.
+    pub status: JobStatus,
+    /// When each status was entered.
+    pub timestamps: BTreeMap<JobStatus, i64>,
+    /// Failures, oldest first.
+    pub exceptions: Vec<ExceptionEntry>,
+    /// Submission time.
+    pub start_ms: i64,
+    /// Time the job reached a globally terminal status.
+    pub end_ms: Option<i64>,
+    restart: RestartBackoffTimeStrategy,
+    slots: Option<Vec<SlotRef>>,
+    slots_needed: u32,
+    slot_request_since: Option<i64>,
+    slot_request_timeout_ms: i64,
+    generation: u32,
+    attempts: HashMap<String, Deployed>,
+    restart_at: Option<i64>,
+}
+
+impl JobMaster {
+    /// A job in CREATED, about to request slots.
+    pub fn new(
+        job_id: JobId,
+        invocation: ProgramInvocation,
+        fingerprint: String,
+        job_graph: JobGraph,
+        restart: RestartBackoffTimeStrategy,
+        slot_request_timeout_ms: i64,
+        now_ms: i64,
+    ) -> Self {
+        let execution_graph = ExecutionGraph::new_at(job_id, &job_graph, now_ms);
+        let slots_needed = total_slots_required(&job_graph);
+        let mut timestamps = BTreeMap::new();
+        timestamps.insert(JobStatus::Initializing, now_ms);
+        timestamps.insert(JobStatus::Created, now_ms);
+        Self {
+            job_id,
+            invocation,
+            fingerprint,
+            job_graph,
+            execution_graph,
+            status: JobStatus::Created,
+            timestamps,
+            exceptions: Vec::new(),
+            start_ms: now_ms,
+            end_ms: None,
+            restart,
+            slots: None,
+            slots_needed,
+            slot_request_since: None,
+            slot_request_timeout_ms,
+            generation: 0,
+            attempts: HashMap::new(),
+            restart_at: None,
+        }
+    }
+
+    /// Slots the job needs (sum over slot sharing groups of their max parallelism).
+    pub fn slots_needed(&self) -> u32 {
+        self.slots_needed
+    }
+
+    /// True once the job reached FINISHED, FAILED or CANCELED.
+    pub fn is_globally_terminal(&self) -> bool {
+        self.status.is_globally_terminal()
+    }
+
+    fn set_status(&mut self, status: JobStatus, now_ms: i64) {
+        self.status = status;
+        self.timestamps.insert(status, now_ms);
+        if status.is_globally_terminal() {
+            self.end_ms = Some(now_ms);
+        }
+    }
+
+    /// Starts scheduling: the job turns RUNNING and its subtasks wait for slots.
+    pub fn start(&mut self, slots: &mut SlotTable, now_ms: i64) -> Vec<Action> {
+        self.set_status(JobStatus::Running, now_ms);
+        self.slot_request_since = Some(now_ms);
+        self.try_schedule(slots, now_ms)
+    }
+
+    /// Periodic work: slot request timeout, due restarts, pending slot requests.
+    pub fn tick(&mut self, slots: &mut SlotTable, now_ms: i64) -> Vec<Action> {
+        if let Some(at) = self.restart_at {
+            if now_ms >= at && self.status == JobStatus::Restarting {
+                return self.restart_now(slots, now_ms);
+            }
+        }
+        if self.status == JobStatus::Running && self.slots.is_none() {
+            return self.try_schedule(slots, now_ms);
+        }
+        Vec::new()
+    }
+
+    fn try_schedule(&mut self, slots: &mut SlotTable, now_ms: i64) -> Vec<Action> {
+        if self.slots.is_some() || self.status != JobStatus::Running {
+            return Vec::new();
+        }
+        let Some(allocated) = slots.allocate(self.job_id, self.slots_needed) else {
+            let since = *self.slot_request_since.get_or_insert(now_ms);
+            if now_ms - since >= self.slot_request_timeout_ms {
+                let available = slots.free_slots();
+                let failure = Failure {
+                    name: "weir.runtime.NoResourceAvailableException".into(),
+                    message: format!(
+                        "Slot request bulk is not fulfillable! Could not allocate the required slot within slot request timeout: the job needs {} slots, {} of {} are available\nCaused by: java.util.concurrent.TimeoutException: Timeout has occurred: {} ms",
+                        self.slots_needed,
+                        available,
+                        slots.total_slots(),
+                        self.slot_request_timeout_ms
+                    ),
+                    task_name: None,
+                    location: None,
+                };
+                self.slot_request_since = None;
+                return self.handle_failure(failure, slots, now_ms);
+            }
+            return Vec::new();
+        };
+        self.slot_request_since = None;
+        let Some(assignment) = assign_slots(&self.job_graph, &allocated) else {
+            slots.release_job(self.job_id);
+            return Vec::new();
+        };
+        self.slots = Some(allocated);
+        let mut actions = Vec::new();
+        for vi in 0..self.job_graph.vertices.len() {
+            let parallelism = self.job_graph.vertices[vi].parallelism;
+            for i in 0..parallelism {
+                let Some(slot) = assignment.get(&(vi, i)).cloned() else { continue };
+                if let Some(action) = self.deploy(vi, i, slot, &assignment, slots, now_ms) {
+                    actions.push(action);
+                }
+            }
+        }
+        actions
+    }
+
+    fn deploy(
+        &mut self,
+        vi: usize,
+        i: u32,
+        slot: SlotRef,
+        assignment: &HashMap<(usize, u32), SlotRef>,
+        slots: &SlotTable,
+        now_ms: i64,
+    ) -> Option<Action> {
+        let tm = slots.get(&slot.resource_id)?;
+        let ev = self.execution_graph.execution_vertex_mut(vi, i)?;
+        let _ = ev.current.transition(ExecutionState::Scheduled, now_ms);
+        let _ = ev.current.transition(ExecutionState::Deploying, now_ms);
+        let attempt_id = ev.current.attempt_id.to_string();
+        let attempt_number = ev.current.attempt_number;
+        let job = self.job_id.to_string();
+        let v = &self.job_graph.vertices[vi];
+        let partition = |edge: usize, producer: u32| ResultPartitionId {
+            job_id: job.clone(),
+            job_edge: edge as u32,
+            producer_subtask: producer,
+            attempt: self.generation,
+        };
+        let mut outputs = Vec::new();
+        let mut inputs = Vec::new();
+        for (ei, e) in self.job_graph.edges.iter().enumerate() {
+            if e.source_vertex == vi {
+                let cp = self.job_graph.vertices[e.target_vertex].parallelism;
+                outputs.push(ResultPartitionDescriptor {
+                    partition: Some(partition(ei, i)),
+                    num_subpartitions: num_subpartitions(e.distribution, v.parallelism, cp, i),
+                });
+            }
+            if e.target_vertex == vi {
+                let pp = self.job_graph.vertices[e.source_vertex].parallelism;
+                for (producer, sub) in consumed_subpartitions(e.distribution, pp, v.parallelism, i) {
+                    let producer_slot = assignment.get(&(e.source_vertex, producer))?;
+                    let producer_tm = slots.get(&producer_slot.resource_id)?;
+                    inputs.push(InputChannelDescriptor {
+                        partition: Some(partition(ei, producer)),
+                        subpartition: sub,
+                        producer_data_address: producer_tm.registration.data_address.clone(),
+                        local: producer_slot.resource_id == slot.resource_id,
+                    });
+                }
+            }
+        }
+        let tdd = TaskDeploymentDescriptor {
+            job_id: job.clone(),
+            program: Some(crate::invocation::to_proto(&self.invocation)),
+            fingerprint: self.fingerprint.clone(),
+            vertex_index: vi as u32,
+            subtask_index: i,
+            attempt_number,
+            attempt_id: attempt_id.clone(),
+            slot_index: slot.slot_index,
+            inputs,
+            outputs,
+        };
+        let rpc_address = tm.registration.rpc_address.clone();
+        self.attempts.insert(attempt_id, Deployed { vertex: vi, subtask: i, slot });
+        Some(Action::Deploy { rpc_address, tdd: Box::new(tdd) })
+    }
+
+    /// `name (i/n)` of a subtask.
+    fn task_name(&self, vertex: usize, subtask: u32) -> String {
+        let v = &self.job_graph.vertices[vertex];
+        format!("{} ({}/{})", v.name, subtask + 1, v.parallelism)
+    }
+
+    /// A TaskManager reported a state change of an attempt.
+    pub fn on_task_state(
+        &mut self,
+        attempt_id: &str,
+        state: ExecutionState,
+        failure: Option<(String, String)>,
+        slots: &mut SlotTable,
+        now_ms: i64,
+    ) -> Vec<Action> {
+        let Some(d) = self.attempts.get(attempt_id).cloned() else { return Vec::new() };
+        let Some(ev) = self.execution_graph.execution_vertex_mut(d.vertex, d.subtask) else { return Vec::new() };
+        if ev.current.attempt_id.to_string() != attempt_id || ev.current.state.is_terminal() {
+            return Vec::new();
+        }
+        if state == ExecutionState::Failed {
+            let (name, message) = failure.unwrap_or_else(|| ("weir.runtime.TaskException".into(), "task failed".into()));
+            let _ = ev.current.fail(message.clone(), now_ms);
+            let location = slots
+                .get(&d.slot.resource_id)
+                .map(|tm| (tm.registration.data_address.clone(), tm.registration.resource_id.clone()));
+            let failure = Failure { name, message, task_name: Some(self.task_name(d.vertex, d.subtask)), location };
+            return self.handle_failure(failure, slots, now_ms);
+        }
+        if ev.current.state == ExecutionState::Deploying && state == ExecutionState::Running {
+            let _ = ev.current.transition(ExecutionState::Initializing, now_ms);
+        }
+        let _ = ev.current.transition(state, now_ms);
+        if state == ExecutionState::Finished && self.all_finished() {
+            self.set_status(JobStatus::Finished, now_ms);
+            return self.release(slots);
+        }
+        Vec::new()
+    }
+
+    fn all_finished(&self) -> bool {
+        self.execution_graph
+            .job_vertices
+            .iter()
+            .all(|v| v.task_vertices.iter().all(|t| t.current.state == ExecutionState::Finished))
+    }
+
+    /// A TaskManager was lost (heartbeat timeout or connection loss).
+    pub fn on_taskmanager_lost(&mut self, resource_id: &str, cause: &str, slots: &mut SlotTable, now_ms: i64) -> Vec<Action> {
+        let hit = self.attempts.iter().find(|(id, d)| {
+            d.slot.resource_id == resource_id
+                && self
+                    .execution_graph
+                    .execution_vertex(d.vertex, d.subtask)
+                    .is_some_and(|ev| ev.current.attempt_id.to_string() == **id && !ev.current.state.is_terminal())
+        });
+        let Some((_, d)) = hit else { return Vec::new() };
+        let d = d.clone();
+        let failure = Failure {
+            name: "weir.runtime.TaskManagerLostException".into(),
+            message: format!("TaskManager {resource_id} is lost: {cause}"),
+            task_name: Some(self.task_name(d.vertex, d.subtask)),
+            location: None,
+        };
+        self.handle_failure(failure, slots, now_ms)
+    }
+
+    fn cancel_running(&mut self, now_ms: i64) -> Vec<Action> {
+        let mut actions = Vec::new();
+        for (id, d) in &self.attempts {
+            let Some(ev) = self.execution_graph.execution_vertex_mut(d.vertex, d.subtask) else { continue };
+            if ev.current.attempt_id.to_string() != *id || ev.current.state.is_terminal() {
+                continue;
+            }
+            let _ = ev.current.transition(ExecutionState::Canceled, now_ms);
+            actions.push((d.slot.resource_id.clone(), id.clone()));
+        }
+        actions
+            .into_iter()
+            .map(|(tm, attempt_id)| Action::Cancel { rpc_address: tm, attempt_id })
+            .collect()
+    }
+
+    fn release(&mut self, slots: &mut SlotTable) -> Vec<Action> {
+        self.slots = None;
+        let tms = slots.release_job(self.job_id);
+        let rpc_addresses = tms.iter().filter_map(|t| slots.get(t)).map(|t| t.registration.rpc_address.clone()).collect();
+        vec![Action::ReleaseJob { job_id: self.job_id.to_string(), rpc_addresses }]
+    }
+
+    fn resolve_cancel_addresses(&self, actions: Vec<Action>, slots: &SlotTable) -> Vec<Action> {
+        actions
+            .into_iter()
+            .filter_map(|a| match a {
+                Action::Cancel { rpc_address: tm, attempt_id } => slots
+                    .get(&tm)
+                    .map(|t| Action::Cancel { rpc_address: t.registration.rpc_address.clone(), attempt_id }),
+                other => Some(other),
+            })
+            .collect()
+    }
+
+    fn handle_failure(&mut self, failure: Failure, slots: &mut SlotTable, now_ms: i64) -> Vec<Action> {
+        let cancels = self.cancel_running(now_ms);
+        let mut actions = self.resolve_cancel_addresses(cancels, slots);
+        actions.extend(self.release(slots));
+        let (endpoint, taskmanager_id) = match &failure.location {
+            Some((e, t)) => (Some(e.clone()), Some(t.clone())),
+            None => (None, None),
+        };
+        match self.restart.on_failure(now_ms) {
+            RestartDecision::Restart { delay_ms } => {
+                self.exceptions.push(ExceptionEntry {
+                    exception_name: failure.name.clone(),
+                    stacktrace: format!("{}: {}", failure.name, failure.message),
+                    timestamp: now_ms,
+                    task_name: failure.task_name,
+                    endpoint,
+                    taskmanager_id,
+                });
+                self.set_status(JobStatus::Restarting, now_ms);
+                self.restart_at = Some(now_ms + delay_ms);
+            }
+            RestartDecision::Suppressed { reason } => {
+                self.exceptions.push(ExceptionEntry {
+                    exception_name: "weir.runtime.JobException".into(),
+                    stacktrace: format!(
+                        "weir.runtime.JobException: {reason}\nCaused by: {}: {}",
+                        failure.name, failure.message
+                    ),
+                    timestamp: now_ms,
+                    task_name: failure.task_name,
+                    endpoint,
+                    taskmanager_id,
+                });
+                self.set_status(JobStatus::Failing, now_ms);
+                self.set_status(JobStatus::Failed, now_ms);
+            }
+        }
+        actions
+    }
+
+    fn restart_now(&mut self, slots: &mut SlotTable, now_ms: i64) -> Vec<Action> {
+        self.restart_at = None;
+        self.generation += 1;
+        self.attempts.clear();
+        for v in &mut self.execution_graph.job_vertices {
+            for t in &mut v.task_vertices {
+                let _ = t.reset_for_new_execution(now_ms);
+            }
+        }
+        self.set_status(JobStatus::Running, now_ms);
+        self.slot_request_since = Some(now_ms);
+        self.try_schedule(slots, now_ms)
+    }
+
+    /// Cancels the job (`PATCH /jobs/:jid?mode=cancel`).
+    pub fn cancel(&mut self, slots: &mut SlotTable, now_ms: i64) -> Vec<Action> {
+        if self.is_globally_terminal() {
+            return Vec::new();
+        }
+        self.set_status(JobStatus::Cancelling, now_ms);
+        let cancels = self.cancel_running(now_ms);
+        let mut actions = self.resolve_cancel_addresses(cancels, slots);
+        actions.extend(self.release(slots));
+        self.restart_at = None;
+        self.set_status(JobStatus::Canceled, now_ms);
+        actions
+    }
+
+    /// The restart strategy, as Flink prints it.
+    pub fn restart_strategy_description(&self) -> String {
+        self.restart.to_string()
+    }
+
+    /// The attempt id of a subtask's current execution.
+    pub fn current_attempt(&self, vertex: usize, subtask: u32) -> Option<ExecutionAttemptId> {
+        self.execution_graph.execution_vertex(vertex, subtask).map(|ev| ev.current.attempt_id)
+    }
+
+    /// The TaskManager (resource id) each current attempt runs on.
+    pub fn attempt_location(&self, attempt_id: &str) -> Option<&SlotRef> {
+        self.attempts.get(attempt_id).map(|d| &d.slot)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::restart_strategy::RestartStrategyConfig;
+    use crate::slot_table::TaskManagerRegistration;
+    use weir_graph::{ChainingStrategy, ExecutionConfig, NodeKind, Partitioner, StreamEdge, StreamGraph, StreamNode};
+    use weir_rpc::{Hardware, MemoryConfiguration};
+
+    fn node(id: u32, p: u32) -> StreamNode {
+        StreamNode {
+            id,
+            name: format!("n{id}"),
+            kind: if id == 0 { NodeKind::Source } else { NodeKind::Operator },
+            parallelism: p,
+            max_parallelism: None,
+            chaining_strategy: ChainingStrategy::Always,
+            slot_sharing_group: "default".into(),
+            uid: None,
+            keyed: id == 1,
+        }
+    }
+
+    fn job(p: u32, restart: RestartStrategyConfig) -> JobMaster {
+        let g = StreamGraph {
+            job_name: "j".into(),
+            config: ExecutionConfig::default(),
+            nodes: vec![node(0, p), node(1, p)],
+            edges: vec![StreamEdge { source: 0, target: 1, partitioner: Partitioner::Hash }],
+        };
+        let jg = JobGraph::from_stream_graph(&g).unwrap();
+        JobMaster::new(JobId(9), ProgramInvocation::new("p"), "f".into(), jg, restart.create(1).unwrap(), 1000, 0)
+    }
+
+    fn cluster(tms: u32, slots: u32) -> SlotTable {
+        let mut t = SlotTable::new();
+        for i in 0..tms {
+            t.register(
+                TaskManagerRegistration {
+                    resource_id: format!("tm{i}"),
+                    rpc_address: format!("rpc{i}"),
+                    data_address: format!("data{i}"),
+                    num_slots: slots,
+                    memory: MemoryConfiguration::default(),
+                    hardware: Hardware::default(),
+                },
+                0,
+            );
+        }
+        t
+    }
+
+    fn deployments(actions: &[Action]) -> Vec<TaskDeploymentDescriptor> {
+        actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::Deploy { tdd, .. } => Some((**tdd).clone()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn report_all(jm: &mut JobMaster, tdds: &[TaskDeploymentDescriptor], state: ExecutionState, slots: &mut SlotTable) -> Vec<Action> {
+        let mut out = Vec::new();
+        for t in tdds {
+            out.extend(jm.on_task_state(&t.attempt_id, state, None, slots, 10));
+        }
+        out
+    }
+
+    #[test]
+    fn every_subtask_is_deployed_once_slots_are_available_with_remote_and_local_inputs() {
+        let mut slots = cluster(2, 2);
+        let mut jm = job(4, RestartStrategyConfig::NoRestart);
+        let actions = jm.start(&mut slots, 0);
+        let tdds = deployments(&actions);
+        assert_eq!(tdds.len(), 8);
+        assert_eq!(jm.status, JobStatus::Running);
+        let consumer = tdds.iter().find(|t| t.vertex_index == 1 && t.subtask_index == 0).unwrap();
+        assert_eq!(consumer.inputs.len(), 4);
+        assert_eq!(consumer.inputs.iter().filter(|i| i.local).count(), 2);
+        let producer = tdds.iter().find(|t| t.vertex_index == 0 && t.subtask_index == 0).unwrap();
+        assert_eq!(producer.outputs[0].num_subpartitions, 4);
+        assert_eq!(slots.free_slots(), 0);
+    }
+
+    #[test]
+    fn all_tasks_finished_finishes_the_job_and_frees_its_slots() {
+        let mut slots = cluster(1, 2);
+        let mut jm = job(2, RestartStrategyConfig::NoRestart);
+        let tdds = deployments(&jm.start(&mut slots, 0));
+        report_all(&mut jm, &tdds, ExecutionState::Running, &mut slots);
+        let actions = report_all(&mut jm, &tdds, ExecutionState::Finished, &mut slots);
+        assert_eq!(jm.status, JobStatus::Finished);
+        assert!(matches!(actions.last(), Some(Action::ReleaseJob { .. })));
+        assert_eq!(slots.free_slots(), 2);
+    }
+
+    #[test]
+    fn waiting_for_slots_fails_after_the_timeout_with_the_numbers() {
+        let mut slots = cluster(1, 2);
+        let mut jm = job(3, RestartStrategyConfig::NoRestart);
+        assert!(jm.start(&mut slots, 0).is_empty());
+        assert!(jm.tick(&mut slots, 500).is_empty());
+        assert_eq!(jm.status, JobStatus::Running);
+        jm.tick(&mut slots, 1000);
+        assert_eq!(jm.status, JobStatus::Failed);
+        let e = &jm.exceptions[0];
+        assert!(e.stacktrace.contains("Recovery is suppressed by NoRestartBackoffTimeStrategy"), "{}", e.stacktrace);
+        assert!(e.stacktrace.contains("the job needs 3 slots, 2 of 2 are available"), "{}", e.stacktrace);
+    }
+
+    #[test]
+    fn a_task_failure_without_restarts_fails_the_job_and_cancels_the_others() {
+        let mut slots = cluster(2, 1);
+        let mut jm = job(2, RestartStrategyConfig::NoRestart);
+        let tdds = deployments(&jm.start(&mut slots, 0));
+        report_all(&mut jm, &tdds, ExecutionState::Running, &mut slots);
+        let actions = jm.on_task_state(&tdds[0].attempt_id, ExecutionState::Failed, Some(("E".into(), "boom".into())), &mut slots, 20);
+        assert_eq!(jm.status, JobStatus::Failed);
+        assert_eq!(actions.iter().filter(|a| matches!(a, Action::Cancel { .. })).count(), 3);
+        let e = &jm.exceptions[0];
+        assert!(e.stacktrace.starts_with("weir.runtime.JobException: Recovery is suppressed by NoRestartBackoffTimeStrategy"));
+        assert!(e.stacktrace.contains("Caused by: E: boom"));
+        assert!(e.task_name.as_deref().unwrap_or("").contains("(1/2)") || e.task_name.as_deref().unwrap_or("").contains("(2/2)"));
+        assert_eq!(slots.free_slots(), 2);
+    }
+
+    #[test]
+    fn fixed_delay_restarts_with_new_attempts_after_the_delay() {
+        let mut slots = cluster(2, 1);
+        let mut jm = job(2, RestartStrategyConfig::FixedDelay { max_attempts: 1, delay_ms: 1000 });
+        let first = deployments(&jm.start(&mut slots, 0));
+        report_all(&mut jm, &first, ExecutionState::Running, &mut slots);
+        jm.on_task_state(&first[0].attempt_id, ExecutionState::Failed, None, &mut slots, 100);
+        assert_eq!(jm.status, JobStatus::Restarting);
+        assert!(jm.tick(&mut slots, 500).is_empty());
+        let second = deployments(&jm.tick(&mut slots, 1100));
+        assert_eq!(jm.status, JobStatus::Running);
+        assert_eq!(second.len(), 4);
+        assert!(second.iter().all(|t| t.attempt_number == 1));
+        assert!(second.iter().all(|t| t.outputs.iter().all(|o| o.partition.as_ref().unwrap().attempt == 1)));
+        // Reports of the old attempts are ignored.
+        assert!(jm.on_task_state(&first[1].attempt_id, ExecutionState::Failed, None, &mut slots, 1200).is_empty());
+        // The second failure exhausts the one allowed restart.
+        jm.on_task_state(&second[0].attempt_id, ExecutionState::Failed, None, &mut slots, 1300);
+        assert_eq!(jm.status, JobStatus::Failed);
+        assert_eq!(jm.exceptions.len(), 2);
+    }
+
+    #[test]
+    fn a_lost_taskmanager_fails_the_tasks_it_ran() {
+        let mut slots = cluster(2, 1);
+        let mut jm = job(2, RestartStrategyConfig::NoRestart);
+        let tdds = deployments(&jm.start(&mut slots, 0));
+        report_all(&mut jm, &tdds, ExecutionState::Running, &mut slots);
+        jm.on_taskmanager_lost("tm1", "heartbeat timed out", &mut slots, 50);
+        assert_eq!(jm.status, JobStatus::Failed);
+        assert!(jm.exceptions[0].stacktrace.contains("TaskManager tm1 is lost: heartbeat timed out"));
+        assert!(jm.on_taskmanager_lost("tm0", "x", &mut slots, 60).is_empty());
+    }
+
+    #[test]
+    fn cancel_cancels_running_attempts_and_is_terminal() {
+        let mut slots = cluster(1, 2);
+        let mut jm = job(2, RestartStrategyConfig::NoRestart);
+        let tdds = deployments(&jm.start(&mut slots, 0));
+        report_all(&mut jm, &tdds, ExecutionState::Running, &mut slots);
+        let actions = jm.cancel(&mut slots, 30);
+        assert_eq!(jm.status, JobStatus::Canceled);
+        assert_eq!(actions.iter().filter(|a| matches!(a, Action::Cancel { .. })).count(), 4);
+        assert!(jm.cancel(&mut slots, 40).is_empty());
+    }
+}

@@ -1,0 +1,178 @@
+//! The JobManager's core: Dispatcher, ResourceManager and the JobMasters, behind one
+//! lock. Every entry point (an RPC, a REST call, the periodic tick) takes the lock,
+//! lets the state machines decide, and hands the resulting actions to the I/O shell.
+
+use crate::job_master::{Action, JobMaster};
+use crate::restart_strategy::RestartBackoffTimeStrategy;
+use crate::settings::JobManagerSettings;
+use crate::slot_table::{SlotTable, TaskManagerRegistration};
+use std::collections::BTreeMap;
+use std::sync::{Mutex, MutexGuard};
+use std::time::{SystemTime, UNIX_EPOCH};
+use tokio::sync::mpsc::UnboundedSender;
+use weir_api::program::{ProgramInvocation, ProgramRegistry};
+use weir_core::ids::JobId;
+use weir_graph::{ExecutionState, JobGraph};
+
+/// Milliseconds since the epoch.
+pub fn now_ms() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+}
+
+/// Everything the lock protects.
+pub struct State {
+    /// Registered TaskManagers and slots.
+    pub slots: SlotTable,
+    /// Every job, running or archived.
+    pub jobs: BTreeMap<JobId, JobMaster>,
+}
+
+/// The JobManager.
+pub struct JobManager {
+    state: Mutex<State>,
+    registry: ProgramRegistry,
+    /// Start-up settings.
+    pub settings: JobManagerSettings,
+    actions: UnboundedSender<Vec<Action>>,
+}
+
+/// Why a submission was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SubmissionError(pub String);
+
+impl JobManager {
+    /// A JobManager handing its actions to `actions`.
+    pub fn new(settings: JobManagerSettings, registry: ProgramRegistry, actions: UnboundedSender<Vec<Action>>) -> Self {
+        Self { state: Mutex::new(State { slots: SlotTable::new(), jobs: BTreeMap::new() }), registry, settings, actions }
+    }
+
+    /// Locks the state.
+    pub fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn emit(&self, actions: Vec<Action>) {
+        if !actions.is_empty() {
+            let _ = self.actions.send(actions);
+        }
+    }
+
+    /// A TaskManager registered (again).
+    pub fn register_taskmanager(&self, registration: TaskManagerRegistration) {
+        let now = now_ms();
+        let id = registration.resource_id.clone();
+        let mut actions = Vec::new();
+        let mut st = self.lock();
+        let lost = st.slots.register(registration, now);
+        let State { slots, jobs } = &mut *st;
+        for job in lost {
+            if let Some(jm) = jobs.get_mut(&job) {
+                actions.extend(jm.on_taskmanager_lost(&id, "it registered again (restarted)", slots, now));
+            }
+        }
+        for jm in jobs.values_mut() {
+            actions.extend(jm.tick(slots, now));
+        }
+        drop(st);
+        self.emit(actions);
+    }
+
+    /// A heartbeat from a TaskManager; false if it is unknown.
+    pub fn taskmanager_heartbeat(&self, resource_id: &str) -> bool {
+        self.lock().slots.heartbeat(resource_id, now_ms())
+    }
+
+    /// A TaskManager is gone: heartbeat timeout or connection loss.
+    pub fn taskmanager_lost(&self, resource_id: &str, cause: &str) {
+        let now = now_ms();
+        let mut st = self.lock();
+        let State { slots, jobs } = &mut *st;
+        // Jobs fail over first (while the slot table still knows where their tasks ran).
+        let mut actions = Vec::new();
+        for jm in jobs.values_mut() {
+            actions.extend(jm.on_taskmanager_lost(resource_id, cause, slots, now));
+        }
+        slots.remove(resource_id);
+        drop(st);
+        tracing::warn!("TaskManager {resource_id} lost: {cause}");
+        self.emit(actions);
+    }
+
+    /// A task reported a state change.
+    pub fn task_state(&self, job: JobId, attempt_id: &str, state: ExecutionState, failure: Option<(String, String)>) {
+        let now = now_ms();
+        let mut st = self.lock();
+        let State { slots, jobs } = &mut *st;
+        let actions = match jobs.get_mut(&job) {
+            Some(jm) => jm.on_task_state(attempt_id, state, failure, slots, now),
+            None => Vec::new(),
+        };
+        drop(st);
+        self.emit(actions);
+    }
+
+    /// Periodic work: expired heartbeats, slot timeouts, due restarts.
+    pub fn tick(&self) {
+        let now = now_ms();
+        let timeout = self.settings.heartbeat_timeout.as_millis() as i64;
+        let expired = self.lock().slots.expired(now, timeout);
+        for tm in expired {
+            self.taskmanager_lost(&tm, &format!("Heartbeat of TaskManager with id {tm} timed out."));
+        }
+        let mut st = self.lock();
+        let State { slots, jobs } = &mut *st;
+        let mut actions = Vec::new();
+        for jm in jobs.values_mut() {
+            actions.extend(jm.tick(slots, now));
+        }
+        drop(st);
+        self.emit(actions);
+    }
+
+    /// Accepts a job: builds its program, compiles its graphs, starts its JobMaster.
+    pub fn submit(&self, invocation: ProgramInvocation) -> Result<JobId, SubmissionError> {
+        let program = self.registry.build(&invocation).map_err(|e| SubmissionError(e.to_string()))?;
+        let job_graph = JobGraph::from_stream_graph(&program.stream_graph).map_err(|e| SubmissionError(e.to_string()))?;
+        let fingerprint = program.stream_graph.fingerprint();
+        let job_id = JobId::random();
+        let restart = RestartBackoffTimeStrategy::from_config(&self.settings.config, false, job_id.0 as u64)
+            .map_err(|e| SubmissionError(e.to_string()))?;
+        let now = now_ms();
+        let mut jm = JobMaster::new(
+            job_id,
+            invocation,
+            fingerprint,
+            job_graph,
+            restart,
+            self.settings.slot_request_timeout.as_millis() as i64,
+            now,
+        );
+        let mut st = self.lock();
+        let actions = jm.start(&mut st.slots, now);
+        st.jobs.insert(job_id, jm);
+        drop(st);
+        self.emit(actions);
+        tracing::info!("job {job_id} submitted");
+        Ok(job_id)
+    }
+
+    /// Cancels a job; `None` if it does not exist.
+    pub fn cancel(&self, job: JobId) -> Option<Result<(), weir_rest::JobStatus>> {
+        let now = now_ms();
+        let mut st = self.lock();
+        let State { slots, jobs } = &mut *st;
+        let jm = jobs.get_mut(&job)?;
+        if jm.is_globally_terminal() {
+            return Some(Err(jm.status));
+        }
+        let actions = jm.cancel(slots, now);
+        drop(st);
+        self.emit(actions);
+        Some(Ok(()))
+    }
+
+    /// The parallelism a submission gets when it sets none (`parallelism.default`).
+    pub fn default_parallelism(&self) -> u32 {
+        self.settings.config.get(&weir_config::options::PARALLELISM_DEFAULT).unwrap_or(1)
+    }
+}

@@ -1,0 +1,366 @@
+//! The JobManager's REST view: Flink's response shapes filled from the JobMasters and
+//! the slot table, and submissions and cancellations handed to the core.
+
+use crate::job_master::JobMaster;
+use crate::jobmanager::{now_ms, JobManager};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use weir_api::program::ProgramInvocation;
+use weir_core::ids::JobId;
+use weir_rest::{
+    AllocatedSlot, ConfigEntry, ExceptionHistory, ExceptionInfo, ExecutionConfigInfo, ExecutionState as RestState,
+    ExecutionStateCounts, HardwareDescription, JobConfig, JobDetail, JobExceptions, JobOverview, JobPlan, JobStatus,
+    JobStatusTimestamps, JobSubmitRequest, JobSubmitResponse, JobTaskCounts, JobType, JobsOverview, MemoryConfiguration,
+    Overview, PlanInput, PlanNode, ResourceProfileInfo, RestBackend, RestError, RootExceptionInfo, SchedulerType,
+    TaskManagerDetail, TaskManagerInfo, TaskManagerMetrics, TaskManagersList, VertexDetail, VertexMetrics,
+};
+
+/// The REST backend over a JobManager.
+pub struct JobManagerRest {
+    jm: Arc<JobManager>,
+}
+
+impl JobManagerRest {
+    /// The REST view of `jm`.
+    pub fn new(jm: Arc<JobManager>) -> Self {
+        Self { jm }
+    }
+}
+
+fn rest_state(s: weir_graph::ExecutionState) -> RestState {
+    RestState::ALL.into_iter().find(|r| r.as_str() == s.as_str()).unwrap_or(RestState::Created)
+}
+
+fn counts(states: impl IntoIterator<Item = weir_graph::ExecutionState>) -> ExecutionStateCounts {
+    ExecutionStateCounts::from_states(states.into_iter().map(rest_state))
+}
+
+fn end_and_duration(jm: &JobMaster, now: i64) -> (i64, i64) {
+    match jm.end_ms {
+        Some(end) => (end, end - jm.start_ms),
+        None => (-1, now - jm.start_ms),
+    }
+}
+
+fn all_states(jm: &JobMaster) -> Vec<weir_graph::ExecutionState> {
+    jm.execution_graph.job_vertices.iter().flat_map(|v| v.task_vertices.iter().map(|t| t.current.state)).collect()
+}
+
+fn overview_of(jm: &JobMaster, now: i64) -> JobOverview {
+    let (end, duration) = end_and_duration(jm, now);
+    JobOverview {
+        jid: jm.job_id,
+        name: jm.invocation.job_name.clone(),
+        job_type: JobType::Streaming,
+        scheduler_type: SchedulerType::Default,
+        start_time: jm.start_ms,
+        end_time: end,
+        duration,
+        state: jm.status,
+        last_modification: jm.timestamps.values().copied().max().unwrap_or(jm.start_ms),
+        tasks: JobTaskCounts::from_counts(counts(all_states(jm))),
+        pending_operators: 0,
+    }
+}
+
+fn plan_of(jm: &JobMaster) -> JobPlan {
+    let g = &jm.job_graph;
+    let nodes = g
+        .vertices
+        .iter()
+        .enumerate()
+        .map(|(vi, v)| PlanNode {
+            id: v.id.to_string(),
+            operator: String::new(),
+            parallelism: v.parallelism,
+            operator_strategy: String::new(),
+            description: v.name.clone(),
+            optimizer_properties: BTreeMap::new(),
+            inputs: g
+                .edges
+                .iter()
+                .filter(|e| e.target_vertex == vi)
+                .enumerate()
+                .map(|(num, e)| PlanInput {
+                    id: g.vertices[e.source_vertex].id.to_string(),
+                    num: num as u32,
+                    exchange: "pipelined_bounded".into(),
+                    ship_strategy: e.ship_strategy.ship_strategy().into(),
+                })
+                .collect(),
+        })
+        .collect();
+    JobPlan { jid: jm.job_id, name: jm.invocation.job_name.clone(), job_type: JobType::Streaming, nodes }
+}
+
+fn detail_of(jm: &JobMaster, now: i64) -> JobDetail {
+    let (end, duration) = end_and_duration(jm, now);
+    let mut timestamps = JobStatusTimestamps::new();
+    for (status, ts) in &jm.timestamps {
+        timestamps.set(*status, *ts);
+    }
+    let vertices = jm
+        .execution_graph
+        .job_vertices
+        .iter()
+        .map(|ejv| {
+            let states: Vec<_> = ejv.task_vertices.iter().map(|t| t.current.state).collect();
+            let start = ejv
+                .task_vertices
+                .iter()
+                .filter_map(|t| t.current.state_timestamp(weir_graph::ExecutionState::Deploying))
+                .min()
+                .unwrap_or(-1);
+            let all_terminal = states.iter().all(|s| s.is_terminal());
+            let v_end = if all_terminal {
+                ejv.task_vertices.iter().filter_map(|t| t.current.state_timestamps.values().copied().max()).max().unwrap_or(-1)
+            } else {
+                -1
+            };
+            let v_duration = if start < 0 { -1 } else if v_end >= 0 { v_end - start } else { now - start };
+            VertexDetail {
+                id: ejv.id.to_string(),
+                slot_sharing_group_id: ejv.slot_sharing_group.clone(),
+                name: ejv.name.clone(),
+                max_parallelism: ejv.max_parallelism,
+                parallelism: ejv.parallelism,
+                status: rest_state(ejv.aggregate_state()),
+                start_time: start,
+                end_time: v_end,
+                duration: v_duration,
+                tasks: counts(states),
+                metrics: VertexMetrics::default(),
+            }
+        })
+        .collect();
+    JobDetail {
+        jid: jm.job_id,
+        application_id: jm.job_id,
+        name: jm.invocation.job_name.clone(),
+        is_stoppable: false,
+        state: jm.status,
+        job_type: JobType::Streaming,
+        scheduler_type: SchedulerType::Default,
+        start_time: jm.start_ms,
+        end_time: end,
+        duration,
+        max_parallelism: -1,
+        now,
+        timestamps,
+        vertices,
+        status_counts: counts(all_states(jm)),
+        plan: plan_of(jm),
+        pending_operators: 0,
+    }
+}
+
+fn resource(total: &weir_rpc::MemoryConfiguration, cpu: f64) -> ResourceProfileInfo {
+    ResourceProfileInfo {
+        cpu_cores: cpu,
+        task_heap_memory: total.task_heap as i64,
+        task_off_heap_memory: total.task_off_heap as i64,
+        managed_memory: total.managed_memory as i64,
+        network_memory: total.network_memory as i64,
+        extended_resources: BTreeMap::new(),
+    }
+}
+
+fn scale(r: &ResourceProfileInfo, num: u32, den: u32) -> ResourceProfileInfo {
+    let f = |v: i64| if den == 0 { 0 } else { v * num as i64 / den as i64 };
+    ResourceProfileInfo {
+        cpu_cores: if den == 0 { 0.0 } else { r.cpu_cores * num as f64 / den as f64 },
+        task_heap_memory: f(r.task_heap_memory),
+        task_off_heap_memory: f(r.task_off_heap_memory),
+        managed_memory: f(r.managed_memory),
+        network_memory: f(r.network_memory),
+        extended_resources: BTreeMap::new(),
+    }
+}
+
+/// Flink's `timeSinceLastHeartbeat` holds the time of the last heartbeat (ms since the epoch).
+fn taskmanager_info(e: &crate::slot_table::TaskManagerEntry, assigned: u32) -> TaskManagerInfo {
+    let r = &e.registration;
+    let m = &r.memory;
+    let total = resource(m, r.num_slots as f64);
+    let free = scale(&total, e.free_slots(), r.num_slots);
+    let data_port = r.data_address.rsplit(':').next().and_then(|p| p.parse().ok()).unwrap_or(-1);
+    TaskManagerInfo {
+        id: r.resource_id.clone(),
+        path: r.rpc_address.clone(),
+        data_port,
+        jmx_port: -1,
+        time_since_last_heartbeat: e.last_heartbeat_ms,
+        slots_number: r.num_slots,
+        free_slots: e.free_slots(),
+        assigned_tasks: assigned,
+        total_resource: total,
+        free_resource: free,
+        hardware: HardwareDescription {
+            cpu_cores: r.hardware.cpu_cores as i32,
+            physical_memory: r.hardware.physical_memory as i64,
+            free_memory: r.hardware.free_memory as i64,
+            managed_memory: m.managed_memory as i64,
+        },
+        memory_configuration: MemoryConfiguration {
+            framework_heap: m.framework_heap as i64,
+            task_heap: m.task_heap as i64,
+            framework_off_heap: m.framework_off_heap as i64,
+            task_off_heap: m.task_off_heap as i64,
+            network_memory: m.network_memory as i64,
+            managed_memory: m.managed_memory as i64,
+            jvm_metaspace: m.jvm_metaspace as i64,
+            jvm_overhead: m.jvm_overhead as i64,
+            total_flink_memory: m.total_flink_memory as i64,
+            total_process_memory: m.total_process_memory as i64,
+        },
+        blocked: false,
+    }
+}
+
+/// Running tasks per TaskManager, over every job.
+fn assigned_tasks(jobs: &BTreeMap<JobId, JobMaster>, resource_id: &str) -> u32 {
+    let mut n = 0;
+    for jm in jobs.values() {
+        for v in &jm.execution_graph.job_vertices {
+            for t in &v.task_vertices {
+                let id = t.current.attempt_id.to_string();
+                if !t.current.state.is_terminal()
+                    && jm.attempt_location(&id).is_some_and(|s| s.resource_id == resource_id)
+                {
+                    n += 1;
+                }
+            }
+        }
+    }
+    n
+}
+
+impl RestBackend for JobManagerRest {
+    fn overview(&self) -> Overview {
+        let st = self.jm.lock();
+        let count = |s: JobStatus| st.jobs.values().filter(|j| j.status == s).count() as u32;
+        Overview {
+            taskmanagers: st.slots.num_taskmanagers() as u32,
+            slots_total: st.slots.total_slots(),
+            slots_available: st.slots.free_slots(),
+            jobs_running: st.jobs.values().filter(|j| !j.is_globally_terminal()).count() as u32,
+            jobs_finished: count(JobStatus::Finished),
+            jobs_cancelled: count(JobStatus::Canceled),
+            jobs_failed: count(JobStatus::Failed),
+            flink_version: weir_rest::FLINK_API_VERSION.into(),
+            flink_commit: concat!("weir-", env!("CARGO_PKG_VERSION")).into(),
+            slots_free_and_blocked: 0,
+            taskmanagers_blocked: 0,
+        }
+    }
+
+    fn jobs_overview(&self) -> JobsOverview {
+        let now = now_ms();
+        let st = self.jm.lock();
+        let mut jobs: Vec<JobOverview> = st.jobs.values().map(|j| overview_of(j, now)).collect();
+        jobs.sort_by(|a, b| b.start_time.cmp(&a.start_time));
+        JobsOverview { jobs }
+    }
+
+    fn job_detail(&self, jid: JobId) -> Result<JobDetail, RestError> {
+        let st = self.jm.lock();
+        st.jobs.get(&jid).map(|j| detail_of(j, now_ms())).ok_or(RestError::JobNotFound(jid))
+    }
+
+    fn job_exceptions(&self, jid: JobId, _max_exceptions: Option<usize>) -> Result<JobExceptions, RestError> {
+        let st = self.jm.lock();
+        let jm = st.jobs.get(&jid).ok_or(RestError::JobNotFound(jid))?;
+        let limit = self.jm.settings.exception_history_size;
+        let total = jm.exceptions.len();
+        let entries = jm
+            .exceptions
+            .iter()
+            .rev()
+            .take(limit)
+            .map(|e| RootExceptionInfo {
+                exception: ExceptionInfo {
+                    exception_name: e.exception_name.clone(),
+                    stacktrace: e.stacktrace.clone(),
+                    timestamp: e.timestamp,
+                    failure_labels: BTreeMap::new(),
+                    task_name: e.task_name.clone(),
+                    endpoint: e.endpoint.clone(),
+                    task_manager_id: e.taskmanager_id.clone(),
+                },
+                concurrent_exceptions: Vec::new(),
+            })
+            .collect();
+        Ok(JobExceptions { exception_history: ExceptionHistory { entries, truncated: total > limit } })
+    }
+
+    fn job_config(&self, jid: JobId) -> Result<JobConfig, RestError> {
+        let st = self.jm.lock();
+        let jm = st.jobs.get(&jid).ok_or(RestError::JobNotFound(jid))?;
+        Ok(JobConfig {
+            jid,
+            name: jm.invocation.job_name.clone(),
+            execution_config: ExecutionConfigInfo {
+                restart_strategy: jm.restart_strategy_description(),
+                job_parallelism: jm.invocation.parallelism as i32,
+                object_reuse_mode: false,
+                user_config: jm.invocation.args.clone(),
+            },
+        })
+    }
+
+    fn taskmanagers(&self) -> TaskManagersList {
+        let st = self.jm.lock();
+        TaskManagersList {
+            taskmanagers: st
+                .slots
+                .iter()
+                .map(|e| taskmanager_info(e, assigned_tasks(&st.jobs, &e.registration.resource_id)))
+                .collect(),
+        }
+    }
+
+    fn taskmanager_detail(&self, id: &str) -> Result<TaskManagerDetail, RestError> {
+        let st = self.jm.lock();
+        let e = st.slots.get(id).ok_or_else(|| RestError::TaskManagerNotFound(id.to_string()))?;
+        let info = taskmanager_info(e, assigned_tasks(&st.jobs, id));
+        let per_slot = scale(&info.total_resource, 1, e.registration.num_slots);
+        let allocated_slots = e
+            .slots
+            .iter()
+            .flatten()
+            .map(|job| AllocatedSlot { job_id: *job, resource: per_slot.clone(), assigned_tasks: 0 })
+            .collect();
+        Ok(TaskManagerDetail { info, allocated_slots, metrics: TaskManagerMetrics::default() })
+    }
+
+    fn jobmanager_config(&self) -> Vec<ConfigEntry> {
+        self.jm.settings.config.to_map().into_iter().map(|(k, v)| ConfigEntry::new(k, v)).collect()
+    }
+
+    fn cancel_job(&self, jid: JobId) -> Result<(), RestError> {
+        match self.jm.cancel(jid) {
+            None => Err(RestError::JobNotFound(jid)),
+            Some(Err(status)) => Err(RestError::job_already_terminal(status)),
+            Some(Ok(())) => Ok(()),
+        }
+    }
+
+    fn submit_job(&self, request: JobSubmitRequest) -> Result<JobSubmitResponse, RestError> {
+        let mut invocation = ProgramInvocation::new(request.program.clone());
+        invocation.args = request.args.clone();
+        invocation.parallelism = request.parallelism.unwrap_or_else(|| self.jm.default_parallelism());
+        invocation.max_parallelism = request.max_parallelism;
+        invocation.job_name = request.job_name.clone().unwrap_or_else(|| request.program.clone());
+        let config = &request.config;
+        if let Some(v) = config.get("pipeline.operator-chaining.enabled") {
+            invocation.chaining_enabled = v.trim() != "false";
+        }
+        if let Some(v) = config.get("execution.buffer-timeout.interval") {
+            let d = weir_config::parse_duration(v)
+                .map_err(|e| RestError::BadRequest(format!("execution.buffer-timeout.interval: {e}")))?;
+            invocation.buffer_timeout_ms = d.as_millis() as i64;
+        }
+        let jobid = self.jm.submit(invocation).map_err(|e| RestError::BadRequest(e.0))?;
+        Ok(JobSubmitResponse { jobid })
+    }
+}

@@ -1,0 +1,96 @@
+//! The JobManager's gRPC services: `ResourceManager` (registration, heartbeats) and
+//! `JobMasterGateway` (task state reports).
+
+use crate::jobmanager::JobManager;
+use crate::slot_table::TaskManagerRegistration;
+use std::sync::Arc;
+use tonic::{Request, Response, Status};
+use weir_core::ids::JobId;
+use weir_graph::ExecutionState;
+use weir_rpc::job_master_gateway_server::JobMasterGateway;
+use weir_rpc::resource_manager_server::ResourceManager;
+use weir_rpc::{
+    Ack, HeartbeatResponse, RegisterTaskExecutorRequest, RegisterTaskExecutorResponse, TaskExecutionState,
+    TaskExecutorHeartbeat,
+};
+
+/// Serves both services over the JobManager core.
+#[derive(Clone)]
+pub struct JobManagerRpc {
+    jm: Arc<JobManager>,
+}
+
+impl JobManagerRpc {
+    /// The services of `jm`.
+    pub fn new(jm: Arc<JobManager>) -> Self {
+        Self { jm }
+    }
+}
+
+/// Parses Flink's execution state names.
+pub fn parse_execution_state(s: &str) -> Option<ExecutionState> {
+    ExecutionState::ALL.into_iter().find(|st| st.as_str() == s)
+}
+
+#[tonic::async_trait]
+impl ResourceManager for JobManagerRpc {
+    async fn register_task_executor(
+        &self,
+        request: Request<RegisterTaskExecutorRequest>,
+    ) -> Result<Response<RegisterTaskExecutorResponse>, Status> {
+        let r = request.into_inner();
+        let interval = self.jm.settings.heartbeat_interval.as_millis() as u64;
+        let timeout = self.jm.settings.heartbeat_timeout.as_millis() as u64;
+        let reject = |reason: String| {
+            Ok(Response::new(RegisterTaskExecutorResponse {
+                accepted: false,
+                rejection_reason: reason,
+                heartbeat_interval_ms: interval,
+                heartbeat_timeout_ms: timeout,
+            }))
+        };
+        if r.version != env!("CARGO_PKG_VERSION") {
+            return reject(format!(
+                "TaskManager version {} does not match JobManager version {}",
+                r.version,
+                env!("CARGO_PKG_VERSION")
+            ));
+        }
+        if r.resource_id.is_empty() || r.rpc_address.is_empty() || r.data_address.is_empty() || r.num_slots == 0 {
+            return reject("registration needs a resource id, RPC and data addresses and at least one slot".into());
+        }
+        tracing::info!("TaskManager {} registered with {} slots ({})", r.resource_id, r.num_slots, r.rpc_address);
+        self.jm.register_taskmanager(TaskManagerRegistration {
+            resource_id: r.resource_id,
+            rpc_address: r.rpc_address,
+            data_address: r.data_address,
+            num_slots: r.num_slots,
+            memory: r.memory.unwrap_or_default(),
+            hardware: r.hardware.unwrap_or_default(),
+        });
+        Ok(Response::new(RegisterTaskExecutorResponse {
+            accepted: true,
+            rejection_reason: String::new(),
+            heartbeat_interval_ms: interval,
+            heartbeat_timeout_ms: timeout,
+        }))
+    }
+
+    async fn heartbeat(&self, request: Request<TaskExecutorHeartbeat>) -> Result<Response<HeartbeatResponse>, Status> {
+        let known = self.jm.taskmanager_heartbeat(&request.into_inner().resource_id);
+        Ok(Response::new(HeartbeatResponse { known }))
+    }
+}
+
+#[tonic::async_trait]
+impl JobMasterGateway for JobManagerRpc {
+    async fn update_task_execution_state(&self, request: Request<TaskExecutionState>) -> Result<Response<Ack>, Status> {
+        let r = request.into_inner();
+        let job = JobId::parse(&r.job_id).ok_or_else(|| Status::invalid_argument(format!("bad job id '{}'", r.job_id)))?;
+        let state = parse_execution_state(&r.state)
+            .ok_or_else(|| Status::invalid_argument(format!("unknown execution state '{}'", r.state)))?;
+        let failure = (state == ExecutionState::Failed).then(|| (r.failure_name, r.failure_message));
+        self.jm.task_state(job, &r.attempt_id, state, failure);
+        Ok(Response::new(Ack {}))
+    }
+}

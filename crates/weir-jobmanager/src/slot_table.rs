@@ -1,0 +1,255 @@
+//! The ResourceManager's view of the cluster: registered TaskManagers, their slots and
+//! which job holds each slot, and when each TaskManager was last heard from.
+//!
+//! A plain data structure driven by events (register, heartbeat, allocate, release,
+//! remove); no I/O. Allocation is all-or-nothing, so a job never holds part of what it
+//! needs while waiting for the rest.
+
+use std::collections::BTreeMap;
+use weir_core::ids::JobId;
+use weir_rpc::{Hardware, MemoryConfiguration};
+
+/// What a TaskManager told us when it registered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskManagerRegistration {
+    /// Stable id (32 hex chars).
+    pub resource_id: String,
+    /// host:port of its TaskExecutorGateway.
+    pub rpc_address: String,
+    /// host:port of its data server.
+    pub data_address: String,
+    /// Number of slots.
+    pub num_slots: u32,
+    /// Memory components in bytes.
+    pub memory: MemoryConfiguration,
+    /// The machine.
+    pub hardware: Hardware,
+}
+
+/// One slot of one TaskManager.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SlotRef {
+    /// The TaskManager.
+    pub resource_id: String,
+    /// The slot index on it.
+    pub slot_index: u32,
+}
+
+/// A registered TaskManager and its slots.
+#[derive(Debug, Clone)]
+pub struct TaskManagerEntry {
+    /// Its registration.
+    pub registration: TaskManagerRegistration,
+    /// The job holding each slot, if any.
+    pub slots: Vec<Option<JobId>>,
+    /// Last heartbeat (or registration), ms since the epoch.
+    pub last_heartbeat_ms: i64,
+}
+
+impl TaskManagerEntry {
+    /// Number of free slots.
+    pub fn free_slots(&self) -> u32 {
+        self.slots.iter().filter(|s| s.is_none()).count() as u32
+    }
+}
+
+/// Registered TaskManagers by resource id.
+#[derive(Debug, Default)]
+pub struct SlotTable {
+    tms: BTreeMap<String, TaskManagerEntry>,
+}
+
+impl SlotTable {
+    /// An empty table.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Registers (or re-registers) a TaskManager; returns the jobs that held slots on a
+    /// previous registration under the same id (they lost them).
+    pub fn register(&mut self, registration: TaskManagerRegistration, now_ms: i64) -> Vec<JobId> {
+        let lost = self.remove(&registration.resource_id);
+        let slots = vec![None; registration.num_slots as usize];
+        self.tms.insert(
+            registration.resource_id.clone(),
+            TaskManagerEntry { registration, slots, last_heartbeat_ms: now_ms },
+        );
+        lost
+    }
+
+    /// Removes a TaskManager; returns the jobs that held slots on it.
+    pub fn remove(&mut self, resource_id: &str) -> Vec<JobId> {
+        let Some(tm) = self.tms.remove(resource_id) else { return Vec::new() };
+        let mut jobs: Vec<JobId> = tm.slots.into_iter().flatten().collect();
+        jobs.sort();
+        jobs.dedup();
+        jobs
+    }
+
+    /// Records a heartbeat; false if the TaskManager is not registered.
+    pub fn heartbeat(&mut self, resource_id: &str, now_ms: i64) -> bool {
+        match self.tms.get_mut(resource_id) {
+            Some(tm) => {
+                tm.last_heartbeat_ms = now_ms;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// TaskManagers not heard from for longer than `timeout_ms`.
+    pub fn expired(&self, now_ms: i64, timeout_ms: i64) -> Vec<String> {
+        self.tms
+            .values()
+            .filter(|t| now_ms - t.last_heartbeat_ms > timeout_ms)
+            .map(|t| t.registration.resource_id.clone())
+            .collect()
+    }
+
+    /// The entry of a TaskManager.
+    pub fn get(&self, resource_id: &str) -> Option<&TaskManagerEntry> {
+        self.tms.get(resource_id)
+    }
+
+    /// Every TaskManager, by id.
+    pub fn iter(&self) -> impl Iterator<Item = &TaskManagerEntry> {
+        self.tms.values()
+    }
+
+    /// Number of registered TaskManagers.
+    pub fn num_taskmanagers(&self) -> usize {
+        self.tms.len()
+    }
+
+    /// Slots of all TaskManagers.
+    pub fn total_slots(&self) -> u32 {
+        self.tms.values().map(|t| t.registration.num_slots).sum()
+    }
+
+    /// Slots held by no job.
+    pub fn free_slots(&self) -> u32 {
+        self.tms.values().map(|t| t.free_slots()).sum()
+    }
+
+    /// Allocates `n` free slots to `job`, spreading over TaskManagers (the one with most
+    /// free slots first, round-robin); `None` (and nothing allocated) if fewer are free.
+    pub fn allocate(&mut self, job: JobId, n: u32) -> Option<Vec<SlotRef>> {
+        if self.free_slots() < n {
+            return None;
+        }
+        let mut free: Vec<(String, Vec<u32>)> = self
+            .tms
+            .values()
+            .map(|t| {
+                let idx = t.slots.iter().enumerate().filter(|(_, s)| s.is_none()).map(|(i, _)| i as u32).collect();
+                (t.registration.resource_id.clone(), idx)
+            })
+            .filter(|(_, idx): &(String, Vec<u32>)| !idx.is_empty())
+            .collect();
+        free.sort_by(|a, b| b.1.len().cmp(&a.1.len()).then(a.0.cmp(&b.0)));
+        let mut out = Vec::with_capacity(n as usize);
+        let mut round = 0usize;
+        while out.len() < n as usize {
+            let mut progressed = false;
+            for (tm, idx) in &free {
+                if out.len() == n as usize {
+                    break;
+                }
+                if let Some(&slot) = idx.get(round) {
+                    out.push(SlotRef { resource_id: tm.clone(), slot_index: slot });
+                    progressed = true;
+                }
+            }
+            if !progressed {
+                return None;
+            }
+            round += 1;
+        }
+        for s in &out {
+            if let Some(slot) = self.tms.get_mut(&s.resource_id).and_then(|t| t.slots.get_mut(s.slot_index as usize)) {
+                *slot = Some(job);
+            }
+        }
+        Some(out)
+    }
+
+    /// Frees every slot of `job`; returns the TaskManagers that held some.
+    pub fn release_job(&mut self, job: JobId) -> Vec<String> {
+        let mut tms = Vec::new();
+        for t in self.tms.values_mut() {
+            let mut held = false;
+            for s in t.slots.iter_mut() {
+                if *s == Some(job) {
+                    *s = None;
+                    held = true;
+                }
+            }
+            if held {
+                tms.push(t.registration.resource_id.clone());
+            }
+        }
+        tms
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reg(id: &str, slots: u32) -> TaskManagerRegistration {
+        TaskManagerRegistration {
+            resource_id: id.into(),
+            rpc_address: format!("{id}:1"),
+            data_address: format!("{id}:2"),
+            num_slots: slots,
+            memory: MemoryConfiguration::default(),
+            hardware: Hardware::default(),
+        }
+    }
+
+    #[test]
+    fn allocation_spreads_over_taskmanagers_and_is_all_or_nothing() {
+        let mut t = SlotTable::new();
+        t.register(reg("a", 2), 0);
+        t.register(reg("b", 2), 0);
+        let job = JobId(1);
+        let slots = t.allocate(job, 4).unwrap();
+        let on_a = slots.iter().filter(|s| s.resource_id == "a").count();
+        assert_eq!((on_a, slots.len()), (2, 4));
+        assert_eq!(t.free_slots(), 0);
+        assert_eq!(t.allocate(JobId(2), 1), None);
+        assert_eq!(t.release_job(job), vec!["a".to_string(), "b".to_string()]);
+        assert_eq!(t.free_slots(), 4);
+        assert_eq!(t.allocate(JobId(3), 5), None);
+        assert_eq!(t.free_slots(), 4);
+    }
+
+    #[test]
+    fn two_slots_on_two_taskmanagers_take_one_from_each() {
+        let mut t = SlotTable::new();
+        t.register(reg("a", 2), 0);
+        t.register(reg("b", 2), 0);
+        let slots = t.allocate(JobId(1), 2).unwrap();
+        assert_ne!(slots[0].resource_id, slots[1].resource_id);
+    }
+
+    #[test]
+    fn removing_a_taskmanager_reports_the_jobs_that_held_its_slots() {
+        let mut t = SlotTable::new();
+        t.register(reg("a", 2), 0);
+        t.allocate(JobId(7), 2).unwrap();
+        assert_eq!(t.remove("a"), vec![JobId(7)]);
+        assert_eq!(t.total_slots(), 0);
+        assert!(t.remove("a").is_empty());
+    }
+
+    #[test]
+    fn heartbeats_keep_a_taskmanager_alive_and_silence_expires_it() {
+        let mut t = SlotTable::new();
+        t.register(reg("a", 1), 0);
+        t.register(reg("b", 1), 0);
+        assert!(t.heartbeat("a", 40_000));
+        assert!(!t.heartbeat("zzz", 40_000));
+        assert_eq!(t.expired(60_000, 50_000), vec!["b".to_string()]);
+    }
+}

@@ -1,0 +1,88 @@
+//! The interface between the REST router and the JobManager.
+//!
+//! Owns [`RestBackend`]: one method per question the router asks, returning the
+//! response types of this crate or a [`RestError`]. The JobManager implements it over
+//! its own state (held behind a mutex); the router calls the methods directly on its
+//! async tasks, so every method must be quick and must not block on I/O or on other
+//! processes — it reads a snapshot of state, or records a request (cancel, submit)
+//! and returns.
+//!
+//! Division of work: the backend answers about what exists; the router owns the HTTP
+//! side — paths, the `/v1` prefix, parsing and validating ids, query parameters and
+//! bodies, status codes and Flink's error texts, and applying `maxExceptions` and
+//! `failureLabelFilter` to what [`RestBackend::job_exceptions`] returns.
+
+use crate::config::{ConfigEntry, DashboardConfig, JobConfig};
+use crate::error::RestError;
+use crate::exceptions::JobExceptions;
+use crate::jobs::{JobDetail, JobPlan, JobsList, JobsOverview};
+use crate::overview::Overview;
+use crate::submit::{JobSubmitRequest, JobSubmitResponse};
+use crate::taskmanagers::{TaskManagerDetail, TaskManagersList};
+use weir_core::ids::JobId;
+
+/// What the REST router asks the JobManager. All methods are synchronous and quick.
+///
+/// Errors: a method about one job returns [`RestError::JobNotFound`] for an unknown
+/// job; [`RestBackend::taskmanager_detail`] returns [`RestError::TaskManagerNotFound`]
+/// for an unknown TaskManager. The router renders both as Flink does.
+pub trait RestBackend: Send + Sync + 'static {
+    /// `GET /overview`: TaskManagers, slots and job counts.
+    fn overview(&self) -> Overview;
+
+    /// `GET /config`: the dashboard configuration. Defaults to
+    /// [`DashboardConfig::weir_default`].
+    fn dashboard_config(&self) -> DashboardConfig {
+        DashboardConfig::weir_default()
+    }
+
+    /// `GET /jobs/overview`: one entry per known job, running or finished.
+    fn jobs_overview(&self) -> JobsOverview;
+
+    /// `GET /jobs`: ids and statuses of the known jobs. Defaults to the ids and
+    /// states of [`RestBackend::jobs_overview`].
+    fn jobs(&self) -> JobsList {
+        self.jobs_overview().to_jobs_list()
+    }
+
+    /// `GET /jobs/:jid`: the job's detail, or [`RestError::JobNotFound`].
+    fn job_detail(&self, jid: JobId) -> Result<JobDetail, RestError>;
+
+    /// `GET /jobs/:jid/plan`: the job's plan, or [`RestError::JobNotFound`]. Defaults
+    /// to the `plan` of [`RestBackend::job_detail`].
+    fn job_plan(&self, jid: JobId) -> Result<JobPlan, RestError> {
+        self.job_detail(jid).map(|d| d.plan)
+    }
+
+    /// `GET /jobs/:jid/exceptions`: the job's failure history, newest first, or
+    /// [`RestError::JobNotFound`]. `max_exceptions` is the client's `maxExceptions`,
+    /// `None` when it gave none or gave a `failureLabelFilter` (a hint: the backend may
+    /// stop collecting after that many entries and set `truncated`); the router
+    /// applies the filter and the limit (default 20) to whatever is returned.
+    fn job_exceptions(&self, jid: JobId, max_exceptions: Option<usize>) -> Result<JobExceptions, RestError>;
+
+    /// `GET /jobs/:jid/config`: the job's execution configuration, or
+    /// [`RestError::JobNotFound`].
+    fn job_config(&self, jid: JobId) -> Result<JobConfig, RestError>;
+
+    /// `GET /taskmanagers`: every registered TaskManager.
+    fn taskmanagers(&self) -> TaskManagersList;
+
+    /// `GET /taskmanagers/:tmid`: one TaskManager's detail, or
+    /// [`RestError::TaskManagerNotFound`].
+    fn taskmanager_detail(&self, id: &str) -> Result<TaskManagerDetail, RestError>;
+
+    /// `GET /jobmanager/config`: the cluster configuration as key/value strings.
+    fn jobmanager_config(&self) -> Vec<ConfigEntry>;
+
+    /// `PATCH /jobs/:jid?mode=cancel`: starts cancelling the job and returns at once
+    /// (the answer is 202; clients poll the job's status). As in Flink: an unknown job
+    /// is [`RestError::JobNotFound`]; a job already CANCELED or CANCELLING is `Ok`; a
+    /// FINISHED or FAILED job is [`RestError::job_already_terminal`].
+    fn cancel_job(&self, jid: JobId) -> Result<(), RestError>;
+
+    /// `POST /jobs`: accepts a job for execution and returns its new id at once (the
+    /// answer is 202). The request has passed [`JobSubmitRequest::validate`]; an unknown
+    /// program or bad arguments are [`RestError::BadRequest`].
+    fn submit_job(&self, request: JobSubmitRequest) -> Result<JobSubmitResponse, RestError>;
+}

@@ -1,0 +1,64 @@
+//! The JobManager's REST endpoint, as a library: Flink-compatible JSON response types
+//! and an axum router that serves them from a [`RestBackend`].
+//!
+//! Flink's tools (the `flink` CLI, the web UI's API calls, operators, scripts written
+//! against Flink's REST API) talk to Weir unchanged because every response here has
+//! **exactly** Flink 2.3's field names, nesting and value types, checked against real
+//! Flink 2.3 responses kept in `tests/samples/`. Every path is served with and without
+//! the `/v1` prefix, and every error is Flink's `{"errors": [...]}` body with Flink's
+//! status code.
+//!
+//! Modules, one idea each:
+//! - [`status`]: [`JobStatus`], [`ExecutionState`] and the per-state maps built on them.
+//! - [`overview`]: `GET /overview`.
+//! - [`config`]: `GET /config`, `GET /jobmanager/config`, `GET /jobs/:jid/config`.
+//! - [`jobs`]: `GET /jobs`, `/jobs/overview`, `/jobs/:jid`, `/jobs/:jid/plan`.
+//! - [`exceptions`]: `GET /jobs/:jid/exceptions`.
+//! - [`taskmanagers`]: `GET /taskmanagers`, `/taskmanagers/:tmid`.
+//! - [`submit`]: Weir's own `POST /jobs` body and its response.
+//! - [`error`]: [`RestError`] and the `{"errors": [...]}` body.
+//! - [`backend`]: [`RestBackend`], what the JobManager implements.
+//! - [`router`](mod@router): [`router()`], [`serve`] and [`RestServerHandle`].
+//!
+//! The crate depends on `weir-core` only (for ids); the JobManager converts its own
+//! state into these types.
+
+pub mod backend;
+pub mod config;
+pub mod error;
+pub mod exceptions;
+pub mod jobs;
+pub mod overview;
+pub mod router;
+mod serde_util;
+pub mod status;
+pub mod submit;
+pub mod taskmanagers;
+
+#[cfg(test)]
+mod examples;
+#[cfg(test)]
+mod router_tests;
+#[cfg(test)]
+mod sample_check;
+
+pub use backend::RestBackend;
+pub use config::{ConfigEntry, DashboardConfig, DashboardFeatures, ExecutionConfigInfo, JobConfig};
+pub use error::{ErrorResponse, RestError};
+pub use exceptions::{ExceptionHistory, ExceptionInfo, JobExceptions, RootExceptionInfo};
+pub use jobs::{
+    JobDetail, JobIdWithStatus, JobOverview, JobPlan, JobPlanInfo, JobType, JobsList, JobsOverview, PlanInput,
+    PlanNode, SchedulerType, VertexDetail, VertexMetrics,
+};
+pub use overview::Overview;
+pub use router::{router, serve, serve_with_shutdown, RestServerHandle};
+pub use status::{ExecutionState, ExecutionStateCounts, JobStatus, JobStatusTimestamps, JobTaskCounts};
+pub use submit::{JobSubmitRequest, JobSubmitResponse};
+pub use taskmanagers::{
+    AllocatedSlot, GarbageCollectorInfo, HardwareDescription, MemoryConfiguration, ResourceProfileInfo,
+    TaskManagerDetail, TaskManagerInfo, TaskManagerMetrics, TaskManagersList,
+};
+
+/// The Flink version whose REST API this crate reproduces. Backends report it as
+/// `flink-version` so that tools that gate features on the version work.
+pub const FLINK_API_VERSION: &str = "2.3.0";

@@ -1,0 +1,14 @@
+//! Weir's control-plane RPC: the gRPC services and messages of `proto/weir.proto`
+//! (version 1), generated with tonic and prost.
+//!
+//! - `resource_manager_*` and `job_master_gateway_*`: served by the JobManager.
+//! - `task_executor_gateway_*`: served by every TaskManager.
+
+#![allow(missing_docs)]
+
+/// Generated messages and service stubs.
+pub mod v1 {
+    tonic::include_proto!("weir.rpc.v1");
+}
+
+pub use v1::*;

@@ -1,0 +1,282 @@
+//! The TaskExecutor's core: slots, running tasks and the code of each job.
+//!
+//! Deploying a task rebuilds the job's program once per job (and refuses the task if
+//! the build's StreamGraph fingerprint differs from the JobManager's), creates and
+//! registers the task's result partitions, and starts the task thread, which connects
+//! its input channels (local or remote, waiting for producers that deploy later), runs
+//! the chain, and reports every state change to the JobMaster.
+
+use crate::settings::TaskManagerSettings;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use tokio::sync::mpsc::UnboundedSender;
+use weir_api::program::{ProgramInvocation, ProgramRegistry};
+use weir_graph::JobGraph;
+use weir_runtime::executor::ExecutableGraph;
+use weir_runtime::network::{CancelToken, ChannelSpec, NetworkEnvironment, PartitionId};
+use weir_runtime::task::chain::NetworkOutput;
+use weir_runtime::task::{run_task, TaskSpec};
+use weir_runtime::TaskError;
+use weir_rpc::{SlotStatus, TaskDeploymentDescriptor, TaskExecutionState};
+
+/// The code of one job on this TaskManager.
+struct JobCode {
+    program: Arc<ExecutableGraph>,
+    job_graph: Arc<JobGraph>,
+}
+
+struct RunningTask {
+    job_id: String,
+    cancel: CancelToken,
+}
+
+#[derive(Default)]
+struct ExecutorState {
+    slots: Vec<Option<String>>,
+    tasks: HashMap<String, RunningTask>,
+    jobs: HashMap<String, Arc<JobCode>>,
+}
+
+/// Runs the tasks the JobManager deploys here.
+pub struct TaskExecutor {
+    settings: TaskManagerSettings,
+    registry: Arc<ProgramRegistry>,
+    network: Arc<NetworkEnvironment>,
+    state: Mutex<ExecutorState>,
+    reports: UnboundedSender<TaskExecutionState>,
+}
+
+/// The wire form of a program invocation, read back.
+pub fn invocation_from_proto(p: &weir_rpc::ProgramInvocation) -> ProgramInvocation {
+    ProgramInvocation {
+        program: p.program.clone(),
+        args: p.args.clone().into_iter().collect(),
+        parallelism: p.parallelism,
+        max_parallelism: (p.max_parallelism > 0).then_some(p.max_parallelism),
+        chaining_enabled: p.chaining_enabled,
+        buffer_timeout_ms: p.buffer_timeout_ms,
+        job_name: p.job_name.clone(),
+    }
+}
+
+fn partition_id(p: &weir_rpc::ResultPartitionId) -> PartitionId {
+    PartitionId { job_id: p.job_id.clone(), job_edge: p.job_edge, producer_subtask: p.producer_subtask, attempt: p.attempt }
+}
+
+/// The exception name and message a failed task reports.
+fn describe_failure(e: &TaskError) -> (String, String) {
+    let name = match e {
+        TaskError::User { .. } => "weir.runtime.UserFunctionException",
+        TaskError::Panicked(_) => "weir.runtime.TaskPanicException",
+        TaskError::Network(_) => "weir.runtime.io.network.NetworkException",
+        TaskError::Io { .. } => "java.io.IOException",
+        TaskError::Codec(_) => "weir.runtime.SerializationException",
+        TaskError::Build(_) => "weir.runtime.TaskBuildException",
+        TaskError::Cancelled => "weir.runtime.CancelTaskException",
+    };
+    (name.to_string(), e.to_string())
+}
+
+impl TaskExecutor {
+    /// A TaskExecutor with `settings.num_slots` free slots.
+    pub fn new(
+        settings: TaskManagerSettings,
+        registry: Arc<ProgramRegistry>,
+        network: Arc<NetworkEnvironment>,
+        reports: UnboundedSender<TaskExecutionState>,
+    ) -> Arc<Self> {
+        let state = ExecutorState { slots: vec![None; settings.num_slots as usize], ..Default::default() };
+        Arc::new(Self { settings, registry, network, state: Mutex::new(state), reports })
+    }
+
+    /// The start-up settings.
+    pub fn settings(&self) -> &TaskManagerSettings {
+        &self.settings
+    }
+
+    fn lock(&self) -> MutexGuard<'_, ExecutorState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Which job holds each slot.
+    pub fn slot_report(&self) -> Vec<SlotStatus> {
+        self.lock()
+            .slots
+            .iter()
+            .enumerate()
+            .map(|(i, j)| SlotStatus { slot_index: i as u32, job_id: j.clone().unwrap_or_default() })
+            .collect()
+    }
+
+    /// Number of tasks running now.
+    pub fn running_tasks(&self) -> usize {
+        self.lock().tasks.len()
+    }
+
+    fn report(&self, job_id: &str, attempt_id: &str, state: &str, failure: Option<(String, String)>) {
+        let (failure_name, failure_message) = failure.unwrap_or_default();
+        let _ = self.reports.send(TaskExecutionState {
+            job_id: job_id.to_string(),
+            attempt_id: attempt_id.to_string(),
+            state: state.to_string(),
+            failure_name,
+            failure_message,
+            resource_id: self.settings.resource_id.clone(),
+            records_in: 0,
+            records_out: 0,
+        });
+    }
+
+    fn job_code(&self, tdd: &TaskDeploymentDescriptor) -> Result<Arc<JobCode>, String> {
+        if let Some(code) = self.lock().jobs.get(&tdd.job_id) {
+            return Ok(code.clone());
+        }
+        let invocation = tdd.program.as_ref().map(invocation_from_proto).ok_or("deployment without a program")?;
+        let program = self.registry.build(&invocation).map_err(|e| format!("cannot build program '{}': {e}", invocation.program))?;
+        let fingerprint = program.stream_graph.fingerprint();
+        if fingerprint != tdd.fingerprint {
+            return Err(format!(
+                "this TaskManager's build of program '{}' gives a different StreamGraph (fingerprint {fingerprint}, the JobManager's is {}): is it running the same binary?",
+                invocation.program, tdd.fingerprint
+            ));
+        }
+        let job_graph = JobGraph::from_stream_graph(&program.stream_graph).map_err(|e| e.to_string())?;
+        let code = Arc::new(JobCode { program: Arc::new(program), job_graph: Arc::new(job_graph) });
+        self.lock().jobs.insert(tdd.job_id.clone(), code.clone());
+        Ok(code)
+    }
+
+    /// Deploys a task; an error is the rejection reason.
+    pub fn submit(self: &Arc<Self>, tdd: TaskDeploymentDescriptor) -> Result<(), String> {
+        {
+            let mut st = self.lock();
+            let slot = st
+                .slots
+                .get_mut(tdd.slot_index as usize)
+                .ok_or_else(|| format!("slot {} does not exist (this TaskManager has {})", tdd.slot_index, self.settings.num_slots))?;
+            match slot {
+                Some(job) if *job != tdd.job_id => return Err(format!("slot {} is held by job {job}", tdd.slot_index)),
+                _ => *slot = Some(tdd.job_id.clone()),
+            }
+            if st.tasks.contains_key(&tdd.attempt_id) {
+                return Err(format!("attempt {} is already deployed", tdd.attempt_id));
+            }
+        }
+        let code = self.job_code(&tdd)?;
+        let vertex = tdd.vertex_index as usize;
+        if vertex >= code.job_graph.vertices.len() {
+            return Err(format!("job has no vertex {vertex}"));
+        }
+        let cancel = CancelToken::new();
+        let mut outputs = Vec::new();
+        for out in &tdd.outputs {
+            let pid = out.partition.as_ref().map(partition_id).ok_or("output without a partition id")?;
+            let (writer, handles) = self
+                .network
+                .create_result_partition(out.num_subpartitions as usize, cancel.clone())
+                .map_err(|e| e.to_string())?;
+            self.network.register_partition(pid.clone(), handles).map_err(|e| e.to_string())?;
+            outputs.push(NetworkOutput { job_edge: pid.job_edge as usize, writer });
+        }
+        let specs: Vec<ChannelSpec> = tdd
+            .inputs
+            .iter()
+            .filter_map(|i| {
+                let partition = partition_id(i.partition.as_ref()?);
+                Some(if i.local {
+                    ChannelSpec::Local { partition, subpartition: i.subpartition }
+                } else {
+                    ChannelSpec::Remote { address: i.producer_data_address.clone(), partition, subpartition: i.subpartition }
+                })
+            })
+            .collect();
+        self.lock().tasks.insert(tdd.attempt_id.clone(), RunningTask { job_id: tdd.job_id.clone(), cancel: cancel.clone() });
+        let me = self.clone();
+        let name = format!("{} ({}/{})", code.job_graph.vertices[vertex].name, tdd.subtask_index + 1, code.job_graph.vertices[vertex].parallelism);
+        let spawned = std::thread::Builder::new().name(name).spawn(move || me.run(tdd, code, specs, outputs, cancel));
+        if let Err(e) = spawned {
+            return Err(format!("cannot start task thread: {e}"));
+        }
+        Ok(())
+    }
+
+    fn run(
+        self: Arc<Self>,
+        tdd: TaskDeploymentDescriptor,
+        code: Arc<JobCode>,
+        specs: Vec<ChannelSpec>,
+        outputs: Vec<NetworkOutput>,
+        cancel: CancelToken,
+    ) {
+        let (job, attempt) = (tdd.job_id.clone(), tdd.attempt_id.clone());
+        self.report(&job, &attempt, "INITIALIZING", None);
+        let result = (|| {
+            let input = if specs.is_empty() {
+                None
+            } else {
+                Some(self.network.create_input_gate_from_specs(specs, cancel.clone())?)
+            };
+            self.report(&job, &attempt, "RUNNING", None);
+            run_task(TaskSpec {
+                program: code.program.clone(),
+                job_graph: code.job_graph.clone(),
+                vertex: tdd.vertex_index as usize,
+                subtask_index: tdd.subtask_index,
+                attempt_number: tdd.attempt_number,
+                input,
+                outputs,
+                cancel: cancel.clone(),
+            })
+        })();
+        self.lock().tasks.remove(&attempt);
+        match result {
+            Ok(_) => self.report(&job, &attempt, "FINISHED", None),
+            Err(TaskError::Cancelled) => self.report(&job, &attempt, "CANCELED", None),
+            Err(TaskError::Network(e)) if e.is_cancelled() || cancel.is_cancelled() => {
+                self.report(&job, &attempt, "CANCELED", None)
+            }
+            Err(e) => {
+                tracing::warn!("task {attempt} of job {job} failed: {e}");
+                self.report(&job, &attempt, "FAILED", Some(describe_failure(&e)))
+            }
+        }
+    }
+
+    /// Cancels one attempt.
+    pub fn cancel(&self, attempt_id: &str) {
+        if let Some(t) = self.lock().tasks.get(attempt_id) {
+            t.cancel.cancel();
+        }
+    }
+
+    /// Cancels every task of a job, frees its slots and drops its partitions and code.
+    pub fn release_job(&self, job_id: &str) {
+        let mut st = self.lock();
+        for t in st.tasks.values().filter(|t| t.job_id == job_id) {
+            t.cancel.cancel();
+        }
+        for s in st.slots.iter_mut() {
+            if s.as_deref() == Some(job_id) {
+                *s = None;
+            }
+        }
+        st.jobs.remove(job_id);
+        drop(st);
+        self.network.release_job_partitions(job_id);
+    }
+
+    /// The JobManager is gone: cancel everything and free every slot.
+    pub fn release_all(&self) {
+        let jobs: Vec<String> = {
+            let st = self.lock();
+            let mut jobs: Vec<String> = st.slots.iter().flatten().cloned().collect();
+            jobs.extend(st.tasks.values().map(|t| t.job_id.clone()));
+            jobs.sort();
+            jobs.dedup();
+            jobs
+        };
+        for j in jobs {
+            self.release_job(&j);
+        }
+    }
+}

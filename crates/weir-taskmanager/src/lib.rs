@@ -1,0 +1,19 @@
+//! The TaskManager process: a TaskExecutor with slots.
+//!
+//! It registers with the JobManager's ResourceManager and heartbeats; it serves the
+//! `TaskExecutorGateway` RPC through which JobMasters deploy and cancel tasks; it
+//! rebuilds each deployed chain's operators by running the job's program (checking the
+//! StreamGraph fingerprint), runs every task on its own thread, and reports state
+//! changes. Records go through its `NetworkEnvironment`: in memory between its own
+//! tasks, over its data server to and from other TaskManagers.
+
+pub mod error;
+pub mod executor;
+pub mod process;
+pub mod registration;
+pub mod rpc_service;
+pub mod settings;
+
+pub use error::TaskManagerError;
+pub use process::run_taskmanager;
+pub use settings::TaskManagerSettings;

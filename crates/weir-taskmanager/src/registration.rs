@@ -1,0 +1,119 @@
+//! Registration with the ResourceManager, heartbeats, and delivery of task state
+//! reports to the JobMaster.
+//!
+//! The TaskManager registers, then heartbeats every `heartbeat.interval` with its slot
+//! report. If the JobManager does not know it (it restarted) it registers again; if
+//! the JobManager cannot be reached for `heartbeat.timeout`, every task is cancelled and
+//! every slot freed (the JobManager has failed them over) before registering again.
+
+use crate::executor::TaskExecutor;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::mpsc::UnboundedReceiver;
+use tonic::transport::Channel;
+use weir_rpc::job_master_gateway_client::JobMasterGatewayClient;
+use weir_rpc::resource_manager_client::ResourceManagerClient;
+use weir_rpc::{Hardware, RegisterTaskExecutorRequest, TaskExecutionState, TaskExecutorHeartbeat};
+
+async fn connect(address: &str) -> Option<Channel> {
+    let endpoint = Channel::from_shared(format!("http://{address}")).ok()?.connect_timeout(Duration::from_secs(2));
+    endpoint.connect().await.ok()
+}
+
+fn hardware() -> Hardware {
+    let cpu_cores = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
+    let (physical, free) = meminfo();
+    Hardware { cpu_cores, physical_memory: physical, free_memory: free }
+}
+
+/// Total and available memory from /proc/meminfo, in bytes (0 when unknown).
+fn meminfo() -> (u64, u64) {
+    let text = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let field = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<u64>().ok())
+            .map(|kib| kib * 1024)
+            .unwrap_or(0)
+    };
+    (field("MemTotal:"), field("MemAvailable:"))
+}
+
+/// Registers and heartbeats forever.
+pub async fn run_registration(executor: Arc<TaskExecutor>, rpc_address: String, data_address: String) {
+    let settings = executor.settings().clone();
+    loop {
+        let Some(channel) = connect(&settings.jobmanager_rpc).await else {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            continue;
+        };
+        let mut client = ResourceManagerClient::new(channel);
+        let request = RegisterTaskExecutorRequest {
+            resource_id: settings.resource_id.clone(),
+            rpc_address: rpc_address.clone(),
+            data_address: data_address.clone(),
+            num_slots: settings.num_slots,
+            memory: Some(settings.memory),
+            hardware: Some(hardware()),
+            version: env!("CARGO_PKG_VERSION").to_string(),
+        };
+        match client.register_task_executor(request).await {
+            Ok(r) if r.get_ref().accepted => {
+                tracing::info!("registered at ResourceManager {}", settings.jobmanager_rpc);
+            }
+            Ok(r) => {
+                tracing::error!("registration refused: {}", r.get_ref().rejection_reason);
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
+            }
+            Err(e) => {
+                tracing::warn!("registration failed: {e}");
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                continue;
+            }
+        }
+        let mut last_ok = Instant::now();
+        loop {
+            tokio::time::sleep(settings.heartbeat_interval).await;
+            let hb = TaskExecutorHeartbeat { resource_id: settings.resource_id.clone(), slots: executor.slot_report() };
+            match client.heartbeat(hb).await {
+                Ok(r) if r.get_ref().known => last_ok = Instant::now(),
+                Ok(_) => {
+                    tracing::warn!("the ResourceManager does not know this TaskManager; registering again");
+                    executor.release_all();
+                    break;
+                }
+                Err(e) => {
+                    if last_ok.elapsed() > settings.heartbeat_timeout {
+                        tracing::warn!("JobManager unreachable for {:?} ({e}); releasing all tasks", settings.heartbeat_timeout);
+                        executor.release_all();
+                        break;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Sends task state reports to the JobMaster, in order, retrying while it is unreachable.
+pub async fn run_reporter(jobmanager_rpc: String, mut reports: UnboundedReceiver<TaskExecutionState>) {
+    let mut client: Option<JobMasterGatewayClient<Channel>> = None;
+    while let Some(report) = reports.recv().await {
+        for attempt in 0..50 {
+            if client.is_none() {
+                client = connect(&jobmanager_rpc).await.map(JobMasterGatewayClient::new);
+            }
+            if let Some(c) = client.as_mut() {
+                match c.update_task_execution_state(report.clone()).await {
+                    Ok(_) => break,
+                    Err(e) => {
+                        tracing::debug!("state report failed (attempt {attempt}): {e}");
+                        client = None;
+                    }
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    }
+}

@@ -1,0 +1,143 @@
+//! `weir run`, `weir list`, `weir cancel`: clients of the Dispatcher's REST API.
+
+use super::JobArgs;
+use anyhow::{anyhow, bail, Result};
+use clap::Args;
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// Where the JobManager's REST endpoint is.
+#[derive(Debug, Args, Clone)]
+pub struct Target {
+    /// host:port of the JobManager's REST endpoint.
+    #[arg(short = 'm', long = "jobmanager", default_value = "127.0.0.1:8081")]
+    pub jobmanager: String,
+}
+
+fn call(method: &str, address: &str, path: &str, body: Option<&str>) -> Result<(u16, String)> {
+    let url = format!("http://{address}{path}");
+    let request = ureq::request(method, &url).timeout(Duration::from_secs(30));
+    let result = match body {
+        Some(b) => request.set("Content-Type", "application/json").send_string(b),
+        None => request.call(),
+    };
+    match result {
+        Ok(r) => {
+            let status = r.status();
+            Ok((status, r.into_string().unwrap_or_default()))
+        }
+        Err(ureq::Error::Status(code, r)) => Ok((code, r.into_string().unwrap_or_default())),
+        Err(ureq::Error::Transport(t)) => Err(anyhow!("cannot reach the JobManager at {address}: {t}")),
+    }
+}
+
+fn error_of(body: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| v["errors"].as_array().map(|e| e.iter().filter_map(|x| x.as_str()).collect::<Vec<_>>().join("; ")))
+        .unwrap_or_else(|| body.to_string())
+}
+
+/// GET `path`; the body on 2xx.
+pub fn get(address: &str, path: &str) -> Result<String> {
+    let (code, body) = call("GET", address, path, None)?;
+    if (200..300).contains(&code) {
+        Ok(body)
+    } else {
+        bail!("{}", error_of(&body))
+    }
+}
+
+/// Options of `weir run`.
+#[derive(Debug, Args, Clone)]
+pub struct RunArgs {
+    /// The JobManager.
+    #[command(flatten)]
+    pub target: Target,
+    /// Detached: return once the job is submitted.
+    #[arg(short = 'd', long = "detached")]
+    pub detached: bool,
+    /// The program and its settings.
+    #[command(flatten)]
+    pub job: JobArgs,
+}
+
+/// `weir run`: submits a job; without `-d` waits for it to end and prints its final state.
+pub fn run(args: &RunArgs) -> Result<()> {
+    let mut kv = BTreeMap::new();
+    for a in &args.job.args {
+        let (k, v) = a.split_once('=').ok_or_else(|| anyhow!("malformed --arg '{a}': expected key=value"))?;
+        kv.insert(k.to_string(), v.to_string());
+    }
+    let mut config = BTreeMap::new();
+    if args.job.disable_chaining {
+        config.insert("pipeline.operator-chaining.enabled".to_string(), "false".to_string());
+    }
+    if let Some(t) = args.job.buffer_timeout {
+        config.insert("execution.buffer-timeout.interval".to_string(), format!("{t} ms"));
+    }
+    let mut body = serde_json::json!({ "program": args.job.program, "args": kv, "config": config });
+    if let Some(p) = args.job.parallelism {
+        body["parallelism"] = p.into();
+    }
+    if let Some(m) = args.job.max_parallelism {
+        body["max-parallelism"] = m.into();
+    }
+    let (code, resp) = call("POST", &args.target.jobmanager, "/jobs", Some(&body.to_string()))?;
+    if !(200..300).contains(&code) {
+        bail!("submission refused: {}", error_of(&resp));
+    }
+    let v: serde_json::Value = serde_json::from_str(&resp)?;
+    let jid = v["jobid"].as_str().ok_or_else(|| anyhow!("unexpected response: {resp}"))?.to_string();
+    println!("Job has been submitted with JobID {jid}");
+    if args.detached {
+        return Ok(());
+    }
+    loop {
+        std::thread::sleep(Duration::from_millis(200));
+        let detail = get(&args.target.jobmanager, &format!("/jobs/{jid}"))?;
+        let v: serde_json::Value = serde_json::from_str(&detail)?;
+        let state = v["state"].as_str().unwrap_or("").to_string();
+        if matches!(state.as_str(), "FINISHED" | "FAILED" | "CANCELED") {
+            let duration = v["duration"].as_i64().unwrap_or(0);
+            println!("Job {jid} reached state {state} after {duration} ms");
+            if state == "FINISHED" {
+                return Ok(());
+            }
+            let exc = get(&args.target.jobmanager, &format!("/jobs/{jid}/exceptions")).unwrap_or_default();
+            let e: serde_json::Value = serde_json::from_str(&exc).unwrap_or_default();
+            let cause = e["exceptionHistory"]["entries"][0]["stacktrace"].as_str().unwrap_or("").replace('\n', " | ");
+            bail!("job {jid} {state}{}", if cause.is_empty() { String::new() } else { format!(": {cause}") });
+        }
+    }
+}
+
+/// `weir list`: the jobs of the cluster, newest first.
+pub fn list(target: &Target) -> Result<()> {
+    let body = get(&target.jobmanager, "/jobs/overview")?;
+    let v: serde_json::Value = serde_json::from_str(&body)?;
+    let jobs = v["jobs"].as_array().cloned().unwrap_or_default();
+    if jobs.is_empty() {
+        println!("No jobs.");
+    }
+    for j in jobs {
+        println!(
+            "{} : {} : {} ({})",
+            j["start-time"].as_i64().unwrap_or(0),
+            j["jid"].as_str().unwrap_or(""),
+            j["name"].as_str().unwrap_or(""),
+            j["state"].as_str().unwrap_or("")
+        );
+    }
+    Ok(())
+}
+
+/// `weir cancel`.
+pub fn cancel(target: &Target, jid: &str) -> Result<()> {
+    let (code, body) = call("PATCH", &target.jobmanager, &format!("/jobs/{jid}?mode=cancel"), None)?;
+    if !(200..300).contains(&code) {
+        bail!("{}", error_of(&body));
+    }
+    println!("Cancelled job {jid}.");
+    Ok(())
+}

@@ -1,0 +1,225 @@
+//! `weir jobmanager`, `weir taskmanager`, `weir start-cluster`, `weir stop-cluster`.
+//!
+//! Settings read at process start (slots, memory, ports, heartbeats) come from
+//! `conf/config.yaml` and `-D key=value`, as Flink reads them when its processes start.
+//! `start-cluster` keeps pid files and logs in `cluster.dir` (default
+//! `$HOME/.weir/cluster`): `jobmanager.pid`, `jobmanager.log`, `taskmanager-<i>.pid`,
+//! `taskmanager-<i>.log`.
+
+use crate::programs::builtin_registry;
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+use weir_config::options as o;
+use weir_config::{Configuration, TaskExecutorMemory};
+use weir_jobmanager::JobManagerSettings;
+use weir_runtime::network::NetworkConfig;
+use weir_taskmanager::TaskManagerSettings;
+
+/// Where configuration comes from.
+#[derive(Debug, Args, Clone, Default)]
+pub struct ConfigArgs {
+    /// Directory holding `config.yaml` (default: `$WEIR_CONF_DIR`, else `./conf` if present).
+    #[arg(short = 'c', long = "conf-dir")]
+    pub conf_dir: Option<PathBuf>,
+    /// A configuration entry `key=value`, overriding the file; repeatable.
+    #[arg(short = 'D', value_name = "KEY=VALUE")]
+    pub dynamic: Vec<String>,
+}
+
+impl ConfigArgs {
+    /// Loads the configuration.
+    pub fn load(&self) -> Result<Configuration> {
+        let dir = self.conf_dir.clone().or_else(|| std::env::var_os("WEIR_CONF_DIR").map(PathBuf::from)).or_else(|| {
+            let d = PathBuf::from("conf");
+            d.join("config.yaml").exists().then_some(d)
+        });
+        let config = Configuration::load(dir.as_deref(), &self.dynamic)?;
+        for k in config.unknown_keys() {
+            tracing::warn!("unknown configuration key '{k}' is ignored");
+        }
+        Ok(config)
+    }
+}
+
+/// `weir jobmanager`.
+pub fn jobmanager(args: &ConfigArgs) -> Result<()> {
+    let config = args.load()?;
+    let settings = JobManagerSettings {
+        host: config.get(&o::JOBMANAGER_RPC_ADDRESS)?,
+        rpc_port: config.get(&o::JOBMANAGER_RPC_PORT)?,
+        rest_address: config.get(&o::REST_ADDRESS)?,
+        rest_port: config.get(&o::REST_PORT)?,
+        heartbeat_interval: config.get(&o::HEARTBEAT_INTERVAL)?,
+        heartbeat_timeout: config.get(&o::HEARTBEAT_TIMEOUT)?,
+        slot_request_timeout: config.get(&o::SLOT_REQUEST_TIMEOUT)?,
+        exception_history_size: config.get(&o::EXCEPTION_HISTORY_SIZE)? as usize,
+        config: config.clone(),
+    };
+    weir_jobmanager::RestartStrategyConfig::from_config(&config, false)?;
+    weir_jobmanager::run_jobmanager(settings, builtin_registry())?;
+    Ok(())
+}
+
+/// The TaskManager settings of a configuration; refuses a memory model whose task heap
+/// comes out negative.
+pub fn taskmanager_settings(config: &Configuration) -> Result<TaskManagerSettings> {
+    let memory = TaskExecutorMemory::from_config(config)?;
+    let segment_size = config.get(&o::MEMORY_SEGMENT_SIZE)?.bytes();
+    let rpc_port: u16 = config
+        .get(&o::TASKMANAGER_RPC_PORT)?
+        .trim()
+        .parse()
+        .context("taskmanager.rpc.port: Weir accepts a single port number (0 = any free port)")?;
+    let network = NetworkConfig {
+        segment_size: segment_size as usize,
+        buffers_per_channel: config.get(&o::NETWORK_BUFFERS_PER_CHANNEL)? as usize,
+        floating_buffers_per_gate: config.get(&o::NETWORK_FLOATING_BUFFERS_PER_GATE)? as usize,
+        max_buffers_per_channel: config.get(&o::NETWORK_MAX_BUFFERS_PER_CHANNEL)? as usize,
+        total_buffers: memory.network_buffers(segment_size),
+        ..NetworkConfig::default()
+    };
+    network.validate()?;
+    let jm_host: String = config.get(&o::JOBMANAGER_RPC_ADDRESS)?;
+    let jm_port: u16 = config.get(&o::JOBMANAGER_RPC_PORT)?;
+    Ok(TaskManagerSettings {
+        resource_id: weir_core::ids::JobId::random().to_string(),
+        host: config.get(&o::TASKMANAGER_HOST)?,
+        rpc_port,
+        data_port: config.get(&o::TASKMANAGER_DATA_PORT)?,
+        jobmanager_rpc: format!("{jm_host}:{jm_port}"),
+        num_slots: config.get(&o::NUM_TASK_SLOTS)?.max(1),
+        heartbeat_interval: config.get(&o::HEARTBEAT_INTERVAL)?,
+        heartbeat_timeout: config.get(&o::HEARTBEAT_TIMEOUT)?,
+        memory: weir_rpc::MemoryConfiguration {
+            framework_heap: memory.framework_heap,
+            task_heap: memory.task_heap,
+            framework_off_heap: memory.framework_off_heap,
+            task_off_heap: memory.task_off_heap,
+            network_memory: memory.network,
+            managed_memory: memory.managed,
+            jvm_metaspace: memory.jvm_metaspace,
+            jvm_overhead: memory.jvm_overhead,
+            total_flink_memory: memory.total_flink,
+            total_process_memory: memory.total_process,
+        },
+        network,
+    })
+}
+
+/// `weir taskmanager`.
+pub fn taskmanager(args: &ConfigArgs) -> Result<()> {
+    let config = args.load()?;
+    let settings = taskmanager_settings(&config)?;
+    if config.get(&o::NUM_TASK_SLOTS)? == 0 {
+        bail!("taskmanager.numberOfTaskSlots must be at least 1");
+    }
+    weir_taskmanager::run_taskmanager(settings, builtin_registry())?;
+    Ok(())
+}
+
+/// Options of `weir start-cluster`.
+#[derive(Debug, Args, Clone)]
+pub struct StartClusterArgs {
+    /// Configuration.
+    #[command(flatten)]
+    pub config: ConfigArgs,
+    /// Number of TaskManagers to start.
+    #[arg(long, default_value_t = 1)]
+    pub taskmanagers: u32,
+}
+
+fn cluster_dir(config: &Configuration) -> Result<PathBuf> {
+    Ok(config.cluster_dir()?)
+}
+
+fn spawn_daemon(dir: &Path, name: &str, role: &str, args: &ConfigArgs) -> Result<u32> {
+    let exe = std::env::current_exe().context("cannot find the weir binary")?;
+    let log = std::fs::File::create(dir.join(format!("{name}.log")))
+        .with_context(|| format!("cannot create {}", dir.join(format!("{name}.log")).display()))?;
+    let mut cmd = Command::new(exe);
+    cmd.arg(role);
+    if let Some(c) = &args.conf_dir {
+        cmd.arg("-c").arg(c);
+    }
+    for d in &args.dynamic {
+        cmd.arg("-D").arg(d);
+    }
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(log.try_clone().context("cannot open log")?)
+        .stderr(log)
+        .spawn()
+        .with_context(|| format!("cannot start {role}"))?;
+    let pid = child.id();
+    std::fs::write(dir.join(format!("{name}.pid")), pid.to_string())
+        .with_context(|| format!("cannot write {}", dir.join(format!("{name}.pid")).display()))?;
+    Ok(pid)
+}
+
+/// `weir start-cluster`: a JobManager and N TaskManagers as background processes;
+/// returns once every slot is registered.
+pub fn start_cluster(args: &StartClusterArgs) -> Result<()> {
+    let config = args.config.load()?;
+    taskmanager_settings(&config)?;
+    let dir = cluster_dir(&config)?;
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    if dir.join("jobmanager.pid").exists() {
+        bail!("a cluster seems to be running already ({}); run `weir stop-cluster` first", dir.join("jobmanager.pid").display());
+    }
+    let start = Instant::now();
+    let jm = spawn_daemon(&dir, "jobmanager", "jobmanager", &args.config)?;
+    println!("Starting standalonesession daemon (jobmanager, pid {jm}).");
+    for i in 0..args.taskmanagers {
+        let pid = spawn_daemon(&dir, &format!("taskmanager-{i}"), "taskmanager", &args.config)?;
+        println!("Starting taskexecutor daemon (taskmanager-{i}, pid {pid}).");
+    }
+    let rest = format!("{}:{}", config.get(&o::REST_ADDRESS)?, config.get(&o::REST_PORT)?);
+    let slots = config.get(&o::NUM_TASK_SLOTS)? * args.taskmanagers;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < deadline {
+        if let Ok(body) = super::client::get(&rest, "/overview") {
+            let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+            if v["slots-total"].as_u64() == Some(slots as u64) {
+                println!("Cluster ready in {} ms: {} TaskManagers, {} slots, REST on http://{rest}", start.elapsed().as_millis(), args.taskmanagers, slots);
+                return Ok(());
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    bail!("the cluster did not register {slots} slots within 30 s; see the logs in {}", dir.display())
+}
+
+/// `weir stop-cluster`: stops the processes `start-cluster` started.
+pub fn stop_cluster(args: &ConfigArgs) -> Result<()> {
+    let config = args.load()?;
+    let dir = cluster_dir(&config)?;
+    let mut stopped = 0;
+    let entries = match std::fs::read_dir(&dir) {
+        Ok(e) => e,
+        Err(_) => {
+            println!("No cluster running (no {}).", dir.display());
+            return Ok(());
+        }
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.extension().and_then(|e| e.to_str()) != Some("pid") {
+            continue;
+        }
+        let pid = std::fs::read_to_string(&path).unwrap_or_default();
+        let pid = pid.trim();
+        if pid.parse::<u32>().is_ok() {
+            let _ = Command::new("kill").arg(pid).status();
+            stopped += 1;
+            println!("Stopped {} (pid {pid}).", path.file_stem().and_then(|s| s.to_str()).unwrap_or("?"));
+        }
+        let _ = std::fs::remove_file(&path);
+    }
+    if stopped == 0 {
+        println!("No cluster running.");
+    }
+    Ok(())
+}

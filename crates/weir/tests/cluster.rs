@@ -1,0 +1,171 @@
+//! The cluster as separate OS processes on loopback: JobManager, TaskManagers, REST,
+//! data exchange over TCP, failures and restart strategies.
+
+mod common;
+
+use common::*;
+use serde_json::json;
+use std::collections::BTreeMap;
+use std::time::Duration;
+use weir::programs::keyed_sum;
+use weir_api::prelude::Rng;
+
+fn expected_sums(keys: u64, records: u64, seed: u64) -> Vec<String> {
+    let gen = keyed_sum::generate(keys);
+    let mut sums: BTreeMap<u64, u64> = BTreeMap::new();
+    for i in 0..records {
+        let (k, v) = gen(i, &mut Rng::for_index(seed, i));
+        *sums.entry(k).or_default() += v;
+    }
+    let mut lines: Vec<String> = sums.iter().map(|(k, s)| format!("{k},{s}")).collect();
+    lines.sort();
+    lines
+}
+
+fn keyed_sum_job(out: &std::path::Path, p: u32, records: u64, rate: u64) -> serde_json::Value {
+    let mut args = json!({ "keys": "40", "records": records.to_string(), "seed": "7", "output": out.display().to_string() });
+    if rate > 0 {
+        args["rate_per_sec"] = json!(rate.to_string());
+    }
+    json!({ "program": "keyed-sum", "parallelism": p, "args": args })
+}
+
+#[test]
+fn keyed_sum_at_p4_across_two_taskmanagers_gives_the_local_result() {
+    let cluster = Cluster::start(2, 2, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let jid = cluster.submit(keyed_sum_job(dir.path(), 4, 200_000, 0));
+    assert_eq!(cluster.wait_terminal(&jid, Duration::from_secs(60)), "FINISHED");
+    assert_eq!(read_parts(dir.path()), expected_sums(40, 200_000, 7));
+
+    // The REST API describes what happened, with Flink's fields.
+    let (code, detail) = get(&cluster.rest, &format!("/jobs/{jid}"));
+    assert_eq!(code, 200);
+    assert_eq!(detail["jid"], jid.as_str());
+    assert_eq!(detail["state"], "FINISHED");
+    let vertices = detail["vertices"].as_array().unwrap();
+    assert_eq!(vertices.len(), 2);
+    for v in vertices {
+        assert_eq!(v["parallelism"], 4);
+        assert_eq!(v["status"], "FINISHED");
+        assert_eq!(v["tasks"]["FINISHED"], 4);
+    }
+    assert_eq!(detail["plan"]["nodes"].as_array().unwrap().len(), 2);
+    assert!(detail["end-time"].as_i64().unwrap() >= detail["start-time"].as_i64().unwrap());
+    let (_, overview) = get(&cluster.rest, "/jobs/overview");
+    let job = &overview["jobs"][0];
+    assert_eq!(job["jid"], jid.as_str());
+    assert_eq!(job["tasks"]["total"], 8);
+    assert_eq!(job["tasks"]["finished"], 8);
+    let (_, o) = get(&cluster.rest, "/v1/overview");
+    assert_eq!(o["taskmanagers"], 2);
+    assert_eq!(o["slots-total"], 4);
+    assert_eq!(o["slots-available"], 4);
+    assert_eq!(o["jobs-finished"], 1);
+}
+
+#[test]
+fn rest_api_reports_taskmanagers_and_rejects_bad_requests_while_serving() {
+    let cluster = Cluster::start(1, 2, &[]);
+    let (code, tms) = get(&cluster.rest, "/taskmanagers");
+    assert_eq!(code, 200);
+    let tm = &tms["taskmanagers"][0];
+    assert_eq!(tm["slotsNumber"], 2);
+    assert_eq!(tm["freeSlots"], 2);
+    assert_eq!(tm["memoryConfiguration"]["totalProcessMemory"], 1728u64 * 1024 * 1024);
+    assert_eq!(tm["memoryConfiguration"]["jvmMetaspace"], 0);
+    assert!(tm["hardware"]["cpuCores"].as_u64().unwrap() >= 1);
+    assert!(tm["memoryConfiguration"]["networkMemory"].as_u64().unwrap() > 0);
+    let id = tm["id"].as_str().unwrap();
+    let (code, detail) = get(&cluster.rest, &format!("/taskmanagers/{id}"));
+    assert_eq!(code, 200);
+    assert_eq!(detail["id"], id);
+
+    let (code, body) = send(&cluster.rest, "POST", "/jobs", Some(json!({ "program": "nosuch" })));
+    assert_eq!(code, 400);
+    assert!(body["errors"][0].as_str().unwrap().contains("unknown program 'nosuch'"), "{body}");
+    let (code, body) = send(&cluster.rest, "POST", "/jobs", Some(json!({ "program": "keyed-sum", "parallelism": 0 })));
+    assert_eq!(code, 400, "{body}");
+    let (code, _) = send(&cluster.rest, "POST", "/jobs", Some(json!({ "program": "keyed-sum", "args": { "kes": "1" } })));
+    assert_eq!(code, 400);
+    let (code, body) = get(&cluster.rest, "/jobs/00000000000000000000000000000000");
+    assert_eq!(code, 404, "{body}");
+    assert!(body["errors"].is_array());
+    let (code, _) = get(&cluster.rest, "/jobs/not-a-job-id");
+    assert_eq!(code, 400);
+    let (code, _) = get(&cluster.rest, "/no/such/path");
+    assert_eq!(code, 404);
+    // Still serving.
+    let (code, o) = get(&cluster.rest, "/overview");
+    assert_eq!(code, 200);
+    assert_eq!(o["taskmanagers"], 1);
+    let (code, c) = get(&cluster.rest, "/config");
+    assert_eq!(code, 200);
+    assert!(c["flink-version"].is_string());
+}
+
+#[test]
+fn killing_a_taskmanager_fails_the_job_with_that_cause_when_restarts_are_off() {
+    let mut cluster = Cluster::start(2, 2, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let jid = cluster.submit(keyed_sum_job(dir.path(), 4, 10_000_000, 20_000));
+    cluster.wait_running(&jid);
+    cluster.tms[1].kill();
+    assert_eq!(cluster.wait_terminal(&jid, Duration::from_secs(60)), "FAILED");
+    let (_, exc) = get(&cluster.rest, &format!("/jobs/{jid}/exceptions"));
+    let entry = &exc["exceptionHistory"]["entries"][0];
+    let trace = entry["stacktrace"].as_str().unwrap();
+    assert!(trace.contains("Recovery is suppressed by NoRestartBackoffTimeStrategy"), "{trace}");
+    assert!(
+        trace.contains("TaskManager") || trace.contains("Connection") || trace.contains("connection"),
+        "the cause should name the lost TaskManager or connection: {trace}"
+    );
+}
+
+#[test]
+fn fixed_delay_restarts_the_job_which_finishes_once_a_replacement_taskmanager_registers() {
+    let mut cluster = Cluster::start(
+        2,
+        2,
+        &["restart-strategy.type=fixed-delay", "restart-strategy.fixed-delay.attempts=3", "restart-strategy.fixed-delay.delay=500 ms", "slot.request.timeout=60 s"],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let records = 60_000;
+    let jid = cluster.submit(keyed_sum_job(dir.path(), 4, records, 20_000));
+    cluster.wait_running(&jid);
+    cluster.tms[0].kill();
+    cluster.add_taskmanager();
+    assert_eq!(cluster.wait_terminal(&jid, Duration::from_secs(90)), "FINISHED");
+    assert_eq!(read_parts(dir.path()), expected_sums(40, records, 7));
+    let (_, exc) = get(&cluster.rest, &format!("/jobs/{jid}/exceptions"));
+    assert!(!exc["exceptionHistory"]["entries"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn a_job_needing_more_slots_than_the_cluster_has_fails_after_the_slot_request_timeout() {
+    let cluster = Cluster::start(2, 2, &["slot.request.timeout=1 s"]);
+    let dir = tempfile::tempdir().unwrap();
+    let jid = cluster.submit(keyed_sum_job(dir.path(), 5, 1000, 0));
+    assert_eq!(cluster.wait_terminal(&jid, Duration::from_secs(30)), "FAILED");
+    let (_, exc) = get(&cluster.rest, &format!("/jobs/{jid}/exceptions"));
+    let trace = exc["exceptionHistory"]["entries"][0]["stacktrace"].as_str().unwrap().to_string();
+    assert!(trace.contains("NoResourceAvailableException"), "{trace}");
+    assert!(trace.contains("needs 5 slots, 4 of 4 are available"), "{trace}");
+}
+
+#[test]
+fn two_jobs_run_side_by_side_and_cancel_works() {
+    let cluster = Cluster::start(2, 2, &[]);
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let slow = cluster.submit(keyed_sum_job(a.path(), 2, 10_000_000, 10_000));
+    let quick = cluster.submit(keyed_sum_job(b.path(), 2, 50_000, 0));
+    assert_eq!(cluster.wait_terminal(&quick, Duration::from_secs(60)), "FINISHED");
+    assert_eq!(read_parts(b.path()), expected_sums(40, 50_000, 7));
+    let (code, _) = send(&cluster.rest, "PATCH", &format!("/jobs/{slow}?mode=cancel"), None);
+    assert_eq!(code, 202);
+    assert_eq!(cluster.wait_terminal(&slow, Duration::from_secs(30)), "CANCELED");
+    wait_until(Duration::from_secs(10), || get(&cluster.rest, "/overview").1["slots-available"] == 4);
+    let (_, o) = get(&cluster.rest, "/overview");
+    assert_eq!(o["jobs-cancelled"], 1);
+    assert_eq!(o["jobs-finished"], 1);
+}

@@ -1,0 +1,181 @@
+//! A real cluster of `weir` processes on loopback with ephemeral ports, for tests.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// One `weir` process, killed on drop.
+pub struct Proc {
+    pub child: Child,
+    pub line: String,
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Proc {
+    /// SIGKILLs the process.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `weir <role> -D ...` and waits for its first stdout line.
+fn spawn(role: &str, dynamic: &[String]) -> Proc {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_weir"));
+    cmd.arg(role);
+    for d in dynamic {
+        cmd.arg("-D").arg(d);
+    }
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().expect("spawn weir");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut reader = BufReader::new(stdout);
+    let mut line = String::new();
+    reader.read_line(&mut line).expect("first line");
+    // Keep draining stdout so the process never blocks on a full pipe.
+    std::thread::spawn(move || {
+        let mut sink = String::new();
+        while reader.read_line(&mut sink).map(|n| n > 0).unwrap_or(false) {
+            sink.clear();
+        }
+    });
+    Proc { child, line: line.trim().to_string() }
+}
+
+fn field(line: &str, key: &str) -> String {
+    line.split_whitespace()
+        .find_map(|w| w.strip_prefix(&format!("{key}=")))
+        .unwrap_or_else(|| panic!("no {key}= in '{line}'"))
+        .to_string()
+}
+
+/// A JobManager and TaskManagers.
+pub struct Cluster {
+    pub jm: Proc,
+    pub tms: Vec<Proc>,
+    pub rest: String,
+    pub rpc_port: String,
+    pub slots_per_tm: u32,
+    pub tm_dynamic: Vec<String>,
+}
+
+impl Cluster {
+    /// A JobManager with `jm_dynamic` settings and `tms` TaskManagers of `slots` slots.
+    pub fn start(tms: u32, slots: u32, jm_dynamic: &[&str]) -> Cluster {
+        let mut d: Vec<String> = vec![
+            "jobmanager.rpc.port=0".into(),
+            "rest.port=0".into(),
+            "heartbeat.interval=300 ms".into(),
+            "heartbeat.timeout=3 s".into(),
+        ];
+        d.extend(jm_dynamic.iter().map(|s| s.to_string()));
+        let jm = spawn("jobmanager", &d);
+        let rest = field(&jm.line, "rest");
+        let rpc_port = field(&jm.line, "rpc").rsplit(':').next().unwrap_or("0").to_string();
+        let tm_dynamic = vec![
+            format!("jobmanager.rpc.port={rpc_port}"),
+            format!("taskmanager.numberOfTaskSlots={slots}"),
+            "heartbeat.interval=300 ms".into(),
+            "heartbeat.timeout=3 s".into(),
+        ];
+        let mut c = Cluster { jm, tms: Vec::new(), rest, rpc_port, slots_per_tm: slots, tm_dynamic };
+        for _ in 0..tms {
+            c.add_taskmanager();
+        }
+        c.wait_for_slots(tms * slots);
+        c
+    }
+
+    /// Starts one more TaskManager.
+    pub fn add_taskmanager(&mut self) {
+        let tm = spawn("taskmanager", &self.tm_dynamic);
+        self.tms.push(tm);
+    }
+
+    /// Waits until the ResourceManager counts `n` slots.
+    pub fn wait_for_slots(&self, n: u32) {
+        wait_until(Duration::from_secs(30), || {
+            get(&self.rest, "/overview").1["slots-total"].as_u64() == Some(n as u64)
+        });
+    }
+
+    /// Submits a job; returns the job id.
+    pub fn submit(&self, body: serde_json::Value) -> String {
+        let (code, v) = send(&self.rest, "POST", "/jobs", Some(body));
+        assert_eq!(code, 202, "submission refused: {v}");
+        v["jobid"].as_str().expect("jobid").to_string()
+    }
+
+    /// Waits for a job to reach a globally terminal state and returns it.
+    pub fn wait_terminal(&self, jid: &str, timeout: Duration) -> String {
+        let mut state = String::new();
+        wait_until(timeout, || {
+            state = get(&self.rest, &format!("/jobs/{jid}")).1["state"].as_str().unwrap_or("").to_string();
+            matches!(state.as_str(), "FINISHED" | "FAILED" | "CANCELED")
+        });
+        state
+    }
+
+    /// Waits until a job has every task RUNNING.
+    pub fn wait_running(&self, jid: &str) {
+        wait_until(Duration::from_secs(30), || {
+            let v = get(&self.rest, &format!("/jobs/{jid}")).1;
+            let running = v["status-counts"]["RUNNING"].as_u64().unwrap_or(0);
+            let total: u64 = v["vertices"].as_array().map(|vs| vs.iter().map(|x| x["parallelism"].as_u64().unwrap_or(0)).sum()).unwrap_or(u64::MAX);
+            running == total
+        });
+    }
+}
+
+/// Polls `f` every 50 ms until it is true; panics after `timeout`.
+pub fn wait_until(timeout: Duration, mut f: impl FnMut() -> bool) {
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        if f() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("condition not reached within {timeout:?}");
+}
+
+/// An HTTP request; (status, JSON body or Null).
+pub fn send(rest: &str, method: &str, path: &str, body: Option<serde_json::Value>) -> (u16, serde_json::Value) {
+    let url = format!("http://{rest}{path}");
+    let req = ureq::request(method, &url).timeout(Duration::from_secs(10));
+    let result = match body {
+        Some(b) => req.set("Content-Type", "application/json").send_string(&b.to_string()),
+        None => req.call(),
+    };
+    let (code, text) = match result {
+        Ok(r) => (r.status(), r.into_string().unwrap_or_default()),
+        Err(ureq::Error::Status(code, r)) => (code, r.into_string().unwrap_or_default()),
+        Err(e) => panic!("{method} {url}: {e}"),
+    };
+    (code, serde_json::from_str(&text).unwrap_or(serde_json::Value::Null))
+}
+
+/// GET.
+pub fn get(rest: &str, path: &str) -> (u16, serde_json::Value) {
+    send(rest, "GET", path, None)
+}
+
+/// Every line of every part file under `dir`, sorted.
+pub fn read_parts(dir: &std::path::Path) -> Vec<String> {
+    let mut lines = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for e in entries.flatten() {
+            let text = std::fs::read_to_string(e.path()).unwrap_or_default();
+            lines.extend(text.lines().map(str::to_string));
+        }
+    }
+    lines.sort();
+    lines
+}
