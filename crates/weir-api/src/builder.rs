@@ -6,7 +6,10 @@
 //! reported as one clear error when the graph is built, never as a panic.
 
 use crate::error::ApiError;
+use crate::watermark::DEFAULT_AUTO_WATERMARK_INTERVAL_MS;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
 use weir_core::key_group::check_parallelism;
 use weir_graph::{
     ChainingStrategy, ExecutionConfig, NodeKind, Partitioner, StreamEdge, StreamGraph, StreamNode, StreamNodeId,
@@ -34,6 +37,29 @@ pub(crate) struct PendingEdge {
     pub partitioner: Option<Partitioner>,
 }
 
+/// `pipeline.auto-watermark-interval` in ms, shared with the operators that emit
+/// periodic watermarks: they read it when they are built on their task, so a setting
+/// made after `from_source` still applies (as in Flink, where it is read at runtime).
+#[derive(Debug, Clone)]
+pub struct WatermarkInterval(Arc<AtomicI64>);
+
+impl Default for WatermarkInterval {
+    fn default() -> Self {
+        Self(Arc::new(AtomicI64::new(DEFAULT_AUTO_WATERMARK_INTERVAL_MS)))
+    }
+}
+
+impl WatermarkInterval {
+    /// The interval in ms (0: no periodic watermarks).
+    pub fn get(&self) -> i64 {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set(&self, ms: i64) {
+        self.0.store(ms.max(0), Ordering::Relaxed);
+    }
+}
+
 /// The pipeline under construction.
 #[derive(Default)]
 pub struct GraphBuilder {
@@ -42,6 +68,7 @@ pub struct GraphBuilder {
     pub(crate) edges: Vec<PendingEdge>,
     pub(crate) selectors: HashMap<(StreamNodeId, StreamNodeId), SelectorFactory>,
     pub(crate) errors: Vec<String>,
+    pub(crate) watermark_interval: WatermarkInterval,
 }
 
 impl GraphBuilder {

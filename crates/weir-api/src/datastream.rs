@@ -4,6 +4,9 @@ use crate::builder::GraphBuilder;
 use crate::functions::KeyType;
 use crate::keyed::KeyedStream;
 use crate::operators::{FilterOperator, FlatMapOperator, MapOperator};
+use crate::side_output::OutputTag;
+use crate::watermark::{TimestampsAndWatermarksOperator, WatermarkStrategy};
+use crate::windowing::{AllWindowedStream, Window, WindowAssigner, WindowedStream};
 use std::cell::RefCell;
 use std::fmt::Display;
 use std::marker::PhantomData;
@@ -202,6 +205,64 @@ impl<T: Data> DataStream<T> {
         let factory =
             OperatorFactory::one_input::<T, O>(move |_ctx, out| Ok(Box::new(FlatMapOperator::new(f.clone(), out))));
         self.transform("Flat Map", NodeKind::Operator, false, factory)
+    }
+
+    /// Assigns timestamps and generates watermarks mid-pipeline (Flink's
+    /// `assignTimestampsAndWatermarks`); upstream watermarks are replaced, except the
+    /// MAX watermark that ends bounded input.
+    pub fn assign_timestamps_and_watermarks(&self, strategy: WatermarkStrategy<T>) -> DataStream<T> {
+        let interval = {
+            let mut b = self.builder.borrow_mut();
+            if let Err(e) = strategy.validate() {
+                b.errors.push(e);
+            }
+            b.watermark_interval.clone()
+        };
+        let factory = OperatorFactory::one_input::<T, T>(move |ctx, out| {
+            Ok(Box::new(TimestampsAndWatermarksOperator::new(
+                strategy.clone(),
+                interval.get(),
+                ctx.processing_time_service(),
+                out,
+            )))
+        });
+        self.transform("Timestamps/Watermarks", NodeKind::Operator, false, factory)
+    }
+
+    /// Windows over the whole stream (Flink's `windowAll`): one window operator subtask
+    /// sees every record; the key is `()`.
+    pub fn window_all<W: Window, A: WindowAssigner<T, W>>(&self, assigner: A) -> AllWindowedStream<T, W> {
+        let keyed = self.key_by(|_: &T| ());
+        WindowedStream::new(keyed.stream(), keyed.key_selector(), assigner, true)
+    }
+
+    /// The side output `tag` of this operator (e.g. a window's late data), as a stream.
+    pub fn get_side_output<X: Data>(&self, tag: &OutputTag<X>) -> DataStream<X> {
+        let parallelism = {
+            let b = self.builder.borrow();
+            match self.inputs.as_slice() {
+                [single] if single.partitioner.is_none() => b.nodes.get(single.node as usize).and_then(|n| n.parallelism),
+                _ => None,
+            }
+        };
+        if !matches!(self.inputs.as_slice(), [single] if single.partitioner.is_none()) {
+            self.builder
+                .borrow_mut()
+                .errors
+                .push("get_side_output() applies to an operator, not to a union or re-partitioned stream".into());
+        }
+        let side: DataStream<X> = self.transform(
+            format!("SideOutput({})", tag.id()),
+            NodeKind::Operator,
+            false,
+            OperatorFactory::side_output::<X>(tag.id()),
+        );
+        if let Some(n) = side.inputs.first() {
+            if let Some(node) = side.builder.borrow_mut().nodes.get_mut(n.node as usize) {
+                node.parallelism = parallelism;
+            }
+        }
+        side
     }
 
     /// Partitions by key: records with the same key go to the same subtask, whose keyed

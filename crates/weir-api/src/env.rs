@@ -3,10 +3,13 @@
 use crate::builder::GraphBuilder;
 use crate::datastream::DataStream;
 use crate::error::ApiError;
+use crate::watermark::generator::millis;
+use crate::watermark::{WatermarkStrategy, WatermarkedSource};
 use std::cell::RefCell;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
+use std::time::Duration;
 use weir_connectors::source::{CollectionSource, GeneratorSource, TextFileSource};
 use weir_connectors::Rng;
 use weir_graph::{ExecutionConfig, NodeKind};
@@ -118,15 +121,24 @@ impl StreamExecutionEnvironment {
         seed: u64,
         f: impl Fn(u64, &mut Rng) -> T + Send + Sync + 'static,
     ) -> DataStream<T> {
+        self.from_generator_with_rate(count, seed, 0.0, f)
+    }
+
+    /// Like [`Self::from_generator`], throttled to `records_per_sec` in wall-clock time
+    /// (0 = as fast as possible).
+    pub fn from_generator_with_rate<T: Data>(
+        &self,
+        count: u64,
+        seed: u64,
+        records_per_sec: f64,
+        f: impl Fn(u64, &mut Rng) -> T + Send + Sync + 'static,
+    ) -> DataStream<T> {
         let f: weir_connectors::source::generator::GeneratorFn<T> = Arc::new(f);
         self.add_source("Generator", None, move |ctx| {
-            Ok(Box::new(GeneratorSource::new(
-                count,
-                seed,
-                f.clone(),
-                ctx.subtask_index,
-                ctx.parallelism,
-            )))
+            Ok(Box::new(
+                GeneratorSource::new(count, seed, f.clone(), ctx.subtask_index, ctx.parallelism)
+                    .with_rate(records_per_sec),
+            ))
         })
     }
 
@@ -138,6 +150,43 @@ impl StreamExecutionEnvironment {
                 path.clone(),
                 ctx.subtask_index,
                 ctx.parallelism,
+            )))
+        })
+    }
+
+    /// `pipeline.auto-watermark-interval`: how often sources and
+    /// `assign_timestamps_and_watermarks` emit periodic watermarks (default 200 ms;
+    /// zero disables periodic emission, and with it idleness detection).
+    pub fn set_auto_watermark_interval(&mut self, interval: Duration) -> &mut Self {
+        self.builder.borrow().watermark_interval.set(millis(interval));
+        self
+    }
+
+    /// The auto-watermark interval.
+    pub fn auto_watermark_interval(&self) -> Duration {
+        Duration::from_millis(self.builder.borrow().watermark_interval.get() as u64)
+    }
+
+    /// A source with event time: every record gets its timestamp from `strategy`, whose
+    /// generator emits watermarks per subtask (Flink's `fromSource`). `build` makes the
+    /// source function of each subtask; the default parallelism applies.
+    pub fn from_source<T: Data>(
+        &self,
+        build: impl Fn(&TaskContext) -> Result<Box<dyn SourceFunction<T>>, TaskError> + Send + Sync + 'static,
+        strategy: WatermarkStrategy<T>,
+        name: impl Into<String>,
+    ) -> DataStream<T> {
+        if let Err(e) = strategy.validate() {
+            self.builder.borrow_mut().errors.push(e);
+        }
+        let interval = self.builder.borrow().watermark_interval.clone();
+        self.add_source(name, None, move |ctx| {
+            let source = build(ctx)?;
+            Ok(Box::new(WatermarkedSource::new(
+                source,
+                strategy.clone(),
+                interval.get(),
+                ctx.processing_time_service(),
             )))
         })
     }

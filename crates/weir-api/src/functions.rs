@@ -1,12 +1,18 @@
 //! User functions and the contexts they are called with.
+//!
+//! A [`KeyedProcessFunction`] runs with its record's key current: keyed state, and
+//! timers of that key in event time (fired by watermarks) and processing time (fired
+//! by the task's clock, on the task thread). Output records carry the input record's
+//! timestamp; in `on_timer`, an event-time timer's timestamp, and none for a
+//! processing-time timer (as Flink's `KeyedProcessOperator`).
 
 use weir_core::StreamRecord;
 use weir_runtime::error::{TaskError, UserError};
-use weir_runtime::operator::Output;
+use weir_runtime::operator::{Output, ProcessingTimeService};
 use weir_state::heap::{ListState, MapState, StateValue, ValueState};
 use weir_state::{
-    HeapKeyedStateBackend, ListStateDescriptor, MapStateDescriptor, StateError, TimerService, ValueStateDescriptor,
-    VoidNamespace,
+    HeapKeyedStateBackend, ListStateDescriptor, MapStateDescriptor, StateError, TimeDomain, TimerService,
+    ValueStateDescriptor, VoidNamespace,
 };
 
 /// What a key must be: hashable, ordered (for timers), serialisable (for the stable
@@ -64,6 +70,67 @@ pub struct KeyedContext<'a, K: KeyType> {
     pub(crate) backend: &'a mut HeapKeyedStateBackend<K>,
     pub(crate) timers: &'a mut TimerService<K, VoidNamespace>,
     pub(crate) timestamp: Option<i64>,
+    pub(crate) processing_time: &'a ProcessingTimeService,
+    pub(crate) time_domain: Option<TimeDomain>,
+}
+
+/// The timers of the current key (Flink's `TimerService`), from
+/// [`KeyedContext::timer_service`].
+pub struct KeyedTimerService<'a, K: KeyType> {
+    key: Option<K>,
+    timers: &'a mut TimerService<K, VoidNamespace>,
+    processing_time: &'a ProcessingTimeService,
+}
+
+impl<K: KeyType> KeyedTimerService<'_, K> {
+    fn key(&self) -> Result<K, StateError> {
+        self.key.clone().ok_or(StateError::NoCurrentKey)
+    }
+
+    /// The task's current processing time (epoch ms).
+    pub fn current_processing_time(&self) -> i64 {
+        self.processing_time.current_processing_time()
+    }
+
+    /// The operator's current event-time watermark.
+    pub fn current_watermark(&self) -> i64 {
+        self.timers.current_watermark()
+    }
+
+    /// Calls `on_timer` once the watermark reaches `timestamp` (deduplicated per key and time).
+    pub fn register_event_time_timer(&mut self, timestamp: i64) -> Result<(), StateError> {
+        let key = self.key()?;
+        self.timers.register_event_time_timer(key, VoidNamespace, timestamp);
+        Ok(())
+    }
+
+    /// Deletes an event-time timer of the current key.
+    pub fn delete_event_time_timer(&mut self, timestamp: i64) -> Result<(), StateError> {
+        let key = self.key()?;
+        self.timers.delete_event_time_timer(&key, &VoidNamespace, timestamp);
+        Ok(())
+    }
+
+    /// Calls `on_timer` once the task's clock reaches `timestamp` (deduplicated per key
+    /// and time).
+    pub fn register_processing_time_timer(&mut self, timestamp: i64) -> Result<(), StateError> {
+        let key = self.key()?;
+        if self
+            .timers
+            .register_processing_time_timer(key, VoidNamespace, timestamp)
+        {
+            self.processing_time.register_wakeup(timestamp);
+        }
+        Ok(())
+    }
+
+    /// Deletes a processing-time timer of the current key.
+    pub fn delete_processing_time_timer(&mut self, timestamp: i64) -> Result<(), StateError> {
+        let key = self.key()?;
+        self.timers
+            .delete_processing_time_timer(&key, &VoidNamespace, timestamp);
+        Ok(())
+    }
 }
 
 impl<'a, K: KeyType> KeyedContext<'a, K> {
@@ -101,24 +168,51 @@ impl<'a, K: KeyType> KeyedContext<'a, K> {
         self.backend.map(desc, &VoidNamespace)
     }
 
+    /// The timers of the current key, with the current watermark and processing time.
+    pub fn timer_service(&mut self) -> KeyedTimerService<'_, K> {
+        KeyedTimerService {
+            key: self.backend.current_key().cloned(),
+            timers: self.timers,
+            processing_time: self.processing_time,
+        }
+    }
+
     /// Registers an event-time timer for the current key; it fires once the watermark
     /// reaches `timestamp` (the end of bounded input fires every timer).
     pub fn register_event_time_timer(&mut self, timestamp: i64) -> Result<(), StateError> {
-        let key = self.backend.current_key().cloned().ok_or(StateError::NoCurrentKey)?;
-        self.timers.register_event_time_timer(key, VoidNamespace, timestamp);
-        Ok(())
+        self.timer_service().register_event_time_timer(timestamp)
     }
 
     /// Deletes an event-time timer of the current key.
     pub fn delete_event_time_timer(&mut self, timestamp: i64) -> Result<(), StateError> {
-        let key = self.backend.current_key().cloned().ok_or(StateError::NoCurrentKey)?;
-        self.timers.delete_event_time_timer(&key, &VoidNamespace, timestamp);
-        Ok(())
+        self.timer_service().delete_event_time_timer(timestamp)
+    }
+
+    /// Registers a processing-time timer for the current key; it fires on the task
+    /// thread once the task's clock reaches `timestamp`. Timers still pending when the
+    /// input ends do not fire.
+    pub fn register_processing_time_timer(&mut self, timestamp: i64) -> Result<(), StateError> {
+        self.timer_service().register_processing_time_timer(timestamp)
+    }
+
+    /// Deletes a processing-time timer of the current key.
+    pub fn delete_processing_time_timer(&mut self, timestamp: i64) -> Result<(), StateError> {
+        self.timer_service().delete_processing_time_timer(timestamp)
     }
 
     /// The current event-time watermark of this operator.
     pub fn current_watermark(&self) -> i64 {
         self.timers.current_watermark()
+    }
+
+    /// The task's current processing time (epoch ms).
+    pub fn current_processing_time(&self) -> i64 {
+        self.processing_time.current_processing_time()
+    }
+
+    /// In `on_timer`: whether the firing timer is an event-time or processing-time one.
+    pub fn time_domain(&self) -> Option<TimeDomain> {
+        self.time_domain
     }
 }
 
@@ -138,7 +232,7 @@ pub trait KeyedProcessFunction<K: KeyType, I, O>: Clone + Send + Sync + 'static 
         out: &mut Collector<'_, O>,
     ) -> Result<(), UserError>;
 
-    /// Called when an event-time timer of the current key fires.
+    /// Called when a timer of the current key fires (see [`KeyedContext::time_domain`]).
     fn on_timer(
         &mut self,
         _timestamp: i64,

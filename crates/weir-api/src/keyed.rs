@@ -1,8 +1,12 @@
-//! `KeyedStream<K, T>`: a stream partitioned by key, with keyed state.
+//! `KeyedStream<K, T>`: a stream partitioned by key, with keyed state, timers and
+//! windows.
 
 use crate::datastream::DataStream;
 use crate::functions::{Collector, KeyType, KeyedContext, KeyedProcessFunction};
 use crate::operators::KeyedProcessOperator;
+use crate::windowing::{
+    CountTrigger, GlobalWindow, GlobalWindows, PurgingTrigger, Window, WindowAssigner, WindowedStream,
+};
 use std::ops::Add;
 use std::sync::Arc;
 use weir_graph::NodeKind;
@@ -27,6 +31,10 @@ impl<K: KeyType, T: Data> KeyedStream<K, T> {
         self.key_selector.clone()
     }
 
+    pub(crate) fn stream(&self) -> DataStream<T> {
+        self.stream.clone()
+    }
+
     /// Processes each record with `f`, with keyed state and timers for the record's key.
     pub fn process<O: Data, F: KeyedProcessFunction<K, T, O>>(&self, f: F) -> DataStream<O> {
         self.process_named("KeyedProcess", f)
@@ -37,15 +45,28 @@ impl<K: KeyType, T: Data> KeyedStream<K, T> {
         let op_name = name.to_string();
         let factory = OperatorFactory::one_input::<T, O>(move |ctx, out| {
             let backend = HeapKeyedStateBackend::new(ctx.key_group_range(), ctx.max_parallelism);
-            Ok(Box::new(KeyedProcessOperator::new(
+            Ok(Box::new(KeyedProcessOperator::with_processing_time(
                 op_name.clone(),
                 f.clone(),
                 ks.clone(),
                 backend,
+                ctx.processing_time_service(),
                 out,
             )?))
         });
         self.stream.transform(name, NodeKind::Operator, true, factory)
+    }
+
+    /// Cuts the stream into windows of `assigner` per key (event or processing time).
+    pub fn window<W: Window, A: WindowAssigner<T, W>>(&self, assigner: A) -> WindowedStream<K, T, W> {
+        WindowedStream::new(self.stream.clone(), self.key_selector.clone(), assigner, false)
+    }
+
+    /// Windows of `size` elements per key, emitted and purged when full (Flink's
+    /// `countWindow`).
+    pub fn count_window(&self, size: u64) -> WindowedStream<K, T, GlobalWindow> {
+        self.window(GlobalWindows::create())
+            .trigger(PurgingTrigger::<K, T, GlobalWindow>::of(CountTrigger::of(size)))
     }
 
     /// A rolling reduce: emits `f(previous result, record)` for every record (the first

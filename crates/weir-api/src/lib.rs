@@ -39,6 +39,9 @@ pub mod functions;
 pub mod keyed;
 pub mod operators;
 pub mod program;
+pub mod side_output;
+pub mod watermark;
+pub mod windowing;
 
 pub use datastream::DataStream;
 pub use env::StreamExecutionEnvironment;
@@ -50,11 +53,22 @@ pub mod prelude {
     pub use crate::datastream::DataStream;
     pub use crate::env::StreamExecutionEnvironment;
     pub use crate::error::ApiError;
-    pub use crate::functions::{Collector, KeyedContext, KeyedProcessFunction};
+    pub use crate::functions::{Collector, KeyedContext, KeyedProcessFunction, KeyedTimerService};
+    pub use crate::side_output::OutputTag;
+    pub use crate::watermark::{WatermarkGenerator, WatermarkOutput, WatermarkStrategy};
+    pub use crate::windowing::{
+        AggregateFunction, CountTrigger, EventTimeSessionWindows, EventTimeTrigger, GlobalWindow, GlobalWindows,
+        ProcessWindowFunction, ProcessingTimeSessionWindows, ProcessingTimeTrigger, PurgingTrigger,
+        SlidingEventTimeWindows, SlidingProcessingTimeWindows, TimeWindow, Trigger, TriggerContext, TriggerResult,
+        TumblingEventTimeWindows, TumblingProcessingTimeWindows, Window, WindowContext, WindowedStream,
+    };
+    pub use std::time::Duration;
+    pub use weir_state::TimeDomain;
     pub use crate::keyed::KeyedStream;
     pub use crate::program::{Program, ProgramArgs, ProgramError, ProgramRegistry};
     pub use weir_connectors::sink::CollectHandle;
     pub use weir_connectors::Rng;
+    pub use weir_core::element::WatermarkStatus;
     pub use weir_core::{StreamRecord, Watermark};
     pub use weir_graph::{ChainingStrategy, Partitioner};
     pub use weir_runtime::error::UserError;

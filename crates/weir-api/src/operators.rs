@@ -1,13 +1,27 @@
 //! The operators behind the API's transformations. Each is an `Output` of its input
 //! type and owns the output it emits to; chained operators call each other directly.
+//! Every operator forwards watermarks, watermark statuses and processing-time ticks.
 
 use crate::functions::{Collector, KeyType, KeyedContext, KeyedProcessFunction};
 use std::marker::PhantomData;
 use std::sync::Arc;
+use weir_core::element::WatermarkStatus;
 use weir_core::{StreamRecord, Watermark};
 use weir_runtime::error::TaskError;
-use weir_runtime::operator::Output;
-use weir_state::{HeapKeyedStateBackend, TimerService, VoidNamespace};
+use weir_runtime::operator::{Output, ProcessingTimeService};
+use weir_state::{HeapKeyedStateBackend, TimeDomain, Timer, TimerService, VoidNamespace};
+
+/// Forwards watermark statuses and processing-time ticks to `self.out`.
+macro_rules! forward_events {
+    () => {
+        fn emit_watermark_status(&mut self, status: WatermarkStatus) -> Result<(), TaskError> {
+            self.out.emit_watermark_status(status)
+        }
+        fn on_processing_time(&mut self, now: i64) -> Result<(), TaskError> {
+            self.out.on_processing_time(now)
+        }
+    };
+}
 
 /// `map`: one output per input, same timestamp.
 pub struct MapOperator<I, O, F> {
@@ -42,6 +56,7 @@ impl<I, O, F: FnMut(I) -> O> Output<I> for MapOperator<I, O, F> {
     fn end_input(&mut self) -> Result<(), TaskError> {
         self.out.end_input()
     }
+    forward_events!();
 }
 
 /// `filter`: keeps the records the predicate accepts.
@@ -72,6 +87,7 @@ impl<T, F: FnMut(&T) -> bool> Output<T> for FilterOperator<T, F> {
     fn end_input(&mut self) -> Result<(), TaskError> {
         self.out.end_input()
     }
+    forward_events!();
 }
 
 /// `flat_map`: any number of outputs per input, each with the input's timestamp.
@@ -107,25 +123,41 @@ impl<I, O, It: IntoIterator<Item = O>, F: FnMut(I) -> It> Output<I> for FlatMapO
     fn end_input(&mut self) -> Result<(), TaskError> {
         self.out.end_input()
     }
+    forward_events!();
 }
 
-/// Runs a [`KeyedProcessFunction`] with keyed state and event-time timers.
+/// Runs a [`KeyedProcessFunction`] with keyed state and event-time and
+/// processing-time timers.
 pub struct KeyedProcessOperator<K: KeyType, I, O, F> {
     name: String,
     f: F,
     key_selector: Arc<dyn Fn(&I) -> K + Send + Sync>,
     backend: HeapKeyedStateBackend<K>,
     timers: TimerService<K, VoidNamespace>,
+    processing_time: ProcessingTimeService,
     out: Box<dyn Output<O>>,
 }
 
 impl<K: KeyType, I, O, F: KeyedProcessFunction<K, I, O>> KeyedProcessOperator<K, I, O, F> {
-    /// The operator of one subtask, owning the key groups of `backend`.
+    /// The operator of one subtask, owning the key groups of `backend`, on the task's
+    /// wall clock.
     pub fn new(
+        name: String,
+        f: F,
+        key_selector: Arc<dyn Fn(&I) -> K + Send + Sync>,
+        backend: HeapKeyedStateBackend<K>,
+        out: Box<dyn Output<O>>,
+    ) -> Result<Self, TaskError> {
+        Self::with_processing_time(name, f, key_selector, backend, ProcessingTimeService::system(), out)
+    }
+
+    /// The operator of one subtask on the task's processing-time service.
+    pub fn with_processing_time(
         name: String,
         mut f: F,
         key_selector: Arc<dyn Fn(&I) -> K + Send + Sync>,
         backend: HeapKeyedStateBackend<K>,
+        processing_time: ProcessingTimeService,
         out: Box<dyn Output<O>>,
     ) -> Result<Self, TaskError> {
         f.open().map_err(|e| TaskError::user(&name, e))?;
@@ -135,28 +167,31 @@ impl<K: KeyType, I, O, F: KeyedProcessFunction<K, I, O>> KeyedProcessOperator<K,
             key_selector,
             backend,
             timers: TimerService::new(),
+            processing_time,
             out,
         })
     }
 
-    fn fire_timers(&mut self, watermark: i64) -> Result<(), TaskError> {
-        while let Some(timer) = self.timers.advance_and_pop(watermark) {
-            self.backend
-                .set_current_key(timer.key)
-                .map_err(|e| TaskError::user(&self.name, e))?;
-            let mut ctx = KeyedContext {
-                backend: &mut self.backend,
-                timers: &mut self.timers,
-                timestamp: Some(timer.timestamp),
-            };
-            let mut out = Collector::new(&mut *self.out, Some(timer.timestamp));
-            let r = self.f.on_timer(timer.timestamp, &mut ctx, &mut out);
-            if let Some(e) = out.into_error() {
-                return Err(e);
-            }
-            r.map_err(|e| TaskError::user(&self.name, e))?;
+    fn fire(&mut self, timer: Timer<K, VoidNamespace>, domain: TimeDomain) -> Result<(), TaskError> {
+        self.backend
+            .set_current_key(timer.key)
+            .map_err(|e| TaskError::user(&self.name, e))?;
+        // Flink: an event-time timer's output carries its timestamp; a processing-time
+        // timer's output carries none.
+        let output_ts = (domain == TimeDomain::EventTime).then_some(timer.timestamp);
+        let mut ctx = KeyedContext {
+            backend: &mut self.backend,
+            timers: &mut self.timers,
+            timestamp: output_ts,
+            processing_time: &self.processing_time,
+            time_domain: Some(domain),
+        };
+        let mut out = Collector::new(&mut *self.out, output_ts);
+        let r = self.f.on_timer(timer.timestamp, &mut ctx, &mut out);
+        if let Some(e) = out.into_error() {
+            return Err(e);
         }
-        Ok(())
+        r.map_err(|e| TaskError::user(&self.name, e))
     }
 }
 
@@ -170,6 +205,8 @@ impl<K: KeyType, I, O, F: KeyedProcessFunction<K, I, O>> Output<I> for KeyedProc
             backend: &mut self.backend,
             timers: &mut self.timers,
             timestamp: record.timestamp,
+            processing_time: &self.processing_time,
+            time_domain: None,
         };
         let mut out = Collector::new(&mut *self.out, record.timestamp);
         let r = self.f.process_element(record.value, &mut ctx, &mut out);
@@ -180,11 +217,24 @@ impl<K: KeyType, I, O, F: KeyedProcessFunction<K, I, O>> Output<I> for KeyedProc
     }
 
     fn emit_watermark(&mut self, watermark: Watermark) -> Result<(), TaskError> {
-        self.fire_timers(watermark.0)?;
+        while let Some(timer) = self.timers.advance_and_pop(watermark.0) {
+            self.fire(timer, TimeDomain::EventTime)?;
+        }
         self.out.emit_watermark(watermark)
     }
 
     fn end_input(&mut self) -> Result<(), TaskError> {
         self.out.end_input()
+    }
+
+    fn emit_watermark_status(&mut self, status: WatermarkStatus) -> Result<(), TaskError> {
+        self.out.emit_watermark_status(status)
+    }
+
+    fn on_processing_time(&mut self, now: i64) -> Result<(), TaskError> {
+        while let Some(timer) = self.timers.pop_processing_time_timer(now) {
+            self.fire(timer, TimeDomain::ProcessingTime)?;
+        }
+        self.out.on_processing_time(now)
     }
 }

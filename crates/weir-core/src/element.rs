@@ -47,6 +47,30 @@ impl Watermark {
     pub const MIN: Watermark = Watermark(i64::MIN);
 }
 
+/// Whether a stream currently advances event time (Flink's `WatermarkStatus`).
+///
+/// An idle stream (a source split without data, marked by `with_idleness`) emits no
+/// watermarks and must not hold back the minimum over its consumers' input channels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum WatermarkStatus {
+    /// The stream emits watermarks and takes part in the minimum.
+    Active,
+    /// The stream emits no watermarks and is left out of the minimum.
+    Idle,
+}
+
+impl WatermarkStatus {
+    /// True for [`WatermarkStatus::Idle`].
+    pub fn is_idle(self) -> bool {
+        self == WatermarkStatus::Idle
+    }
+
+    /// True for [`WatermarkStatus::Active`].
+    pub fn is_active(self) -> bool {
+        self == WatermarkStatus::Active
+    }
+}
+
 /// In-band events: they travel between chains in order with the records, outside of
 /// data buffers, and never need flow-control credit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -55,4 +79,24 @@ pub enum Event {
     Watermark(Watermark),
     /// The producing subtask has finished: no element follows on this channel.
     EndOfPartition,
+    /// The producing subtask became idle or active again.
+    WatermarkStatus(WatermarkStatus),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_event_round_trips_through_the_codec() {
+        for event in [
+            Event::Watermark(Watermark(-7)),
+            Event::EndOfPartition,
+            Event::WatermarkStatus(WatermarkStatus::Idle),
+            Event::WatermarkStatus(WatermarkStatus::Active),
+        ] {
+            let bytes = crate::codec::encode(&event).unwrap();
+            assert_eq!(crate::codec::decode::<Event>(&bytes).unwrap(), event);
+        }
+    }
 }

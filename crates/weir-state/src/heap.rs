@@ -240,6 +240,14 @@ impl<K: Key, N: Key, V: StateValue> ValueState<'_, K, N, V> {
     pub fn update(&mut self, value: V) {
         self.map.insert(self.key.clone(), value);
     }
+    /// The value, set to `init()` first if it is not set; for updates in place.
+    pub fn get_or_insert_with(&mut self, init: impl FnOnce() -> V) -> &mut V {
+        self.map.entry(self.key.clone()).or_insert_with(init)
+    }
+    /// Removes and returns the value.
+    pub fn take(&mut self) -> Option<V> {
+        self.map.remove(&self.key)
+    }
     /// Removes the value.
     pub fn clear(&mut self) {
         self.map.remove(&self.key);
@@ -272,6 +280,16 @@ impl<K: Key, N: Key, V: StateValue> ListState<'_, K, N, V> {
     /// Removes the list.
     pub fn clear(&mut self) {
         self.map.remove(&self.key);
+    }
+    /// Removes and returns the elements.
+    pub fn take(&mut self) -> Vec<V> {
+        self.map.remove(&self.key).unwrap_or_default()
+    }
+    /// Appends several elements.
+    pub fn add_all(&mut self, values: Vec<V>) {
+        if !values.is_empty() {
+            self.map.entry(self.key.clone()).or_default().extend(values);
+        }
     }
 }
 

@@ -3,7 +3,8 @@
 //! - [`heap::HeapKeyedStateBackend`]: state in hash maps, one per key group, each
 //!   entry scoped to (key, namespace).
 //! - [`descriptor`]: named, typed state declarations (`ValueStateDescriptor`, …).
-//! - [`timers::TimerService`]: event-time timers per (key, namespace, time).
+//! - [`timers::TimerService`]: event-time and processing-time timers per (key,
+//!   namespace, time).
 //!
 //! Invariant: a backend only holds keys of the key groups of its subtask's
 //! [`weir_core::KeyGroupRange`]; snapshots are written per key group so that state
@@ -17,7 +18,7 @@ pub mod timers;
 pub use descriptor::{ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor};
 pub use error::StateError;
 pub use heap::{HeapKeyedStateBackend, ListState, MapState, ValueState};
-pub use timers::TimerService;
+pub use timers::{TimeDomain, Timer, TimerService};
 
 /// The namespace of state that belongs to no window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, serde::Serialize, serde::Deserialize)]

@@ -1,8 +1,14 @@
-//! Event-time timers of a keyed operator, deduplicated per (key, namespace, time).
+//! Timers of a keyed operator (Flink's `InternalTimerService`): event-time and
+//! processing-time timers, each deduplicated per (key, namespace, time).
 //!
-//! Timers fire in timestamp order when the watermark reaches them; a timer at `t`
-//! fires once the watermark is `>= t`. The MAX watermark at the end of bounded input
-//! fires every timer.
+//! Event-time timers fire in timestamp order when the watermark reaches them: a timer
+//! at `t` fires once the watermark is `>= t`; the MAX watermark at the end of bounded
+//! input fires every one. Processing-time timers fire in timestamp order once the
+//! task's processing time is `>= t`. Ties fire in (key, namespace) order, so a run is
+//! deterministic.
+//!
+//! Invariants: a timer is in its queue exactly when it is in its registration set;
+//! popping a timer removes it from both, so it can be registered again while firing.
 
 use crate::Key;
 use std::collections::{BTreeSet, HashSet};
@@ -18,19 +24,81 @@ pub struct Timer<K, N> {
     pub namespace: N,
 }
 
-/// Event-time timers of one operator subtask.
+/// Which clock a timer follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TimeDomain {
+    /// The watermark.
+    EventTime,
+    /// The task's wall clock.
+    ProcessingTime,
+}
+
+/// The timers of one time domain.
 #[derive(Debug)]
-pub struct TimerService<K: Ord, N: Ord> {
+struct TimerQueue<K: Ord, N: Ord> {
     queue: BTreeSet<Timer<K, N>>,
     registered: HashSet<(K, N, i64)>,
+}
+
+impl<K: Key + Ord, N: Key + Ord> TimerQueue<K, N> {
+    fn new() -> Self {
+        Self {
+            queue: BTreeSet::new(),
+            registered: HashSet::new(),
+        }
+    }
+
+    fn register(&mut self, key: K, namespace: N, timestamp: i64) -> bool {
+        if self.registered.insert((key.clone(), namespace.clone(), timestamp)) {
+            self.queue.insert(Timer {
+                timestamp,
+                key,
+                namespace,
+            });
+            true
+        } else {
+            false
+        }
+    }
+
+    fn delete(&mut self, key: &K, namespace: &N, timestamp: i64) {
+        if self.registered.remove(&(key.clone(), namespace.clone(), timestamp)) {
+            self.queue.remove(&Timer {
+                timestamp,
+                key: key.clone(),
+                namespace: namespace.clone(),
+            });
+        }
+    }
+
+    fn pop_due(&mut self, time: i64) -> Option<Timer<K, N>> {
+        if self.queue.first()?.timestamp > time {
+            return None;
+        }
+        let t = self.queue.pop_first()?;
+        self.registered
+            .remove(&(t.key.clone(), t.namespace.clone(), t.timestamp));
+        Some(t)
+    }
+
+    fn next(&self) -> Option<i64> {
+        self.queue.first().map(|t| t.timestamp)
+    }
+}
+
+/// Event-time and processing-time timers of one operator subtask.
+#[derive(Debug)]
+pub struct TimerService<K: Ord, N: Ord> {
+    event: TimerQueue<K, N>,
+    processing: TimerQueue<K, N>,
     watermark: i64,
 }
 
 impl<K: Key + Ord, N: Key + Ord> Default for TimerService<K, N> {
     fn default() -> Self {
         Self {
-            queue: BTreeSet::new(),
-            registered: HashSet::new(),
+            event: TimerQueue::new(),
+            processing: TimerQueue::new(),
             watermark: i64::MIN,
         }
     }
@@ -47,50 +115,66 @@ impl<K: Key + Ord, N: Key + Ord> TimerService<K, N> {
         self.watermark
     }
 
-    /// Registers a timer; a second registration of the same (key, namespace, time) is a no-op.
+    /// Registers an event-time timer; a second registration of the same (key,
+    /// namespace, time) is a no-op.
     pub fn register_event_time_timer(&mut self, key: K, namespace: N, timestamp: i64) {
-        if self.registered.insert((key.clone(), namespace.clone(), timestamp)) {
-            self.queue.insert(Timer {
-                timestamp,
-                key,
-                namespace,
-            });
-        }
+        self.event.register(key, namespace, timestamp);
     }
 
-    /// Removes a timer if registered.
+    /// Removes an event-time timer if registered.
     pub fn delete_event_time_timer(&mut self, key: &K, namespace: &N, timestamp: i64) {
-        if self.registered.remove(&(key.clone(), namespace.clone(), timestamp)) {
-            self.queue.remove(&Timer {
-                timestamp,
-                key: key.clone(),
-                namespace: namespace.clone(),
-            });
-        }
+        self.event.delete(key, namespace, timestamp);
     }
 
-    /// Advances the watermark and removes the next due timer, if any; call until `None`
-    /// (firing a timer may register new ones that are due too).
+    /// Advances the watermark and removes the next due event-time timer, if any; call
+    /// until `None` (firing a timer may register new ones that are due too).
     pub fn advance_and_pop(&mut self, watermark: i64) -> Option<Timer<K, N>> {
         self.watermark = self.watermark.max(watermark);
-        let first = self.queue.first()?;
-        if first.timestamp > self.watermark {
-            return None;
-        }
-        let t = self.queue.pop_first()?;
-        self.registered
-            .remove(&(t.key.clone(), t.namespace.clone(), t.timestamp));
-        Some(t)
+        self.event.pop_due(self.watermark)
     }
 
-    /// Number of registered timers.
+    /// Registers a processing-time timer; true if it was not registered yet (the
+    /// caller then asks the task for a wake-up at `timestamp`).
+    pub fn register_processing_time_timer(&mut self, key: K, namespace: N, timestamp: i64) -> bool {
+        self.processing.register(key, namespace, timestamp)
+    }
+
+    /// Removes a processing-time timer if registered.
+    pub fn delete_processing_time_timer(&mut self, key: &K, namespace: &N, timestamp: i64) {
+        self.processing.delete(key, namespace, timestamp);
+    }
+
+    /// Removes the next processing-time timer due at `now`, if any; call until `None`.
+    pub fn pop_processing_time_timer(&mut self, now: i64) -> Option<Timer<K, N>> {
+        self.processing.pop_due(now)
+    }
+
+    /// The earliest processing-time timer.
+    pub fn next_processing_time_timer(&self) -> Option<i64> {
+        self.processing.next()
+    }
+
+    /// The earliest event-time timer.
+    pub fn next_event_time_timer(&self) -> Option<i64> {
+        self.event.next()
+    }
+
+    /// Number of registered timers of both domains.
     pub fn len(&self) -> usize {
-        self.queue.len()
+        self.event.queue.len() + self.processing.queue.len()
+    }
+
+    /// Number of registered timers of `domain`.
+    pub fn len_of(&self, domain: TimeDomain) -> usize {
+        match domain {
+            TimeDomain::EventTime => self.event.queue.len(),
+            TimeDomain::ProcessingTime => self.processing.queue.len(),
+        }
     }
 
     /// True when no timer is registered.
     pub fn is_empty(&self) -> bool {
-        self.queue.is_empty()
+        self.len() == 0
     }
 }
 
@@ -118,5 +202,45 @@ mod tests {
         t.register_event_time_timer(1, 0, 5);
         t.delete_event_time_timer(&1, &0, 5);
         assert_eq!(t.advance_and_pop(100), None);
+    }
+
+    #[test]
+    fn processing_time_timers_are_deduplicated_and_fire_when_the_clock_reaches_them() {
+        let mut t: TimerService<u32, u8> = TimerService::new();
+        assert!(t.register_processing_time_timer(1, 0, 100));
+        assert!(!t.register_processing_time_timer(1, 0, 100));
+        assert!(t.register_processing_time_timer(1, 1, 100));
+        assert!(t.register_processing_time_timer(2, 0, 50));
+        assert_eq!(t.len_of(TimeDomain::ProcessingTime), 3);
+        assert_eq!(t.next_processing_time_timer(), Some(50));
+        assert_eq!(t.pop_processing_time_timer(49), None);
+        assert_eq!(t.pop_processing_time_timer(100).map(|x| x.key), Some(2));
+        t.delete_processing_time_timer(&1, &1, 100);
+        assert_eq!(
+            t.pop_processing_time_timer(100).map(|x| (x.key, x.namespace)),
+            Some((1, 0))
+        );
+        assert_eq!(t.pop_processing_time_timer(i64::MAX), None);
+    }
+
+    #[test]
+    fn the_domains_are_independent_and_the_watermark_never_goes_back() {
+        let mut t: TimerService<u32, u8> = TimerService::new();
+        t.register_event_time_timer(1, 0, 10);
+        t.register_processing_time_timer(1, 0, 10);
+        assert_eq!(t.pop_processing_time_timer(10).map(|x| x.timestamp), Some(10));
+        assert_eq!(t.len_of(TimeDomain::EventTime), 1);
+        assert_eq!(t.advance_and_pop(20).map(|x| x.timestamp), Some(10));
+        assert_eq!(t.advance_and_pop(5), None);
+        assert_eq!(t.current_watermark(), 20);
+    }
+
+    #[test]
+    fn a_timer_popped_while_firing_can_be_registered_again() {
+        let mut t: TimerService<u32, u8> = TimerService::new();
+        t.register_event_time_timer(1, 0, 10);
+        let fired = t.advance_and_pop(10).unwrap();
+        t.register_event_time_timer(fired.key, fired.namespace, fired.timestamp);
+        assert_eq!(t.advance_and_pop(10).map(|x| x.timestamp), Some(10));
     }
 }

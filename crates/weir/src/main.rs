@@ -1,7 +1,7 @@
 //! The `weir` binary.
 
 use clap::Parser;
-use weir::cli::{bench, client, cluster, commands, Cli, Command};
+use weir::cli::{bench, bench_cluster, client, cluster, commands, Cli, Command};
 
 fn main() {
     tracing_subscriber::fmt()
@@ -17,6 +17,7 @@ fn main() {
             Ok(())
         }
         Command::Bench(args) => bench::run(args),
+        Command::BenchCluster(args) => bench_cluster::run(args),
         Command::Jobmanager(args) => cluster::jobmanager(args),
         Command::Taskmanager(args) => cluster::taskmanager(args),
         Command::StartCluster(args) => cluster::start_cluster(args),

@@ -1,11 +1,13 @@
-//! Sources: collections, seeded generators, text files.
+//! Sources: collections, seeded generators, text files (plain or with line numbers).
 
 pub mod collection;
 pub mod generator;
+pub mod numbered_lines;
 pub mod text_file;
 
 pub use collection::CollectionSource;
 pub use generator::GeneratorSource;
+pub use numbered_lines::NumberedLinesSource;
 pub use text_file::TextFileSource;
 
 /// Records one `poll_next` call emits at most.

@@ -499,6 +499,20 @@ impl Buffer {
         &self.data
     }
 
+    /// Replaces the content with exactly `len` bytes read from `reader` (the receive
+    /// path of a remote channel). `len` must fit the segment.
+    pub(crate) fn read_exact_from<R: std::io::Read>(&mut self, reader: &mut R, len: usize) -> std::io::Result<()> {
+        if len > self.segment_size {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                format!("{len} bytes do not fit a buffer of {} bytes", self.segment_size),
+            ));
+        }
+        self.data.clear();
+        self.data.resize(len, 0);
+        reader.read_exact(&mut self.data)
+    }
+
     pub(crate) fn attach_credit(&mut self, credit: CreditReturn) {
         self.credit = Some(credit);
     }

@@ -24,6 +24,15 @@ pub struct NetworkConfig {
     pub max_buffers_per_channel: usize,
     /// Segments in the process-wide pool (2048 × 32 KiB = 64 MiB).
     pub total_buffers: usize,
+    /// How long creating an input gate waits for a partition that is not registered
+    /// yet (its producer may deploy after the consumer) before it fails with
+    /// [`NetworkError::PartitionNotFound`], in milliseconds (60 000).
+    #[serde(default = "default_partition_request_timeout_ms")]
+    pub partition_request_timeout_ms: u64,
+}
+
+fn default_partition_request_timeout_ms() -> u64 {
+    60_000
 }
 
 impl Default for NetworkConfig {
@@ -34,6 +43,7 @@ impl Default for NetworkConfig {
             floating_buffers_per_gate: 8,
             max_buffers_per_channel: 10,
             total_buffers: 2048,
+            partition_request_timeout_ms: default_partition_request_timeout_ms(),
         }
     }
 }
@@ -61,6 +71,11 @@ impl NetworkConfig {
             ));
         }
         Ok(())
+    }
+
+    /// [`partition_request_timeout_ms`](Self::partition_request_timeout_ms) as a duration.
+    pub fn partition_request_timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.partition_request_timeout_ms)
     }
 
     /// Total network memory in bytes.

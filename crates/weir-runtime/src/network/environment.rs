@@ -10,25 +10,56 @@
 //!
 //! In-process channels move buffers from producer to consumer, so an input gate needs
 //! no segments of its own: its exclusive and floating buffers exist as credits only.
-//! A TCP transport will reserve real receive buffers for its remote channels.
+//! Remote channels (see [`remote`](super::remote)) get real receive buffers: a gate
+//! with remote channels takes a fixed local pool of `remote channels × exclusive +
+//! floating` segments.
+//!
+//! Across processes: [`NetworkEnvironment::start_data_server`] serves this process's
+//! partitions registered with [`NetworkEnvironment::register_partition`];
+//! [`NetworkEnvironment::create_input_gate_from_specs`] builds gates over local and
+//! remote channels, opening at most one connection per remote address (reused by
+//! every later gate until it fails). Dropping the environment (or
+//! [`NetworkEnvironment::shutdown`]) stops the data server and closes every
+//! connection.
 
-use super::buffer::NetworkBufferPool;
-use super::cancel::CancelToken;
+use super::buffer::{lock, LocalBufferPool, NetworkBufferPool};
+use super::cancel::{CancelToken, CANCEL_POLL_INTERVAL};
 use super::config::NetworkConfig;
 use super::error::NetworkError;
-use super::input_gate::InputGate;
+use super::input_gate::{ChannelSource, InputGate};
+use super::remote::client::{ClientConnShared, RemoteSource};
+use super::remote::server::DataServer;
+use super::remote::{ChannelSpec, PartitionId, PartitionRegistry};
 use super::result_partition::ResultPartitionWriter;
 use super::subpartition::Subpartition;
+use std::collections::HashMap;
 use std::fmt;
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// The network stack of one TaskManager.
-#[derive(Debug)]
 pub struct NetworkEnvironment {
     config: NetworkConfig,
     pool: Arc<NetworkBufferPool>,
     next_partition: AtomicU64,
+    registry: Arc<PartitionRegistry>,
+    server: Mutex<Option<DataServer>>,
+    /// Client connections by remote address.
+    connections: Mutex<HashMap<String, Arc<ClientConnShared>>>,
+}
+
+impl fmt::Debug for NetworkEnvironment {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NetworkEnvironment")
+            .field("config", &self.config)
+            .field("pool", &self.pool)
+            .field("registry", &self.registry)
+            .field("data_server", &self.data_server_address())
+            .field("connections", &self.num_connections())
+            .finish()
+    }
 }
 
 impl NetworkEnvironment {
@@ -41,6 +72,9 @@ impl NetworkEnvironment {
             config,
             pool,
             next_partition: AtomicU64::new(0),
+            registry: Arc::new(PartitionRegistry::default()),
+            server: Mutex::new(None),
+            connections: Mutex::new(HashMap::new()),
         })
     }
 
@@ -95,6 +129,210 @@ impl NetworkEnvironment {
         InputGate::connect(channels.into_iter().map(|h| h.inner).collect(), &self.config, cancel)
     }
 
+    /// Starts this process's data server on `bind` (e.g. `"127.0.0.1:0"`) and returns
+    /// the bound address. It serves the partition requests of remote consumers for
+    /// the partitions registered with [`register_partition`](Self::register_partition).
+    /// Fails with [`NetworkError::Bind`] when the address cannot be bound, and with
+    /// [`NetworkError::InvalidArgument`] when a server runs already.
+    pub fn start_data_server(self: &Arc<Self>, bind: &str) -> Result<SocketAddr, NetworkError> {
+        let mut server = lock(&self.server);
+        if let Some(s) = server.as_ref() {
+            return Err(NetworkError::InvalidArgument(format!(
+                "the data server runs already on {}",
+                s.local_addr()
+            )));
+        }
+        let started = DataServer::start(bind, self.registry.clone())?;
+        let addr = started.local_addr();
+        *server = Some(started);
+        Ok(addr)
+    }
+
+    /// The address of the data server, once started.
+    pub fn data_server_address(&self) -> Option<SocketAddr> {
+        lock(&self.server).as_ref().map(DataServer::local_addr)
+    }
+
+    /// Makes a producer's subpartitions (`handles[i]` is subpartition `i`) available to
+    /// Local and Remote consumers under `id`. Fails with
+    /// [`NetworkError::InvalidArgument`] if `id` is registered already or `handles`
+    /// is empty.
+    pub fn register_partition(&self, id: PartitionId, handles: Vec<SubpartitionHandle>) -> Result<(), NetworkError> {
+        self.registry.register(id, handles)
+    }
+
+    /// Drops every registered partition of a job (it ended or restarts): later
+    /// requests for them find nothing, and remote readers still reading them fail
+    /// with [`NetworkError::ProducerReleased`] while their producers get
+    /// [`NetworkError::ConsumerReleased`]. Local gates already connected are not
+    /// touched (their producer's and consumer's tasks end them).
+    pub fn release_job_partitions(&self, job_id: &str) {
+        self.registry.remove_job(job_id);
+        if let Some(server) = lock(&self.server).as_ref() {
+            server.release_job(job_id);
+        }
+    }
+
+    /// Partitions currently registered.
+    pub fn num_registered_partitions(&self) -> usize {
+        self.registry.len()
+    }
+
+    /// An input gate over mixed channels, in the given order (channel index =
+    /// position).
+    ///
+    /// Handles connect at once. Local and Remote specs whose partition is not
+    /// registered yet are retried until it is (the producer may deploy after the
+    /// consumer), up to `partition_request_timeout_ms` (then
+    /// [`NetworkError::PartitionNotFound`]) or until `cancel`
+    /// ([`NetworkError::Cancelled`]); the call returns once every remote request was
+    /// accepted. Remote channels share one connection per address, opened on first
+    /// use ([`NetworkError::Connect`] when that fails). A gate with remote channels
+    /// takes `remote channels × buffers_per_channel + floating_buffers_per_gate`
+    /// receive buffers from this process's pool ([`NetworkError::PoolExhausted`] when
+    /// they cannot be guaranteed).
+    pub fn create_input_gate_from_specs(
+        self: &Arc<Self>,
+        specs: Vec<ChannelSpec>,
+        cancel: CancelToken,
+    ) -> Result<InputGate, NetworkError> {
+        self.config.validate()?;
+        if specs.is_empty() {
+            return Err(NetworkError::InvalidArgument(
+                "an input gate needs at least one channel".into(),
+            ));
+        }
+        let timeout = self.config.partition_request_timeout();
+        let start = Instant::now();
+        let deadline = start
+            .checked_add(timeout)
+            .unwrap_or_else(|| start + Duration::from_secs(365 * 24 * 3600));
+        let mut sources = Vec::with_capacity(specs.len());
+        for spec in specs {
+            sources.push(match spec {
+                ChannelSpec::Handle(h) => ChannelSource::Local(h.inner),
+                ChannelSpec::Local {
+                    partition,
+                    subpartition,
+                } => ChannelSource::Local(self.registry.wait_for(
+                    &partition,
+                    subpartition,
+                    deadline,
+                    timeout,
+                    &cancel,
+                )?),
+                ChannelSpec::Remote {
+                    address,
+                    partition,
+                    subpartition,
+                } => ChannelSource::Remote(RemoteSource {
+                    conn: self.connection(&address)?,
+                    partition,
+                    subpartition,
+                }),
+            });
+        }
+        let remote = sources.iter().filter(|s| matches!(s, ChannelSource::Remote(_))).count();
+        let receive_pool = if remote > 0 {
+            // Segments held by shrunk pools come back as they are recycled; wait for
+            // them at least a while even with a short request timeout.
+            let pool_deadline = deadline.max(Instant::now() + Duration::from_secs(10));
+            Some(self.receive_pool(remote, pool_deadline, &cancel)?)
+        } else {
+            None
+        };
+        let gate = InputGate::build(sources, &self.config, receive_pool, cancel.clone())?;
+        if remote > 0 {
+            gate.await_remote_requests(deadline, timeout, &cancel)?;
+        }
+        Ok(gate)
+    }
+
+    /// The connection to `address`, opened if there is none or the last one failed.
+    fn connection(&self, address: &str) -> Result<Arc<ClientConnShared>, NetworkError> {
+        let mut conns = lock(&self.connections);
+        if let Some(c) = conns.get(address) {
+            if !c.is_closed() {
+                return Ok(c.clone());
+            }
+        }
+        let conn = ClientConnShared::connect(address)?;
+        conns.insert(address.to_owned(), conn.clone());
+        Ok(conn)
+    }
+
+    /// A fixed pool of receive buffers for `remote` remote channels, with every
+    /// segment taken from the global pool now so that the connection's reader never
+    /// waits for one.
+    fn receive_pool(
+        &self,
+        remote: usize,
+        deadline: Instant,
+        cancel: &CancelToken,
+    ) -> Result<LocalBufferPool, NetworkError> {
+        let size = remote
+            .saturating_mul(self.config.buffers_per_channel)
+            .saturating_add(self.config.floating_buffers_per_gate)
+            .max(1);
+        let pool = self
+            .pool
+            .create_local_pool(size, size, 0, self.config.max_buffers_per_channel)?;
+        let mut held = Vec::with_capacity(size);
+        while held.len() < size {
+            match pool.try_request_buffer(None) {
+                Some(b) => held.push(b),
+                None => {
+                    // Segments still held by pools that shrunk come back as they are recycled.
+                    if cancel.is_cancelled() {
+                        return Err(NetworkError::Cancelled);
+                    }
+                    if Instant::now() >= deadline {
+                        return Err(NetworkError::PoolExhausted {
+                            required: size,
+                            available: held.len(),
+                            total: self.pool.total_buffers(),
+                            segment_size: self.pool.segment_size(),
+                        });
+                    }
+                    std::thread::sleep(CANCEL_POLL_INTERVAL / 4);
+                }
+            }
+        }
+        // Back into the pool, which keeps them: its size never changes.
+        drop(held);
+        Ok(pool)
+    }
+
+    /// Live data connections this process opened to other processes' data servers
+    /// (one per remote address).
+    pub fn num_connections(&self) -> usize {
+        lock(&self.connections).values().filter(|c| !c.is_closed()).count()
+    }
+
+    /// Remote channels registered at this process's client connections.
+    #[cfg(test)]
+    pub(crate) fn num_registered_remote_channels(&self) -> usize {
+        lock(&self.connections).values().map(|c| c.num_channels()).sum()
+    }
+
+    /// Live connections other processes opened to this process's data server.
+    pub fn num_server_connections(&self) -> usize {
+        lock(&self.server).as_ref().map_or(0, DataServer::num_connections)
+    }
+
+    /// Stops the data server and closes every data connection: remote channels of
+    /// this process fail with [`NetworkError::ConnectionLost`], subpartitions served
+    /// to other processes are released. Local exchange keeps working.
+    pub fn shutdown(&self) {
+        if let Some(server) = lock(&self.server).take() {
+            server.shutdown();
+        }
+        let conns: Vec<_> = lock(&self.connections).drain().map(|(_, c)| c).collect();
+        for c in conns {
+            c.fail("the network environment shut down");
+        }
+    }
+
     /// Segments not held by any partition (Flink's `AvailableMemorySegments`).
     pub fn available_buffers(&self) -> usize {
         self.pool.available_buffers()
@@ -111,10 +349,16 @@ impl NetworkEnvironment {
     }
 }
 
+impl Drop for NetworkEnvironment {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
 /// A consumer's reference to one subpartition (an in-process "local" channel).
 #[derive(Clone)]
 pub struct SubpartitionHandle {
-    inner: Arc<Subpartition>,
+    pub(crate) inner: Arc<Subpartition>,
 }
 
 impl SubpartitionHandle {

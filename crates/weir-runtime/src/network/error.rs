@@ -61,9 +61,59 @@ pub enum NetworkError {
     /// The byte stream of a channel could not be decoded.
     #[error("corrupt network stream: {0}")]
     Corrupt(String),
-    /// The flow-control protocol was violated (a bug in the network stack).
+    /// The flow-control protocol was violated (a bug in the network stack, or a peer
+    /// that does not follow the data protocol).
     #[error("network protocol violation: {0}")]
     Protocol(String),
+    /// The data server could not be started.
+    #[error("cannot start the data server on {address}: {reason}")]
+    Bind {
+        /// The address it should listen on.
+        address: String,
+        /// Why binding failed.
+        reason: String,
+    },
+    /// No data connection to a TaskManager could be established (connect or
+    /// handshake failed, e.g. a protocol version mismatch).
+    #[error("cannot connect to the data server at {address}: {reason}")]
+    Connect {
+        /// The remote data server (`host:port`).
+        address: String,
+        /// Why.
+        reason: String,
+    },
+    /// The data connection to a TaskManager broke while channels were using it.
+    #[error("connection to the data server at {address} lost: {reason}")]
+    ConnectionLost {
+        /// The remote data server (`host:port`).
+        address: String,
+        /// What happened (I/O error, corrupt stream, peer closed, shutdown).
+        reason: String,
+    },
+    /// A consumed result partition was not registered within the partition request
+    /// timeout (its producer was not deployed in time, or it was released).
+    #[error(
+        "result partition {partition} (subpartition {subpartition}) not found at {address} within {timeout_ms} ms"
+    )]
+    PartitionNotFound {
+        /// The partition (`job/edge/subtask/attempt`).
+        partition: String,
+        /// The requested subpartition.
+        subpartition: u32,
+        /// The data server asked, or `local` for a partition of this process.
+        address: String,
+        /// How long the consumer waited.
+        timeout_ms: u64,
+    },
+    /// The remote data server rejected a partition request or failed a channel for a
+    /// reason other than its producer going away.
+    #[error("the data server at {address} reported: {message}")]
+    Remote {
+        /// The remote data server (`host:port`).
+        address: String,
+        /// Its error message.
+        message: String,
+    },
 }
 
 impl NetworkError {

@@ -7,7 +7,7 @@
 //!
 //! Invariants:
 //! - A data buffer leaves a subpartition only against sender credit; the receiver
-//!   accounts it as in use until the consumer drops the [`Buffer`](super::Buffer),
+//!   accounts it as in use until the consumer drops the [`Buffer`],
 //!   which returns the credit (`CreditReturn`); events need no credit and keep
 //!   their order.
 //! - Lock order is subpartition → gate, never the reverse. Everything that couples a
@@ -19,12 +19,19 @@
 //! - After every channel delivered EndOfPartition the gate is finished and delivers
 //!   nothing more. Dropping the gate releases every subpartition: their queues are
 //!   dropped and their producers get [`NetworkError::ConsumerReleased`].
+//! - A channel is local (an in-process `Subpartition`) or remote (a
+//!   `RemoteInputChannel` fed by a TCP connection, see [`remote`](super::remote)).
+//!   A remote channel's buffers are accounted as received when they arrive (in the
+//!   connection's reader thread) and live in the gate's receive pool, a fixed local
+//!   pool of `remote channels × exclusive + floating` segments; its grants become
+//!   AddCredit frames. Dropping the gate cancels the remote requests.
 
-use super::buffer::{lock, wait_slice, BufferOrEvent};
+use super::buffer::{lock, wait_slice, Buffer, BufferOrEvent, LocalBufferPool};
 use super::cancel::CancelToken;
 use super::config::NetworkConfig;
 use super::credit::{CreditError, ReceiverCredits, ReceiverDecision};
 use super::error::NetworkError;
+use super::remote::client::{self, RemoteInputChannel, RemoteSource};
 use super::subpartition::{Listener, Subpartition, SubpartitionState, Taken};
 use std::collections::VecDeque;
 use std::fmt;
@@ -32,17 +39,37 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 use weir_core::Event;
 
-/// State shared by a gate, the subpartitions it reads and the buffers it delivered.
+/// State shared by a gate, the channels it reads and the buffers it delivered.
 pub(crate) struct GateShared {
     state: Mutex<GateState>,
     cond: Condvar,
-    subpartitions: Vec<Arc<Subpartition>>,
+    channels: Vec<GateChannel>,
+    /// Receive buffers of the remote channels (`None` without remote channels).
+    receive_pool: Option<LocalBufferPool>,
+}
+
+/// One input channel of a gate.
+pub(crate) enum GateChannel {
+    /// Reads an in-process subpartition.
+    Local(Arc<Subpartition>),
+    /// Reads a subpartition of another process.
+    Remote(Arc<RemoteInputChannel>),
+}
+
+/// What a gate's channel is created from.
+pub(crate) enum ChannelSource {
+    /// An in-process subpartition.
+    Local(Arc<Subpartition>),
+    /// A subpartition behind a data connection.
+    Remote(RemoteSource),
 }
 
 struct GateState {
     available: VecDeque<usize>,
     credits: ReceiverCredits,
     waiters: usize,
+    /// Bumped whenever a remote request is answered (wakes the gate's creator).
+    setup_version: u64,
 }
 
 fn protocol(e: CreditError) -> NetworkError {
@@ -114,13 +141,57 @@ impl GateShared {
         Ok(())
     }
 
+    /// A data buffer arrived on remote `channel` with the sender's `backlog`.
+    pub(crate) fn on_remote_buffer(&self, channel: usize, backlog: usize) -> Result<ReceiverDecision, CreditError> {
+        lock(&self.state).credits.on_buffer_received(channel, backlog)
+    }
+
+    /// The sender of remote `channel` announced `backlog` without credit.
+    pub(crate) fn on_remote_backlog(&self, channel: usize, backlog: usize) -> Result<ReceiverDecision, CreditError> {
+        lock(&self.state).credits.on_backlog_announced(channel, backlog)
+    }
+
+    /// A free receive buffer for a remote channel (credit guarantees one exists).
+    pub(crate) fn receive_buffer(&self) -> Option<Buffer> {
+        self.receive_pool.as_ref()?.try_request_buffer(None)
+    }
+
+    /// The remote channels.
+    pub(crate) fn remote_channels(&self) -> impl Iterator<Item = &Arc<RemoteInputChannel>> {
+        self.channels.iter().filter_map(|c| match c {
+            GateChannel::Remote(rc) => Some(rc),
+            GateChannel::Local(_) => None,
+        })
+    }
+
+    /// A remote request was answered: wakes the gate's creator.
+    pub(crate) fn signal_setup(&self) {
+        lock(&self.state).setup_version += 1;
+        self.cond.notify_all();
+    }
+
+    /// The current setup version.
+    pub(crate) fn setup_version(&self) -> u64 {
+        lock(&self.state).setup_version
+    }
+
+    /// Waits (one slice, at most `max`) while the setup version is `version`.
+    pub(crate) fn wait_setup(&self, version: u64, max: Duration) {
+        let st = lock(&self.state);
+        if st.setup_version == version && !max.is_zero() {
+            drop(wait_slice(&self.cond, st, max));
+        }
+    }
+
     /// Delivers a grant to its sender and queues the channel if that made it available.
-    fn apply(&self, decision: ReceiverDecision) {
+    pub(crate) fn apply(&self, decision: ReceiverDecision) {
         let ReceiverDecision::Grant { channel, credit } = decision else {
             return;
         };
-        let Some(sub) = self.subpartitions.get(channel) else {
-            return;
+        let sub = match self.channels.get(channel) {
+            Some(GateChannel::Local(sub)) => sub,
+            Some(GateChannel::Remote(rc)) => return rc.add_credit(credit),
+            None => return,
         };
         let notify = {
             let mut st = lock(&sub.state);
@@ -174,19 +245,42 @@ impl InputGate {
         config: &NetworkConfig,
         cancel: CancelToken,
     ) -> Result<Self, NetworkError> {
+        let sources = subpartitions.into_iter().map(ChannelSource::Local).collect();
+        Self::build(sources, config, None, cancel)
+    }
+
+    /// A gate over local and remote channels (channel `i` from `sources[i]`). Local
+    /// subpartitions are claimed and connected at once; remote channels register at
+    /// their connection and send their partition request (see
+    /// [`await_remote_requests`](Self::await_remote_requests)). `receive_pool` must
+    /// hold `remote channels × exclusive + floating` buffers when there are remote
+    /// channels.
+    pub(crate) fn build(
+        sources: Vec<ChannelSource>,
+        config: &NetworkConfig,
+        receive_pool: Option<LocalBufferPool>,
+        cancel: CancelToken,
+    ) -> Result<Self, NetworkError> {
         config.validate()?;
-        let n = subpartitions.len();
+        let n = sources.len();
         if n == 0 {
             return Err(NetworkError::InvalidArgument(
                 "an input gate needs at least one channel".into(),
             ));
         }
+        let locals: Vec<&Arc<Subpartition>> = sources
+            .iter()
+            .filter_map(|s| match s {
+                ChannelSource::Local(sub) => Some(sub),
+                ChannelSource::Remote(_) => None,
+            })
+            .collect();
         // Claim every subpartition first so that a failure leaves none connected.
-        for (i, sub) in subpartitions.iter().enumerate() {
+        for (i, sub) in locals.iter().enumerate() {
             let mut st = lock(&sub.state);
             if st.connected {
                 drop(st);
-                for earlier in &subpartitions[..i] {
+                for earlier in &locals[..i] {
                     lock(&earlier.state).connected = false;
                 }
                 return Err(NetworkError::AlreadyConnected {
@@ -198,19 +292,33 @@ impl InputGate {
         }
         let credits = ReceiverCredits::new(n, config.buffers_per_channel, config.floating_buffers_per_gate);
         let initial = credits.initial_credit();
-        let shared = Arc::new(GateShared {
+        let shared = Arc::new_cyclic(|weak| GateShared {
             state: Mutex::new(GateState {
                 available: VecDeque::with_capacity(n),
                 credits,
                 waiters: 0,
+                setup_version: 0,
             }),
             cond: Condvar::new(),
-            subpartitions,
+            channels: sources
+                .into_iter()
+                .enumerate()
+                .map(|(i, s)| match s {
+                    ChannelSource::Local(sub) => GateChannel::Local(sub),
+                    ChannelSource::Remote(r) => {
+                        GateChannel::Remote(Arc::new(RemoteInputChannel::new(r, weak.clone(), i, initial)))
+                    }
+                })
+                .collect(),
+            receive_pool,
         });
-        for (channel, sub) in shared.subpartitions.iter().enumerate() {
+        for (channel, ch) in shared.channels.iter().enumerate() {
+            let GateChannel::Local(sub) = ch else {
+                continue;
+            };
             let notify = {
                 let mut st = lock(&sub.state);
-                st.listener = Some(Listener {
+                st.listener = Some(Listener::Gate {
                     gate: Arc::downgrade(&shared),
                     channel,
                 });
@@ -225,12 +333,34 @@ impl InputGate {
                 shared.enqueue_channel(channel);
             }
         }
-        Ok(Self {
+        let gate = Self {
             shared,
             ended: vec![false; n],
             num_ended: 0,
             cancel,
-        })
+        };
+        // On failure the gate is dropped, which cancels what was requested.
+        for rc in gate.shared.remote_channels() {
+            rc.request()?;
+        }
+        Ok(gate)
+    }
+
+    /// Waits until every remote channel's request was accepted, re-sending requests
+    /// for partitions not registered yet until `deadline` (then
+    /// [`NetworkError::PartitionNotFound`]).
+    pub(crate) fn await_remote_requests(
+        &self,
+        deadline: Instant,
+        timeout: Duration,
+        cancel: &CancelToken,
+    ) -> Result<(), NetworkError> {
+        client::await_requests(&self.shared, deadline, timeout, cancel)
+    }
+
+    /// Number of remote channels.
+    pub fn num_remote_channels(&self) -> usize {
+        self.shared.remote_channels().count()
     }
 
     /// A description of the gate's flow-control state, for diagnosing stalls.
@@ -240,7 +370,18 @@ impl InputGate {
             (st.available.clone(), st.credits.clone())
         };
         let mut out = format!("available channels {available:?}; {credits:?}");
-        for (i, sub) in self.shared.subpartitions.iter().enumerate() {
+        for (i, ch) in self.shared.channels.iter().enumerate() {
+            let sub = match ch {
+                GateChannel::Local(sub) => sub,
+                GateChannel::Remote(rc) => {
+                    out.push_str(&format!(
+                        "\n  channel {i}: {}, ended {}",
+                        rc.describe(),
+                        self.ended.get(i).copied().unwrap_or(false)
+                    ));
+                    continue;
+                }
+            };
             let st = lock(&sub.state);
             out.push_str(&format!(
                 "\n  channel {i}: queue {} (events {}), credit {}, backlog {}, queued {}, available {}, ended {}",
@@ -325,10 +466,11 @@ impl InputGate {
 
     /// Takes one element from `channel` and does the credit bookkeeping.
     fn take_from(&mut self, channel: usize) -> Result<Option<(usize, BufferOrEvent)>, NetworkError> {
-        let Some(sub) = self.shared.subpartitions.get(channel) else {
-            return Ok(None);
+        let taken = match self.shared.channels.get(channel) {
+            Some(GateChannel::Local(sub)) => sub.take(&self.shared, channel).map_err(protocol)?,
+            Some(GateChannel::Remote(rc)) => rc.take(&self.shared),
+            None => return Ok(None),
         };
-        let taken = sub.take(&self.shared, channel).map_err(protocol)?;
         match taken {
             Taken::Item(BufferOrEvent::Buffer(mut buffer)) => {
                 buffer.attach_credit(CreditReturn {
@@ -345,6 +487,7 @@ impl InputGate {
             }
             Taken::Nothing => Ok(None),
             Taken::ProducerGone => Err(NetworkError::ProducerReleased { channel }),
+            Taken::Failed(e) => Err(e),
         }
     }
 
@@ -365,21 +508,11 @@ impl InputGate {
 
 impl Drop for InputGate {
     fn drop(&mut self) {
-        for sub in &self.shared.subpartitions {
-            let dropped = {
-                let mut st = lock(&sub.state);
-                st.consumer_released = true;
-                st.listener = None;
-                st.in_gate_queue = false;
-                st.queued_events = 0;
-                st.sender.reset();
-                if st.producer_waiting {
-                    sub.space.notify_all();
-                }
-                std::mem::take(&mut st.queue)
-            };
-            // Recycled outside the subpartition lock.
-            drop(dropped);
+        for ch in &self.shared.channels {
+            match ch {
+                GateChannel::Local(sub) => sub.release_consumer(),
+                GateChannel::Remote(rc) => rc.release(),
+            }
         }
     }
 }

@@ -6,8 +6,11 @@
 //! are queued, in order, in one subpartition per consumer. A consumer's
 //! [`InputGate`] has one input channel per subpartition it reads and takes buffers
 //! from them under credit-based flow control ([`credit`]); a [`RecordReader`] decodes
-//! them back into records. Buffers are moved, never copied, from producer to consumer,
-//! and return to their pool when dropped.
+//! them back into records. Within a process buffers are moved, never copied, from
+//! producer to consumer, and return to their pool when dropped. Between processes
+//! ([`remote`]) a subpartition is read by the producer process's data server and sent
+//! over one multiplexed TCP connection per pair of processes, under the same credit
+//! protocol, into receive buffers of the consumer's gate.
 //!
 //! Memory is bounded everywhere: every buffer is one of `total_buffers` segments, a
 //! partition holds at most its pool's size, a subpartition at most
@@ -20,7 +23,8 @@
 //! [`subpartition`] (state shared by a subpartition and its local channel),
 //! [`result_partition`] (producer side), [`input_gate`] (consumer side),
 //! [`environment`] (creating partitions and gates), [`record_writer`] and
-//! [`record_reader`] (typed records on top).
+//! [`record_reader`] (typed records on top), [`remote`] (channels between processes
+//! over TCP: data server, connections, wire protocol).
 
 pub mod buffer;
 pub mod cancel;
@@ -31,6 +35,7 @@ pub mod error;
 pub mod input_gate;
 pub mod record_reader;
 pub mod record_writer;
+pub mod remote;
 pub mod result_partition;
 pub mod subpartition;
 
@@ -46,4 +51,5 @@ pub use error::NetworkError;
 pub use input_gate::InputGate;
 pub use record_reader::{ReaderEvent, RecordReader};
 pub use record_writer::RecordWriter;
+pub use remote::{ChannelSpec, PartitionId};
 pub use result_partition::ResultPartitionWriter;

@@ -121,8 +121,8 @@ impl ResultPartitionWriter {
             st.on_buffer_enqueued();
             st.claim_notification()
         };
-        if let Some((gate, channel)) = notify {
-            gate.enqueue_channel(channel);
+        if let Some(notify) = notify {
+            notify.notify();
         }
         Ok(())
     }
@@ -166,8 +166,8 @@ impl ResultPartitionWriter {
         if let Some(since) = blocked_since {
             self.backpressured += since.elapsed();
         }
-        if let Some((gate, channel)) = notify {
-            gate.enqueue_channel(channel);
+        if let Some(notify) = notify {
+            notify.notify();
         }
         Ok(())
     }
@@ -221,8 +221,8 @@ impl Drop for ResultPartitionWriter {
                 st.producer_released = true;
                 st.claim_notification()
             };
-            if let Some((gate, channel)) = notify {
-                gate.enqueue_channel(channel);
+            if let Some(notify) = notify {
+                notify.notify();
             }
         }
     }

@@ -16,14 +16,24 @@
 //!   set only when the subpartition is available, so a channel is queued at most once.
 //! - Nothing follows EndOfPartition.
 //!
-//! Lock order: a subpartition lock may be held while taking the gate lock, never the
-//! other way round.
+//! - A subpartition read by a remote consumer has a `Listener::Remote`: the
+//!   connection of the data server that serves it takes its elements
+//!   (`Subpartition::take_for_remote`) instead of a gate; then `in_gate_queue` means
+//!   "queued at that connection's writer", a backlog announcement waits in
+//!   `announce_pending` for the writer, and `event_credit` bounds the events in flight
+//!   to the receiver (local channels have no such bound: `None`).
+//!
+//! Lock order: a subpartition lock may be held while taking the gate lock (or the lock
+//! of a server connection's queue), never the other way round.
 
 use super::buffer::{lock, BufferOrEvent};
 use super::credit::{CreditError, SenderCredit, SenderDecision};
 use super::input_gate::GateShared;
+use super::remote::server::ServerConnShared;
+use super::Buffer;
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, Weak};
+use weir_core::Event;
 
 /// Most events one subpartition queues before its producer blocks.
 pub const MAX_QUEUED_EVENTS: usize = 256;
@@ -39,10 +49,31 @@ pub(crate) struct Subpartition {
     pub(crate) space: Condvar,
 }
 
-/// The consuming gate and the channel index this subpartition has there.
-pub(crate) struct Listener {
-    pub(crate) gate: Weak<GateShared>,
-    pub(crate) channel: usize,
+/// Who consumes the subpartition: an in-process gate (and the channel index there) or
+/// a data server connection serving a remote consumer (and the channel id on it).
+pub(crate) enum Listener {
+    /// An in-process input gate.
+    Gate { gate: Weak<GateShared>, channel: usize },
+    /// A connection of this process's data server.
+    Remote { conn: Weak<ServerConnShared>, channel: u64 },
+}
+
+/// Whom to tell that a subpartition became available (after unlocking it).
+pub(crate) enum Notify {
+    /// Push the channel into the gate's queue of available channels.
+    Gate(Arc<GateShared>, usize),
+    /// Queue the channel at the server connection's writer.
+    Remote(Arc<ServerConnShared>, u64),
+}
+
+impl Notify {
+    /// Delivers the notification.
+    pub(crate) fn notify(self) {
+        match self {
+            Notify::Gate(gate, channel) => gate.enqueue_channel(channel),
+            Notify::Remote(conn, channel) => conn.enqueue_channel(channel),
+        }
+    }
 }
 
 pub(crate) struct SubpartitionState {
@@ -58,6 +89,25 @@ pub(crate) struct SubpartitionState {
     pub(crate) consumer_released: bool,
     pub(crate) failure_reported: bool,
     pub(crate) producer_waiting: bool,
+    /// Remote consumer only: the sender ran out of credit with a backlog, and the
+    /// connection writer must announce it.
+    pub(crate) announce_pending: bool,
+    /// Remote consumer only: events the receiver accepts before it returns event credit.
+    pub(crate) event_credit: Option<usize>,
+}
+
+/// What a data server connection took from a subpartition for its remote consumer.
+pub(crate) enum RemoteTaken {
+    /// A data buffer (it consumed one credit) and the backlog left behind it.
+    Buffer { buffer: Buffer, backlog: usize },
+    /// An event (it consumed one event credit) and the backlog behind it.
+    Event { event: Event, backlog: usize },
+    /// No credit for the queued buffers: announce this backlog.
+    Backlog(usize),
+    /// The producer went away before EndOfPartition.
+    ProducerGone,
+    /// Nothing to send now.
+    Nothing,
 }
 
 /// What the consumer found at the front of a subpartition.
@@ -68,6 +118,8 @@ pub(crate) enum Taken {
     Nothing,
     /// The producer went away before EndOfPartition.
     ProducerGone,
+    /// The channel failed (remote channels: connection lost, producer failed, ...).
+    Failed(super::NetworkError),
 }
 
 impl Subpartition {
@@ -87,6 +139,8 @@ impl Subpartition {
                 consumer_released: false,
                 failure_reported: false,
                 producer_waiting: false,
+                announce_pending: false,
+                event_credit: None,
             }),
             space: Condvar::new(),
         })
@@ -126,28 +180,141 @@ impl Subpartition {
         accounted?;
         Ok(taken)
     }
+
+    /// Claims the subpartition for one consumer; false if it was claimed before.
+    pub(crate) fn try_claim(&self) -> bool {
+        let mut st = lock(&self.state);
+        !std::mem::replace(&mut st.connected, true)
+    }
+
+    /// Makes a data server connection the consumer (the subpartition was claimed with
+    /// [`try_claim`](Self::try_claim)): `credit` initial credits, `event_credit` events
+    /// in flight at most. Returns whether the connection must be told the channel is
+    /// available.
+    pub(crate) fn attach_remote(
+        &self,
+        conn: Weak<ServerConnShared>,
+        channel: u64,
+        credit: usize,
+        event_credit: usize,
+    ) -> bool {
+        let mut st = lock(&self.state);
+        st.listener = Some(Listener::Remote { conn, channel });
+        st.sender.on_credit_announced(credit);
+        st.event_credit = Some(event_credit);
+        // Whatever was queued before the consumer came was never announced to it.
+        st.announce_pending = st.sender.backlog() > 0;
+        st.mark_queued_if_available()
+    }
+
+    /// The remote consumer announced `credit` buffers and `events` more events; returns
+    /// whether the connection must be told the channel is available.
+    pub(crate) fn add_remote_credit(&self, credit: usize, events: usize) -> bool {
+        let mut st = lock(&self.state);
+        if st.consumer_released {
+            return false;
+        }
+        st.sender.on_credit_announced(credit);
+        if let Some(c) = st.event_credit.as_mut() {
+            *c = c.saturating_add(events);
+        }
+        st.mark_queued_if_available()
+    }
+
+    /// Takes the next element a data server connection may send to its remote
+    /// consumer: events against event credit, buffers against credit, otherwise a
+    /// pending backlog announcement. The second value is true when the subpartition is
+    /// still available and was marked queued: the caller re-queues the channel.
+    pub(crate) fn take_for_remote(&self) -> Result<(RemoteTaken, bool), CreditError> {
+        let mut st = lock(&self.state);
+        st.in_gate_queue = false;
+        if st.consumer_released {
+            return Ok((RemoteTaken::Nothing, false));
+        }
+        let taken = match st.queue.front() {
+            Some(BufferOrEvent::Event(_)) if st.event_credit != Some(0) => {
+                st.queued_events -= 1;
+                if let Some(c) = st.event_credit.as_mut() {
+                    *c -= 1;
+                }
+                if st.producer_waiting {
+                    self.space.notify_all();
+                }
+                let backlog = st.sender.backlog();
+                match st.queue.pop_front() {
+                    Some(BufferOrEvent::Event(event)) => RemoteTaken::Event { event, backlog },
+                    _ => RemoteTaken::Nothing,
+                }
+            }
+            Some(BufferOrEvent::Buffer(_)) if st.sender.credit() > 0 => {
+                let backlog = st.sender.on_buffer_sent()?;
+                // The buffer carries the backlog.
+                st.announce_pending = false;
+                match st.queue.pop_front() {
+                    Some(BufferOrEvent::Buffer(buffer)) => RemoteTaken::Buffer { buffer, backlog },
+                    _ => RemoteTaken::Nothing,
+                }
+            }
+            Some(BufferOrEvent::Buffer(_)) if st.announce_pending => {
+                st.announce_pending = false;
+                RemoteTaken::Backlog(st.sender.backlog())
+            }
+            Some(_) => RemoteTaken::Nothing,
+            None if st.producer_released && !st.end_of_partition && !st.failure_reported => {
+                st.failure_reported = true;
+                RemoteTaken::ProducerGone
+            }
+            None => RemoteTaken::Nothing,
+        };
+        let requeue = st.mark_queued_if_available();
+        Ok((taken, requeue))
+    }
+
+    /// The consumer went away (gate dropped, remote request cancelled, connection
+    /// closed): the queue is dropped and the producer gets
+    /// [`NetworkError::ConsumerReleased`](super::NetworkError::ConsumerReleased) from
+    /// now on.
+    pub(crate) fn release_consumer(&self) {
+        let dropped = {
+            let mut st = lock(&self.state);
+            st.consumer_released = true;
+            st.listener = None;
+            st.in_gate_queue = false;
+            st.queued_events = 0;
+            st.announce_pending = false;
+            st.sender.reset();
+            if st.producer_waiting {
+                self.space.notify_all();
+            }
+            std::mem::take(&mut st.queue)
+        };
+        // Recycled outside the subpartition lock.
+        drop(dropped);
+    }
 }
 
 impl SubpartitionState {
     /// True when the consumer can take something now.
     pub(crate) fn is_available(&self) -> bool {
         match self.queue.front() {
-            Some(BufferOrEvent::Event(_)) => true,
-            Some(BufferOrEvent::Buffer(_)) => self.sender.credit() > 0,
+            Some(BufferOrEvent::Event(_)) => self.event_credit != Some(0),
+            Some(BufferOrEvent::Buffer(_)) => self.sender.credit() > 0 || self.announce_pending,
             None => self.producer_released && !self.end_of_partition && !self.failure_reported,
         }
     }
 
-    /// When the subpartition is available, connected and not yet queued at its gate:
-    /// marks it queued and returns the gate and channel to push (after unlocking).
-    pub(crate) fn claim_notification(&mut self) -> Option<(Arc<GateShared>, usize)> {
+    /// When the subpartition is available, connected and not yet queued at its
+    /// consumer: marks it queued and returns whom to notify (after unlocking).
+    pub(crate) fn claim_notification(&mut self) -> Option<Notify> {
         if self.in_gate_queue || self.consumer_released || !self.is_available() {
             return None;
         }
-        let listener = self.listener.as_ref()?;
-        let gate = listener.gate.upgrade()?;
+        let notify = match self.listener.as_ref()? {
+            Listener::Gate { gate, channel } => Notify::Gate(gate.upgrade()?, *channel),
+            Listener::Remote { conn, channel } => Notify::Remote(conn.upgrade()?, *channel),
+        };
         self.in_gate_queue = true;
-        Some((gate, listener.channel))
+        Some(notify)
     }
 
     /// For the gate itself: marks the subpartition queued if it is available and not
@@ -172,14 +339,20 @@ impl SubpartitionState {
 
     /// Tells the gate the current backlog (subpartition locked, lock order
     /// subpartition → gate) and applies the credit it grants.
+    /// For a remote consumer the announcement is left to the connection writer
+    /// (`announce_pending`), which sends the backlog current at that time.
     pub(crate) fn announce_backlog(&mut self, backlog: usize) {
-        let Some(listener) = self.listener.as_ref() else {
-            return;
+        let granted = match self.listener.as_ref() {
+            None => return,
+            Some(Listener::Remote { .. }) => {
+                self.announce_pending = true;
+                return;
+            }
+            Some(Listener::Gate { gate, channel }) => match gate.upgrade() {
+                Some(gate) => gate.grant_for_backlog(*channel, backlog),
+                None => return,
+            },
         };
-        let Some(gate) = listener.gate.upgrade() else {
-            return;
-        };
-        let granted = gate.grant_for_backlog(listener.channel, backlog);
         self.sender.on_credit_announced(granted);
     }
 }

@@ -4,7 +4,8 @@
 //!   than one downstream).
 //! - [`RecordWriterOutput`] ends a chain at a network edge: it serialises into the
 //!   result partition of that edge; on end of input it flushes and sends
-//!   `EndOfPartition`.
+//!   `EndOfPartition`. As Flink's, it announces a watermark status only when it
+//!   changes and sends no watermark while the stream is idle.
 //! - [`Discarding`] is the output of a sink.
 
 use super::context::Flushable;
@@ -14,6 +15,7 @@ use crate::network::RecordWriter;
 use serde::Serialize;
 use std::cell::RefCell;
 use std::rc::Rc;
+use weir_core::element::WatermarkStatus;
 use weir_core::{Event, StreamRecord, Watermark};
 
 /// Copies every element to each of several outputs.
@@ -52,6 +54,20 @@ impl<T: Clone> Output<T> for Broadcasting<T> {
         }
         Ok(())
     }
+
+    fn emit_watermark_status(&mut self, status: WatermarkStatus) -> Result<(), TaskError> {
+        for o in &mut self.outputs {
+            o.emit_watermark_status(status)?;
+        }
+        Ok(())
+    }
+
+    fn on_processing_time(&mut self, now: i64) -> Result<(), TaskError> {
+        for o in &mut self.outputs {
+            o.on_processing_time(now)?;
+        }
+        Ok(())
+    }
 }
 
 /// The output of an operator with no downstream: drops everything.
@@ -84,6 +100,7 @@ pub struct RecordWriterOutput<T> {
     writer: Rc<RefCell<RecordWriter<T>>>,
     flush_every_record: bool,
     ended: bool,
+    announced: WatermarkStatus,
 }
 
 impl<T: Serialize + 'static> RecordWriterOutput<T> {
@@ -97,6 +114,7 @@ impl<T: Serialize + 'static> RecordWriterOutput<T> {
                 writer,
                 flush_every_record,
                 ended: false,
+                announced: WatermarkStatus::Active,
             },
             flushable,
         )
@@ -115,6 +133,9 @@ impl<T: Serialize> Output<T> for RecordWriterOutput<T> {
     }
 
     fn emit_watermark(&mut self, watermark: Watermark) -> Result<(), TaskError> {
+        if self.announced.is_idle() {
+            return Ok(());
+        }
         Ok(self.writer.borrow_mut().broadcast_event(Event::Watermark(watermark))?)
     }
 
@@ -124,5 +145,13 @@ impl<T: Serialize> Output<T> for RecordWriterOutput<T> {
             self.writer.borrow_mut().broadcast_event(Event::EndOfPartition)?;
         }
         Ok(())
+    }
+
+    fn emit_watermark_status(&mut self, status: WatermarkStatus) -> Result<(), TaskError> {
+        if status == self.announced {
+            return Ok(());
+        }
+        self.announced = status;
+        Ok(self.writer.borrow_mut().broadcast_event(Event::WatermarkStatus(status))?)
     }
 }

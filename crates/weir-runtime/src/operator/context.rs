@@ -1,5 +1,6 @@
 //! What an operator knows about the subtask it runs in.
 
+use super::processing_time::ProcessingTimeService;
 use std::cell::RefCell;
 use std::rc::Rc;
 use weir_core::KeyGroupRange;
@@ -27,6 +28,7 @@ pub struct TaskContext {
     /// `execution.buffer-timeout.interval` in ms (0: flush every record, -1: only when full).
     pub buffer_timeout_ms: i64,
     flushables: RefCell<Vec<Rc<RefCell<dyn Flushable>>>>,
+    processing_time: ProcessingTimeService,
 }
 
 impl TaskContext {
@@ -49,7 +51,19 @@ impl TaskContext {
             attempt_number,
             buffer_timeout_ms,
             flushables: RefCell::new(Vec::new()),
+            processing_time: ProcessingTimeService::system(),
         }
+    }
+
+    /// The same context on another processing-time service (a manual clock in tests).
+    pub fn with_processing_time_service(mut self, service: ProcessingTimeService) -> Self {
+        self.processing_time = service;
+        self
+    }
+
+    /// The task's clock and wake-ups, shared by every operator of the chain.
+    pub fn processing_time_service(&self) -> ProcessingTimeService {
+        self.processing_time.clone()
     }
 
     /// The key groups this subtask owns.

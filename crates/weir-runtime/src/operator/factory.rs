@@ -5,9 +5,15 @@
 //! its chain (once, on its own thread, tail first) outputs and operators pass through
 //! `Box<dyn Any>` holding a `Box<dyn Output<T>>`; a type mismatch there is a bug in the
 //! program's graph and is reported as [`TaskError::Build`], never a panic.
+//!
+//! A *side-output node* ([`OperatorFactory::side_output`]) is a pass-through of its
+//! record type carrying a tag; the chain builder hands the outputs behind such nodes to
+//! the producing operator as [`SideOutputs`] instead of joining them to its main output
+//! (see [`super::side_output`]).
 
 use super::chaining::{Broadcasting, Discarding, RecordWriterOutput};
 use super::context::TaskContext;
+use super::side_output::{EventSink, SharedEvents, SharedOutput, SideOutputs, WithSideOutputEvents};
 use super::{Output, SourceChain, SourceDriver, SourceFunction};
 use crate::error::TaskError;
 use crate::network::{InputGate, RecordReader, RecordWriter, ResultPartitionWriter};
@@ -19,7 +25,9 @@ use crate::task::input::{InputProcessor, StreamInputProcessor};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::any::Any;
+use std::cell::RefCell;
 use std::marker::PhantomData;
+use std::rc::Rc;
 use std::sync::Arc;
 use weir_graph::Partitioner;
 
@@ -43,10 +51,24 @@ pub type SourceBuilder<O> = dyn Fn(&TaskContext) -> Result<Box<dyn SourceFunctio
 /// Builds an operator given the output it emits to.
 pub type OperatorBuilder<I, O> =
     dyn Fn(&TaskContext, Box<dyn Output<O>>) -> Result<Box<dyn Output<I>>, TaskError> + Send + Sync;
+/// Builds an operator given its main output and the side outputs the job consumes.
+pub type SideOutputOperatorBuilder<I, O> =
+    dyn Fn(&TaskContext, Box<dyn Output<O>>, &SideOutputs) -> Result<Box<dyn Output<I>>, TaskError> + Send + Sync;
 
 trait ErasedFactory: Send + Sync {
-    fn build(&self, ctx: &TaskContext, output: Erased) -> Result<BuiltOperator, TaskError>;
+    fn build(&self, ctx: &TaskContext, output: Erased, side: &SideOutputs) -> Result<BuiltOperator, TaskError>;
     fn fan_out(&self, outputs: Vec<Erased>) -> Result<Erased, TaskError>;
+    fn side_output_tag(&self) -> Option<&str> {
+        None
+    }
+    fn share_side_output(
+        &self,
+        _output: Erased,
+        _bag: &mut SideOutputs,
+    ) -> Result<Box<dyn EventSink>, TaskError> {
+        Err(TaskError::Build("only a side-output node can be shared as a side output".into()))
+    }
+    fn with_side_events(&self, output: Erased, sinks: Vec<Box<dyn EventSink>>) -> Result<Erased, TaskError>;
     fn network_output(
         &self,
         writer: ResultPartitionWriter,
@@ -75,8 +97,22 @@ struct SourceFactory<O> {
 }
 
 struct OneInputFactory<I, O> {
-    builder: Arc<OperatorBuilder<I, O>>,
+    builder: Arc<SideOutputOperatorBuilder<I, O>>,
     _types: PhantomData<fn(I) -> O>,
+}
+
+struct SideOutputFactory<T> {
+    tag: String,
+    _t: PhantomData<fn(T) -> T>,
+}
+
+fn with_side_events_typed<O: Data>(output: Erased, sinks: Vec<Box<dyn EventSink>>) -> Result<Erased, TaskError> {
+    if sinks.is_empty() {
+        return Ok(output);
+    }
+    let main = downcast::<Box<dyn Output<O>>>(output, "an output")?;
+    let out: Box<dyn Output<O>> = Box::new(WithSideOutputEvents { main, sides: sinks });
+    Ok(Box::new(out))
 }
 
 fn fan_out_typed<O: Data>(outputs: Vec<Erased>) -> Result<Erased, TaskError> {
@@ -130,13 +166,16 @@ fn input_processor_typed<I: Data>(gate: InputGate, head: Erased) -> Result<Box<d
 }
 
 impl<O: Data> ErasedFactory for SourceFactory<O> {
-    fn build(&self, ctx: &TaskContext, output: Erased) -> Result<BuiltOperator, TaskError> {
+    fn build(&self, ctx: &TaskContext, output: Erased, _side: &SideOutputs) -> Result<BuiltOperator, TaskError> {
         let output = downcast::<Box<dyn Output<O>>>(output, "a source's output")?;
         let source = (self.builder)(ctx)?;
         Ok(BuiltOperator::Source(Box::new(SourceChain::new(source, output))))
     }
     fn fan_out(&self, outputs: Vec<Erased>) -> Result<Erased, TaskError> {
         fan_out_typed::<O>(outputs)
+    }
+    fn with_side_events(&self, output: Erased, sinks: Vec<Box<dyn EventSink>>) -> Result<Erased, TaskError> {
+        with_side_events_typed::<O>(output, sinks)
     }
     fn network_output(
         &self,
@@ -154,14 +193,54 @@ impl<O: Data> ErasedFactory for SourceFactory<O> {
     }
 }
 
+impl<T: Data> ErasedFactory for SideOutputFactory<T> {
+    fn build(&self, _ctx: &TaskContext, output: Erased, _side: &SideOutputs) -> Result<BuiltOperator, TaskError> {
+        // A pass-through: the node's operator is its output.
+        let output = downcast::<Box<dyn Output<T>>>(output, "a side output's output")?;
+        Ok(BuiltOperator::Operator(Box::new(output)))
+    }
+    fn fan_out(&self, outputs: Vec<Erased>) -> Result<Erased, TaskError> {
+        fan_out_typed::<T>(outputs)
+    }
+    fn side_output_tag(&self) -> Option<&str> {
+        Some(&self.tag)
+    }
+    fn share_side_output(&self, output: Erased, bag: &mut SideOutputs) -> Result<Box<dyn EventSink>, TaskError> {
+        let output = downcast::<Box<dyn Output<T>>>(output, "a side output")?;
+        let shared: SharedOutput<T> = Rc::new(RefCell::new(output));
+        bag.insert(self.tag.clone(), shared.clone());
+        Ok(Box::new(SharedEvents(shared)))
+    }
+    fn with_side_events(&self, output: Erased, sinks: Vec<Box<dyn EventSink>>) -> Result<Erased, TaskError> {
+        with_side_events_typed::<T>(output, sinks)
+    }
+    fn network_output(
+        &self,
+        writer: ResultPartitionWriter,
+        selector: Erased,
+        ctx: &TaskContext,
+    ) -> Result<Erased, TaskError> {
+        network_output_typed::<T>(writer, selector, ctx)
+    }
+    fn default_selector(&self, partitioner: Partitioner, ctx: &SelectorContext) -> Result<Erased, TaskError> {
+        default_selector_typed::<T>(partitioner, ctx)
+    }
+    fn input_processor(&self, gate: InputGate, head: Erased) -> Result<Box<dyn InputProcessor>, TaskError> {
+        input_processor_typed::<T>(gate, head)
+    }
+}
+
 impl<I: Data, O: Data> ErasedFactory for OneInputFactory<I, O> {
-    fn build(&self, ctx: &TaskContext, output: Erased) -> Result<BuiltOperator, TaskError> {
+    fn build(&self, ctx: &TaskContext, output: Erased, side: &SideOutputs) -> Result<BuiltOperator, TaskError> {
         let output = downcast::<Box<dyn Output<O>>>(output, "an operator's output")?;
-        let op = (self.builder)(ctx, output)?;
+        let op = (self.builder)(ctx, output, side)?;
         Ok(BuiltOperator::Operator(Box::new(op)))
     }
     fn fan_out(&self, outputs: Vec<Erased>) -> Result<Erased, TaskError> {
         fan_out_typed::<O>(outputs)
+    }
+    fn with_side_events(&self, output: Erased, sinks: Vec<Box<dyn EventSink>>) -> Result<Erased, TaskError> {
+        with_side_events_typed::<O>(output, sinks)
     }
     fn network_output(
         &self,
@@ -195,6 +274,16 @@ impl OperatorFactory {
     pub fn one_input<I: Data, O: Data>(
         builder: impl Fn(&TaskContext, Box<dyn Output<O>>) -> Result<Box<dyn Output<I>>, TaskError> + Send + Sync + 'static,
     ) -> Self {
+        Self::one_input_with_side_outputs::<I, O>(move |ctx, out, _side| builder(ctx, out))
+    }
+
+    /// A one-input node whose operator may also emit to side outputs (by tag).
+    pub fn one_input_with_side_outputs<I: Data, O: Data>(
+        builder: impl Fn(&TaskContext, Box<dyn Output<O>>, &SideOutputs) -> Result<Box<dyn Output<I>>, TaskError>
+            + Send
+            + Sync
+            + 'static,
+    ) -> Self {
         Self {
             inner: Arc::new(OneInputFactory::<I, O> {
                 builder: Arc::new(builder),
@@ -203,14 +292,55 @@ impl OperatorFactory {
         }
     }
 
+    /// The pass-through node that selects side output `tag` of type `T` of the node
+    /// before it.
+    pub fn side_output<T: Data>(tag: impl Into<String>) -> Self {
+        Self {
+            inner: Arc::new(SideOutputFactory::<T> {
+                tag: tag.into(),
+                _t: PhantomData,
+            }),
+        }
+    }
+
+    /// The tag, if this is a side-output node.
+    pub fn side_output_tag(&self) -> Option<&str> {
+        self.inner.side_output_tag()
+    }
+
     /// Builds the node's operator emitting to `output` (a `Box<dyn Output<O>>`).
     pub fn build(&self, ctx: &TaskContext, output: Erased) -> Result<BuiltOperator, TaskError> {
-        self.inner.build(ctx, output)
+        self.inner.build(ctx, output, &SideOutputs::new())
+    }
+
+    /// Builds the node's operator emitting to `output` and to the side outputs `side`.
+    pub fn build_with_side_outputs(
+        &self,
+        ctx: &TaskContext,
+        output: Erased,
+        side: &SideOutputs,
+    ) -> Result<BuiltOperator, TaskError> {
+        self.inner.build(ctx, output, side)
     }
 
     /// Joins several `Box<dyn Output<O>>` into one (none: discard; one: itself).
     pub fn fan_out(&self, outputs: Vec<Erased>) -> Result<Erased, TaskError> {
         self.inner.fan_out(outputs)
+    }
+
+    /// Side-output node only: shares `output` (its fanned-out consumers) under its tag
+    /// in `bag`, returning the sink that passes it the stream's events.
+    pub(crate) fn share_side_output(
+        &self,
+        output: Erased,
+        bag: &mut SideOutputs,
+    ) -> Result<Box<dyn EventSink>, TaskError> {
+        self.inner.share_side_output(output, bag)
+    }
+
+    /// Wraps `output` (a `Box<dyn Output<O>>`) so that its events also reach `sinks`.
+    pub(crate) fn with_side_events(&self, output: Erased, sinks: Vec<Box<dyn EventSink>>) -> Result<Erased, TaskError> {
+        self.inner.with_side_events(output, sinks)
     }
 
     /// A `Box<dyn Output<O>>` serialising into `writer`, choosing channels with

@@ -11,15 +11,26 @@
 //! runtime builds chains through [`factory::OperatorFactory`], which hides the types
 //! behind `Box<dyn Any>` only while a chain is being wired; every record afterwards
 //! travels through typed trait objects.
+//!
+//! Besides records, watermarks and the end of input, an output carries the
+//! watermark status (idle/active) and the task's processing-time ticks
+//! (`on_processing_time(now)`, called on the task thread when a wake-up registered with
+//! the task's [`ProcessingTimeService`] is due). Both have default implementations that
+//! do nothing, so sinks need not care; every operator that emits forwards them.
 
 pub mod chaining;
 pub mod context;
 pub mod factory;
+pub mod processing_time;
+pub mod side_output;
 
 pub use context::TaskContext;
 pub use factory::{OperatorFactory, SelectorFactory};
+pub use processing_time::{ManualClock, ProcessingTimeService};
+pub use side_output::{SideOutput, SideOutputs};
 
 use crate::error::TaskError;
+use weir_core::element::WatermarkStatus;
 use weir_core::{StreamRecord, Watermark};
 
 /// Receives a stream: what an operator emits to, and what an operator is to the one
@@ -31,6 +42,18 @@ pub trait Output<T> {
     fn emit_watermark(&mut self, watermark: Watermark) -> Result<(), TaskError>;
     /// No more input will come: flush what is buffered and end the output in turn.
     fn end_input(&mut self) -> Result<(), TaskError>;
+    /// The stream became idle or active again. Operators forward it; the default (for
+    /// sinks) ignores it.
+    fn emit_watermark_status(&mut self, status: WatermarkStatus) -> Result<(), TaskError> {
+        let _ = status;
+        Ok(())
+    }
+    /// A processing-time wake-up of the task is due: fire the processing-time timers
+    /// `<= now`, then forward. The default (for sinks) ignores it.
+    fn on_processing_time(&mut self, now: i64) -> Result<(), TaskError> {
+        let _ = now;
+        Ok(())
+    }
 }
 
 impl<T, O: Output<T> + ?Sized> Output<T> for Box<O> {
@@ -43,6 +66,12 @@ impl<T, O: Output<T> + ?Sized> Output<T> for Box<O> {
     }
     fn end_input(&mut self) -> Result<(), TaskError> {
         (**self).end_input()
+    }
+    fn emit_watermark_status(&mut self, status: WatermarkStatus) -> Result<(), TaskError> {
+        (**self).emit_watermark_status(status)
+    }
+    fn on_processing_time(&mut self, now: i64) -> Result<(), TaskError> {
+        (**self).on_processing_time(now)
     }
 }
 
@@ -60,6 +89,13 @@ pub enum SourceStatus {
 pub trait SourceFunction<T> {
     /// Emits a batch of records to `output` (a few hundred to a few thousand).
     fn poll_next(&mut self, output: &mut dyn Output<T>) -> Result<SourceStatus, TaskError>;
+    /// A processing-time wake-up is due (e.g. periodic watermark emission); the source
+    /// may emit watermarks or a status to `output`. The chained operators are called
+    /// after it.
+    fn on_processing_time(&mut self, now: i64, output: &mut dyn Output<T>) -> Result<(), TaskError> {
+        let _ = (now, output);
+        Ok(())
+    }
 }
 
 /// A running source chain: the source with its chained operators behind it.
@@ -68,6 +104,11 @@ pub trait SourceDriver {
     fn run_batch(&mut self) -> Result<SourceStatus, TaskError>;
     /// The source ended: emit the MAX watermark and end the chain's input.
     fn finish(&mut self) -> Result<(), TaskError>;
+    /// A processing-time wake-up is due: call the source, then the chain.
+    fn on_processing_time(&mut self, now: i64) -> Result<(), TaskError> {
+        let _ = now;
+        Ok(())
+    }
 }
 
 /// Drives a [`SourceFunction`] into its chain.
@@ -88,8 +129,16 @@ impl<T> SourceDriver for SourceChain<T> {
         self.source.poll_next(&mut self.output)
     }
 
+    /// Ends the stream as Flink's sources do: an idle source becomes active again (a
+    /// watermark is never emitted while idle), then the MAX watermark, then the end.
     fn finish(&mut self) -> Result<(), TaskError> {
+        self.output.emit_watermark_status(WatermarkStatus::Active)?;
         self.output.emit_watermark(Watermark::MAX)?;
         self.output.end_input()
+    }
+
+    fn on_processing_time(&mut self, now: i64) -> Result<(), TaskError> {
+        self.source.on_processing_time(now, &mut self.output)?;
+        self.output.on_processing_time(now)
     }
 }

@@ -3,14 +3,18 @@
 //! Built tail first: each node gets as output the fan-out of its chained successors
 //! and of the record writers of its network edges; the head is then either a source
 //! driver or the target of an input processor reading the task's input gate.
+//!
+//! Successors that are side-output nodes (and network edges into them) are not joined
+//! to the node's main output: they are grouped by tag and handed to the node's
+//! operator as side outputs, while the main output passes them the stream's events.
 
 use crate::error::TaskError;
 use crate::executor::ExecutableGraph;
 use crate::network::{InputGate, ResultPartitionWriter};
 use crate::operator::factory::{BuiltOperator, Erased, SelectorContext};
-use crate::operator::{SourceDriver, TaskContext};
+use crate::operator::{OperatorFactory, SideOutputs, SourceDriver, TaskContext};
 use crate::task::input::InputProcessor;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use weir_graph::{JobGraph, Partitioner, StreamNodeId};
 
 /// The runnable form of a chain.
@@ -83,6 +87,9 @@ impl ChainBuilder<'_> {
     fn build_node(&mut self, node: StreamNodeId) -> Result<BuiltOperator, TaskError> {
         let factory = self.program.factory(node)?.clone();
         let mut outputs: Vec<Erased> = Vec::new();
+        // Outputs behind side-output nodes, by tag: the first such node's factory (all
+        // carry the tag's record type) and the outputs to fan out.
+        let mut side: BTreeMap<String, (OperatorFactory, Vec<Erased>)> = BTreeMap::new();
         let successors: Vec<StreamNodeId> = self
             .chain_edges
             .iter()
@@ -90,8 +97,16 @@ impl ChainBuilder<'_> {
             .map(|(_, t)| *t)
             .collect();
         for succ in successors {
+            let succ_factory = self.program.factory(succ)?.clone();
             match self.build_node(succ)? {
-                BuiltOperator::Operator(op) => outputs.push(op),
+                BuiltOperator::Operator(op) => match succ_factory.side_output_tag() {
+                    Some(tag) => side
+                        .entry(tag.to_string())
+                        .or_insert_with(|| (succ_factory.clone(), Vec::new()))
+                        .1
+                        .push(op),
+                    None => outputs.push(op),
+                },
                 BuiltOperator::Source(_) => {
                     return Err(TaskError::Build(format!(
                         "source node {succ} cannot be chained behind node {node}"
@@ -107,16 +122,36 @@ impl ChainBuilder<'_> {
                 target_max_parallelism: target.max_parallelism,
                 edge_index: edge_index as u32,
             };
+            // A network edge into a side-output node carries the side output's type:
+            // the side-output node (a pass-through of that type) serialises it.
+            let target_factory = self.program.factory(edge.target_node)?.clone();
+            let tag = target_factory.side_output_tag().map(str::to_string);
+            let writing_factory = if tag.is_some() { &target_factory } else { &factory };
             let selector = match edge.ship_strategy {
                 Partitioner::Hash | Partitioner::Custom => self
                     .program
                     .selector(edge.source_node, edge.target_node)?
                     .build(&sel_ctx),
-                other => factory.default_selector(other, &sel_ctx)?,
+                other => writing_factory.default_selector(other, &sel_ctx)?,
             };
-            outputs.push(factory.network_output(writer, selector, self.ctx)?);
+            let out = writing_factory.network_output(writer, selector, self.ctx)?;
+            match tag {
+                Some(tag) => side
+                    .entry(tag)
+                    .or_insert_with(|| (target_factory.clone(), Vec::new()))
+                    .1
+                    .push(out),
+                None => outputs.push(out),
+            }
+        }
+        let mut side_outputs = SideOutputs::new();
+        let mut event_sinks = Vec::new();
+        for (_tag, (side_factory, outs)) in side {
+            let joined = side_factory.fan_out(outs)?;
+            event_sinks.push(side_factory.share_side_output(joined, &mut side_outputs)?);
         }
         let output = factory.fan_out(outputs)?;
-        factory.build(self.ctx, output)
+        let output = factory.with_side_events(output, event_sinks)?;
+        factory.build_with_side_outputs(self.ctx, output, &side_outputs)
     }
 }

@@ -1,4 +1,6 @@
-//! Reading a task's network input into the head of its chain.
+//! Reading a task's network input into the head of its chain: records go straight to
+//! the head; watermarks and watermark statuses go through the task's
+//! [`WatermarkValve`], and only what it decides to emit reaches the head.
 
 use crate::error::TaskError;
 use crate::network::{ReaderEvent, RecordReader};
@@ -25,6 +27,11 @@ pub trait InputProcessor {
     fn process(&mut self, timeout: Option<Duration>) -> Result<InputStatus, TaskError>;
     /// Records read so far.
     fn records_in(&self) -> u64;
+    /// A processing-time wake-up of the task is due: pass it to the chain.
+    fn on_processing_time(&mut self, now: i64) -> Result<(), TaskError> {
+        let _ = now;
+        Ok(())
+    }
 }
 
 /// How many elements one `process` call handles before returning to the task loop.
@@ -75,6 +82,18 @@ impl<I: DeserializeOwned> InputProcessor for StreamInputProcessor<I> {
                     }
                 }
                 ReaderEvent::Event {
+                    channel,
+                    event: Event::WatermarkStatus(status),
+                } => {
+                    let out = self.valve.input_watermark_status(channel, status);
+                    if let Some(wm) = out.watermark {
+                        self.head.emit_watermark(wm)?;
+                    }
+                    if let Some(status) = out.status {
+                        self.head.emit_watermark_status(status)?;
+                    }
+                }
+                ReaderEvent::Event {
                     event: Event::EndOfPartition,
                     ..
                 } => {}
@@ -99,5 +118,12 @@ impl<I: DeserializeOwned> InputProcessor for StreamInputProcessor<I> {
 
     fn records_in(&self) -> u64 {
         self.records_in
+    }
+
+    fn on_processing_time(&mut self, now: i64) -> Result<(), TaskError> {
+        if self.ended {
+            return Ok(());
+        }
+        self.head.on_processing_time(now)
     }
 }

@@ -1,8 +1,9 @@
 //! One subtask: its operator chain, wired on its own thread, run in a loop that
-//! alternates between input (or the source) and its mailbox duties — cancellation and
-//! the buffer-timeout flush.
+//! alternates between input (or the source) and its mailbox duties — cancellation,
+//! processing-time wake-ups (timers, periodic watermarks) and the buffer-timeout flush.
 
 pub mod chain;
+pub mod combined_watermark;
 pub mod input;
 pub mod stream_task;
 pub mod valve;

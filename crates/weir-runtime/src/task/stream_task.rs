@@ -1,10 +1,17 @@
 //! The task loop: build the chain, then run it until its input ends, it fails or it is
 //! cancelled, flushing network output at least every buffer timeout.
+//!
+//! Processing time: the chain's operators register wake-ups with the task's
+//! [`ProcessingTimeService`]; between batches the loop calls `on_processing_time(now)`
+//! down the chain once one is due, on this thread. An input task waits for input at
+//! most until the next flush or wake-up; a source task checks after every batch. At
+//! the end of input pending processing-time timers are dropped, not fired (as in
+//! Flink, where a finished task quiesces its timer service).
 
 use crate::error::TaskError;
 use crate::executor::ExecutableGraph;
 use crate::network::{CancelToken, InputGate};
-use crate::operator::{SourceStatus, TaskContext};
+use crate::operator::{ProcessingTimeService, SourceStatus, TaskContext};
 use crate::task::chain::{build_chain, Invokable, NetworkOutput};
 use crate::task::input::InputStatus;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -81,12 +88,16 @@ fn run_task_inner(spec: TaskSpec) -> Result<TaskOutcome, TaskError> {
     let timeout = (ctx.buffer_timeout_ms > 0).then(|| Duration::from_millis(ctx.buffer_timeout_ms as u64));
     let mut next_flush = timeout.map(|t| Instant::now() + t);
     let mut outcome = TaskOutcome::default();
+    let timers = ctx.processing_time_service();
     match invokable {
         Invokable::Source(mut driver) => loop {
             if spec.cancel.is_cancelled() {
                 return Err(TaskError::Cancelled);
             }
             let status = driver.run_batch()?;
+            if let Some(now) = due_wakeup(&timers) {
+                driver.on_processing_time(now)?;
+            }
             maybe_flush(&ctx, timeout, &mut next_flush)?;
             if status == SourceStatus::Finished {
                 driver.finish()?;
@@ -97,11 +108,20 @@ fn run_task_inner(spec: TaskSpec) -> Result<TaskOutcome, TaskError> {
             if spec.cancel.is_cancelled() {
                 return Err(TaskError::Cancelled);
             }
-            let wait = match next_flush {
-                Some(at) => Some(at.saturating_duration_since(Instant::now())),
-                None => Some(Duration::from_millis(100)),
+            let mut wait = match next_flush {
+                Some(at) => at.saturating_duration_since(Instant::now()),
+                None => Duration::from_millis(100),
             };
-            let status = processor.process(wait)?;
+            if let Some(at) = timers.next_wakeup() {
+                let until = at.saturating_sub(timers.current_processing_time()).max(0) as u64;
+                wait = wait.min(Duration::from_millis(until));
+            }
+            let status = processor.process(Some(wait))?;
+            if status != InputStatus::EndOfInput {
+                if let Some(now) = due_wakeup(&timers) {
+                    processor.on_processing_time(now)?;
+                }
+            }
             maybe_flush(&ctx, timeout, &mut next_flush)?;
             if status == InputStatus::EndOfInput {
                 outcome.records_in = processor.records_in();
@@ -111,6 +131,13 @@ fn run_task_inner(spec: TaskSpec) -> Result<TaskOutcome, TaskError> {
     }
     ctx.flush_all()?;
     Ok(outcome)
+}
+
+/// The current processing time if a wake-up is due (taking the due ones).
+fn due_wakeup(timers: &ProcessingTimeService) -> Option<i64> {
+    let at = timers.next_wakeup()?;
+    let now = timers.current_processing_time();
+    (now >= at && timers.take_due(now)).then_some(now)
 }
 
 fn maybe_flush(

@@ -21,11 +21,23 @@ pub struct BenchArgs {
     pub runs: u32,
 }
 
+/// The program arguments of a benchmark case.
+fn case_args(program: &str, args: &BenchArgs) -> Vec<String> {
+    match program {
+        "orders-per-minute" => vec![
+            format!("orders={}", args.records),
+            format!("users={}", (args.keys / 10).max(1)),
+            "output=discard".to_string(),
+        ],
+        _ => vec![format!("records={}", args.records), format!("keys={}", args.keys)],
+    }
+}
+
 fn measure(program: &str, parallelism: u32, args: &BenchArgs) -> Result<f64> {
     let job = JobArgs {
         program: program.to_string(),
         parallelism: Some(parallelism),
-        args: vec![format!("records={}", args.records), format!("keys={}", args.keys)],
+        args: case_args(program, args),
         max_parallelism: None,
         disable_chaining: false,
         buffer_timeout: None,
@@ -52,6 +64,16 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         ),
         ("(b) generator -> key_by -> sum -> discard, p=1", "bench-keyed", 1),
         ("(b) generator -> key_by -> sum -> discard, p=2", "bench-keyed", 2),
+        (
+            "(c) orders-per-minute: orders -> ParseOrder -> 1-min event-time windows -> discard, p=1",
+            "orders-per-minute",
+            1,
+        ),
+        (
+            "(c) orders-per-minute: orders -> ParseOrder -> 1-min event-time windows -> discard, p=2",
+            "orders-per-minute",
+            2,
+        ),
     ];
     for (label, program, p) in cases {
         let rate = measure(program, p, args)?;

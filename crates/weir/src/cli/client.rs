@@ -48,6 +48,16 @@ pub fn get(address: &str, path: &str) -> Result<String> {
     }
 }
 
+/// POST `body` to `path`; the response body on 2xx.
+pub fn post(address: &str, path: &str, body: &str) -> Result<String> {
+    let (code, resp) = call("POST", address, path, Some(body))?;
+    if (200..300).contains(&code) {
+        Ok(resp)
+    } else {
+        bail!("{}", error_of(&resp))
+    }
+}
+
 /// Options of `weir run`.
 #[derive(Debug, Args, Clone)]
 pub struct RunArgs {

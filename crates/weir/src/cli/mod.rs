@@ -1,6 +1,7 @@
 //! The `weir` command line.
 
 pub mod bench;
+pub mod bench_cluster;
 pub mod client;
 pub mod cluster;
 pub mod commands;
@@ -34,6 +35,8 @@ pub enum Command {
     Programs,
     /// Measure records/s of the benchmark pipelines.
     Bench(bench::BenchArgs),
+    /// Compare a two-TaskManager cluster with the in-process runtime.
+    BenchCluster(bench_cluster::BenchClusterArgs),
     /// Run a JobManager (Dispatcher with REST API, ResourceManager, JobMasters).
     Jobmanager(cluster::ConfigArgs),
     /// Run a TaskManager that registers with the JobManager.

@@ -27,6 +27,10 @@ pub fn program() -> Program {
                 name: "seed",
                 help: "generator seed (default 42)",
             },
+            ArgSpec {
+                name: "rate_per_sec",
+                help: "throttle the generator to this many records/s (default: unthrottled)",
+            },
             OUTPUT_ARG,
         ],
         build,

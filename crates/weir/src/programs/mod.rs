@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod keyed_sum;
+pub mod orders_per_minute;
 pub mod wordcount;
 
 use weir_api::prelude::*;
@@ -12,6 +13,7 @@ pub fn builtin_registry() -> ProgramRegistry {
     let mut r = ProgramRegistry::new();
     r.register(wordcount::program());
     r.register(keyed_sum::program());
+    r.register(orders_per_minute::program());
     r.register(bench::chain_program());
     r.register(bench::keyed_program());
     r

@@ -1,0 +1,322 @@
+//! How a window keeps its elements and what a firing emits (Flink's window state plus
+//! `InternalWindowFunction`).
+//!
+//! Contents live in keyed state of the current key, in the namespace of the window's
+//! *state window* (for merging windows the window whose state holds the merged
+//! contents). Three kinds:
+//!
+//! - [`ReduceContents`]: one value, reduced on every element.
+//! - [`AggregateContents`]: one accumulator.
+//! - [`ListContents`]: every element, in arrival order.
+//!
+//! A firing with no contents emits nothing (Flink skips `null` contents).
+
+use super::functions::{AggregateFunction, ProcessWindowFunction, WindowContext};
+use super::window::Window;
+use crate::functions::{Collector, KeyType};
+use std::marker::PhantomData;
+use weir_runtime::error::UserError;
+use weir_state::heap::StateValue;
+use weir_state::{HeapKeyedStateBackend, ListStateDescriptor, ValueStateDescriptor};
+
+/// The window being emitted: the key, the window (metadata) and where its contents are.
+pub struct Firing<'a, K, W> {
+    /// The key.
+    pub key: &'a K,
+    /// The window, as the function sees it.
+    pub window: &'a W,
+    /// The namespace holding the contents.
+    pub state_window: &'a W,
+    /// The operator's watermark.
+    pub watermark: i64,
+    /// The task's processing time.
+    pub processing_time: i64,
+    /// True with a merging assigner.
+    pub merging: bool,
+}
+
+/// Keeps a window's elements and evaluates them when it fires.
+pub trait WindowContents<K: KeyType, T, O, W: Window>: Send + 'static {
+    /// Adds `value` to the contents of `state_window`.
+    fn add(&mut self, backend: &mut HeapKeyedStateBackend<K>, state_window: &W, value: T) -> Result<(), UserError>;
+
+    /// Emits the window's result to `out`, if it has contents.
+    fn emit(
+        &mut self,
+        backend: &mut HeapKeyedStateBackend<K>,
+        firing: &Firing<'_, K, W>,
+        out: &mut Collector<'_, O>,
+    ) -> Result<(), UserError>;
+
+    /// Removes the contents of `state_window` (purge, cleanup).
+    fn clear_contents(&mut self, backend: &mut HeapKeyedStateBackend<K>, state_window: &W) -> Result<(), UserError>;
+
+    /// The window is gone: lets the window function clear its per-window state.
+    fn clear_function(
+        &mut self,
+        backend: &mut HeapKeyedStateBackend<K>,
+        firing: &Firing<'_, K, W>,
+    ) -> Result<(), UserError>;
+
+    /// Moves the contents of `sources` into `target` (merging windows).
+    fn merge(&mut self, backend: &mut HeapKeyedStateBackend<K>, target: &W, sources: &[W]) -> Result<(), UserError>;
+}
+
+fn call_process<K: KeyType, V, O, W: Window, P: ProcessWindowFunction<K, V, O, W>>(
+    process: &mut P,
+    backend: &mut HeapKeyedStateBackend<K>,
+    firing: &Firing<'_, K, W>,
+    elements: Vec<V>,
+    out: &mut Collector<'_, O>,
+) -> Result<(), UserError> {
+    let mut ctx = WindowContext {
+        window: firing.window,
+        watermark: firing.watermark,
+        processing_time: firing.processing_time,
+        backend,
+        merging: firing.merging,
+    };
+    process.process(firing.key, &mut ctx, elements, out)
+}
+
+fn clear_process<K: KeyType, V, O, W: Window, P: ProcessWindowFunction<K, V, O, W>>(
+    process: &mut P,
+    backend: &mut HeapKeyedStateBackend<K>,
+    firing: &Firing<'_, K, W>,
+) -> Result<(), UserError> {
+    let mut ctx = WindowContext {
+        window: firing.window,
+        watermark: firing.watermark,
+        processing_time: firing.processing_time,
+        backend,
+        merging: firing.merging,
+    };
+    process.clear(&mut ctx)
+}
+
+/// One reduced value per window, then a process function over it.
+pub struct ReduceContents<T, F, P> {
+    f: F,
+    process: P,
+    desc: ValueStateDescriptor<T>,
+}
+
+impl<T, F, P> ReduceContents<T, F, P> {
+    /// Reduces with `f`, evaluates with `process`.
+    pub fn new(f: F, process: P) -> Self {
+        Self {
+            f,
+            process,
+            desc: ValueStateDescriptor::new("window-contents"),
+        }
+    }
+}
+
+impl<K, T, O, W, F, P> WindowContents<K, T, O, W> for ReduceContents<T, F, P>
+where
+    K: KeyType,
+    T: StateValue + Send,
+    W: Window,
+    F: Fn(T, T) -> T + Send + 'static,
+    P: ProcessWindowFunction<K, T, O, W>,
+{
+    fn add(&mut self, backend: &mut HeapKeyedStateBackend<K>, state_window: &W, value: T) -> Result<(), UserError> {
+        let mut s = backend.value(&self.desc, state_window)?;
+        let next = match s.take() {
+            Some(acc) => (self.f)(acc, value),
+            None => value,
+        };
+        s.update(next);
+        Ok(())
+    }
+
+    fn emit(
+        &mut self,
+        backend: &mut HeapKeyedStateBackend<K>,
+        firing: &Firing<'_, K, W>,
+        out: &mut Collector<'_, O>,
+    ) -> Result<(), UserError> {
+        let Some(v) = backend.value(&self.desc, firing.state_window)?.value() else {
+            return Ok(());
+        };
+        call_process(&mut self.process, backend, firing, vec![v], out)
+    }
+
+    fn clear_contents(&mut self, backend: &mut HeapKeyedStateBackend<K>, state_window: &W) -> Result<(), UserError> {
+        backend.value(&self.desc, state_window)?.clear();
+        Ok(())
+    }
+
+    fn clear_function(
+        &mut self,
+        backend: &mut HeapKeyedStateBackend<K>,
+        firing: &Firing<'_, K, W>,
+    ) -> Result<(), UserError> {
+        clear_process(&mut self.process, backend, firing)
+    }
+
+    fn merge(&mut self, backend: &mut HeapKeyedStateBackend<K>, target: &W, sources: &[W]) -> Result<(), UserError> {
+        let mut acc: Option<T> = None;
+        for w in sources {
+            if let Some(v) = backend.value(&self.desc, w)?.take() {
+                acc = Some(match acc {
+                    Some(a) => (self.f)(a, v),
+                    None => v,
+                });
+            }
+        }
+        if let Some(v) = acc {
+            self.add(backend, target, v)?;
+        }
+        Ok(())
+    }
+}
+
+/// One accumulator per window, then a process function over its result.
+pub struct AggregateContents<ACC, V, A, P> {
+    agg: A,
+    process: P,
+    desc: ValueStateDescriptor<ACC>,
+    _v: PhantomData<fn() -> V>,
+}
+
+impl<ACC, V, A, P> AggregateContents<ACC, V, A, P> {
+    /// Aggregates with `agg`, evaluates the result with `process`.
+    pub fn new(agg: A, process: P) -> Self {
+        Self {
+            agg,
+            process,
+            desc: ValueStateDescriptor::new("window-contents"),
+            _v: PhantomData,
+        }
+    }
+}
+
+impl<K, T, ACC, V, O, W, A, P> WindowContents<K, T, O, W> for AggregateContents<ACC, V, A, P>
+where
+    K: KeyType,
+    ACC: StateValue + Send,
+    V: 'static,
+    W: Window,
+    A: AggregateFunction<T, ACC, V>,
+    P: ProcessWindowFunction<K, V, O, W>,
+{
+    #[inline]
+    fn add(&mut self, backend: &mut HeapKeyedStateBackend<K>, state_window: &W, value: T) -> Result<(), UserError> {
+        let mut s = backend.value(&self.desc, state_window)?;
+        let acc = s.get_or_insert_with(|| self.agg.create_accumulator());
+        self.agg.add(value, acc);
+        Ok(())
+    }
+
+    fn emit(
+        &mut self,
+        backend: &mut HeapKeyedStateBackend<K>,
+        firing: &Firing<'_, K, W>,
+        out: &mut Collector<'_, O>,
+    ) -> Result<(), UserError> {
+        let result = match backend.value(&self.desc, firing.state_window)?.value_ref() {
+            Some(acc) => self.agg.get_result(acc),
+            None => return Ok(()),
+        };
+        call_process(&mut self.process, backend, firing, vec![result], out)
+    }
+
+    fn clear_contents(&mut self, backend: &mut HeapKeyedStateBackend<K>, state_window: &W) -> Result<(), UserError> {
+        backend.value(&self.desc, state_window)?.clear();
+        Ok(())
+    }
+
+    fn clear_function(
+        &mut self,
+        backend: &mut HeapKeyedStateBackend<K>,
+        firing: &Firing<'_, K, W>,
+    ) -> Result<(), UserError> {
+        clear_process(&mut self.process, backend, firing)
+    }
+
+    fn merge(&mut self, backend: &mut HeapKeyedStateBackend<K>, target: &W, sources: &[W]) -> Result<(), UserError> {
+        let mut acc: Option<ACC> = None;
+        for w in sources {
+            if let Some(v) = backend.value(&self.desc, w)?.take() {
+                acc = Some(match acc {
+                    Some(a) => self.agg.merge(a, v),
+                    None => v,
+                });
+            }
+        }
+        if let Some(v) = acc {
+            let mut s = backend.value(&self.desc, target)?;
+            let merged = match s.take() {
+                Some(t) => self.agg.merge(t, v),
+                None => v,
+            };
+            s.update(merged);
+        }
+        Ok(())
+    }
+}
+
+/// Every element of the window, in arrival order, for a process function.
+pub struct ListContents<T, P> {
+    process: P,
+    desc: ListStateDescriptor<T>,
+}
+
+impl<T, P> ListContents<T, P> {
+    /// Evaluates all elements with `process`.
+    pub fn new(process: P) -> Self {
+        Self {
+            process,
+            desc: ListStateDescriptor::new("window-contents"),
+        }
+    }
+}
+
+impl<K, T, O, W, P> WindowContents<K, T, O, W> for ListContents<T, P>
+where
+    K: KeyType,
+    T: StateValue + Send,
+    W: Window,
+    P: ProcessWindowFunction<K, T, O, W>,
+{
+    fn add(&mut self, backend: &mut HeapKeyedStateBackend<K>, state_window: &W, value: T) -> Result<(), UserError> {
+        backend.list(&self.desc, state_window)?.add(value);
+        Ok(())
+    }
+
+    fn emit(
+        &mut self,
+        backend: &mut HeapKeyedStateBackend<K>,
+        firing: &Firing<'_, K, W>,
+        out: &mut Collector<'_, O>,
+    ) -> Result<(), UserError> {
+        let elements = backend.list(&self.desc, firing.state_window)?.get().to_vec();
+        if elements.is_empty() {
+            return Ok(());
+        }
+        call_process(&mut self.process, backend, firing, elements, out)
+    }
+
+    fn clear_contents(&mut self, backend: &mut HeapKeyedStateBackend<K>, state_window: &W) -> Result<(), UserError> {
+        backend.list(&self.desc, state_window)?.clear();
+        Ok(())
+    }
+
+    fn clear_function(
+        &mut self,
+        backend: &mut HeapKeyedStateBackend<K>,
+        firing: &Firing<'_, K, W>,
+    ) -> Result<(), UserError> {
+        clear_process(&mut self.process, backend, firing)
+    }
+
+    fn merge(&mut self, backend: &mut HeapKeyedStateBackend<K>, target: &W, sources: &[W]) -> Result<(), UserError> {
+        let mut all = Vec::new();
+        for w in sources {
+            all.extend(backend.list(&self.desc, w)?.take());
+        }
+        backend.list(&self.desc, target)?.add_all(all);
+        Ok(())
+    }
+}

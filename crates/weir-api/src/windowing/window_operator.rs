@@ -1,0 +1,523 @@
+//! The window operator (Flink's `WindowOperator`): assigns each element of a keyed
+//! stream to windows, keeps their contents in keyed state per window, and asks the
+//! trigger when to emit and purge.
+//!
+//! For every element, for every window the assigner gives (merged first, for session
+//! windows): a window whose cleanup time the watermark has reached is skipped;
+//! otherwise the element is added, the trigger is asked, the window fires and/or is
+//! purged as it says, and a cleanup timer is set at `max_timestamp + allowed_lateness`
+//! (event time) or `max_timestamp` (processing time). An element every window skipped
+//! goes to the late-data side output if it is late (`ts + lateness <= watermark`), else
+//! it is counted as dropped.
+//!
+//! Timers (event time on watermarks, processing time on the task's clock) call the
+//! trigger again; at a window's cleanup time its contents, trigger state and timers
+//! and its window function's per-window state are cleared. Records a window emits carry
+//! `window.max_timestamp()`. The lateness rules are in [`super::lateness`], merging in
+//! [`super::merging`]; this module applies the decisions to state and output.
+
+use super::assigners::{AssignerContext, WindowAssigner};
+use super::contents::{Firing, WindowContents};
+use super::error::WindowError;
+use super::lateness::{cleanup_time, is_element_late, is_window_late};
+use super::merging::MergingWindowSet;
+use super::triggers::{OnMergeContext, Trigger, TriggerContext, TriggerResult};
+use super::window::Window;
+use crate::functions::{Collector, KeyType};
+use std::marker::PhantomData;
+use std::sync::Arc;
+use weir_core::element::WatermarkStatus;
+use weir_core::{StreamRecord, Watermark};
+use weir_runtime::error::{TaskError, UserError};
+use weir_runtime::operator::{Output, ProcessingTimeService, SideOutput};
+use weir_state::{HeapKeyedStateBackend, Timer, TimerService, ValueStateDescriptor, VoidNamespace};
+
+/// What defines a windowed computation besides its function.
+pub struct WindowSpec<K, T, W> {
+    /// The operator's name (for errors).
+    pub name: String,
+    /// Extracts the key.
+    pub key_selector: Arc<dyn Fn(&T) -> K + Send + Sync>,
+    /// Assigns windows.
+    pub assigner: Arc<dyn WindowAssigner<T, W>>,
+    /// Decides firing.
+    pub trigger: Arc<dyn Trigger<K, T, W>>,
+    /// Allowed lateness in ms (event time).
+    pub allowed_lateness: i64,
+}
+
+impl<K, T, W> Clone for WindowSpec<K, T, W> {
+    fn clone(&self) -> Self {
+        Self {
+            name: self.name.clone(),
+            key_selector: self.key_selector.clone(),
+            assigner: self.assigner.clone(),
+            trigger: self.trigger.clone(),
+            allowed_lateness: self.allowed_lateness,
+        }
+    }
+}
+
+/// The window operator of one subtask.
+pub struct WindowOperator<K: KeyType, T, O, W: Window, C> {
+    spec: WindowSpec<K, T, W>,
+    event_time: bool,
+    merging: bool,
+    contents: C,
+    backend: HeapKeyedStateBackend<K>,
+    timers: TimerService<K, W>,
+    processing_time: ProcessingTimeService,
+    out: Box<dyn Output<O>>,
+    late: Option<SideOutput<T>>,
+    late_records_dropped: u64,
+    windows: Vec<W>,
+    merging_desc: ValueStateDescriptor<Vec<(W, W)>>,
+    _o: PhantomData<fn() -> O>,
+}
+
+impl<K, T, O, W, C> WindowOperator<K, T, O, W, C>
+where
+    K: KeyType,
+    T: Clone + 'static,
+    W: Window,
+    C: WindowContents<K, T, O, W>,
+{
+    /// The operator of one subtask, owning the key groups of `backend`; late elements
+    /// go to `late` if the job consumes the late-data side output.
+    pub fn new(
+        spec: WindowSpec<K, T, W>,
+        contents: C,
+        backend: HeapKeyedStateBackend<K>,
+        processing_time: ProcessingTimeService,
+        out: Box<dyn Output<O>>,
+        late: Option<SideOutput<T>>,
+    ) -> Self {
+        Self {
+            event_time: spec.assigner.is_event_time(),
+            merging: spec.assigner.is_merging(),
+            spec,
+            contents,
+            backend,
+            timers: TimerService::new(),
+            processing_time,
+            out,
+            late,
+            late_records_dropped: 0,
+            windows: Vec::new(),
+            merging_desc: ValueStateDescriptor::new("merging-window-set"),
+            _o: PhantomData,
+        }
+    }
+
+    /// Late elements dropped because no late-data side output was set
+    /// (Flink's `numLateRecordsDropped`).
+    pub fn num_late_records_dropped(&self) -> u64 {
+        self.late_records_dropped
+    }
+
+    /// Registered timers (both domains), for tests of cleanup.
+    pub fn num_timers(&self) -> usize {
+        self.timers.len()
+    }
+
+    /// The keyed state, for tests of cleanup.
+    pub fn backend(&self) -> &HeapKeyedStateBackend<K> {
+        &self.backend
+    }
+
+    fn fail(&self, e: impl std::fmt::Display) -> TaskError {
+        TaskError::user(&self.spec.name, e)
+    }
+
+    fn cleanup_time(&self, window: &W) -> i64 {
+        cleanup_time(window.max_timestamp(), self.spec.allowed_lateness, self.event_time)
+    }
+
+    fn is_window_late(&self, window: &W) -> bool {
+        is_window_late(
+            window.max_timestamp(),
+            self.spec.allowed_lateness,
+            self.event_time,
+            self.timers.current_watermark(),
+        )
+    }
+
+    fn load_merging_set(&mut self) -> Result<MergingWindowSet<W>, TaskError> {
+        let mapping = self
+            .backend
+            .value(&self.merging_desc, &VoidNamespace)
+            .map_err(|e| TaskError::user(&self.spec.name, e))?
+            .value()
+            .unwrap_or_default();
+        Ok(MergingWindowSet::new(mapping))
+    }
+
+    fn persist_merging_set(&mut self, set: &MergingWindowSet<W>) -> Result<(), TaskError> {
+        if !set.changed() {
+            return Ok(());
+        }
+        let mut state = self
+            .backend
+            .value(&self.merging_desc, &VoidNamespace)
+            .map_err(|e| TaskError::user(&self.spec.name, e))?;
+        if set.mapping().is_empty() {
+            state.clear();
+        } else {
+            state.update(set.mapping().to_vec());
+        }
+        Ok(())
+    }
+
+    fn trigger_ctx<'a>(
+        key: &'a K,
+        window: &'a W,
+        backend: &'a mut HeapKeyedStateBackend<K>,
+        timers: &'a mut TimerService<K, W>,
+        processing_time: &'a ProcessingTimeService,
+    ) -> TriggerContext<'a, K, W> {
+        TriggerContext {
+            key,
+            window,
+            backend,
+            timers,
+            processing_time,
+        }
+    }
+
+    fn register_cleanup_timer(&mut self, key: &K, window: &W) {
+        let at = self.cleanup_time(window);
+        if at == i64::MAX {
+            return;
+        }
+        if self.event_time {
+            self.timers.register_event_time_timer(key.clone(), window.clone(), at);
+        } else if self
+            .timers
+            .register_processing_time_timer(key.clone(), window.clone(), at)
+        {
+            self.processing_time.register_wakeup(at);
+        }
+    }
+
+    fn emit_contents(&mut self, key: &K, window: &W, state_window: &W) -> Result<(), TaskError> {
+        let firing = Firing {
+            key,
+            window,
+            state_window,
+            watermark: self.timers.current_watermark(),
+            processing_time: self.processing_time.current_processing_time(),
+            merging: self.merging,
+        };
+        let mut out = Collector::new(&mut *self.out, Some(window.max_timestamp()));
+        let r = self.contents.emit(&mut self.backend, &firing, &mut out);
+        if let Some(e) = out.into_error() {
+            return Err(e);
+        }
+        r.map_err(|e| TaskError::user(&self.spec.name, e))
+    }
+
+    /// Adds `value` to `window` (contents in `state_window`) and acts on the trigger.
+    fn add_and_trigger(
+        &mut self,
+        key: &K,
+        window: &W,
+        state_window: &W,
+        value: T,
+        timestamp: i64,
+    ) -> Result<(), TaskError> {
+        // The trigger sees neither the contents nor the element's presence in them,
+        // so asking it before adding is the same as after; the decision is applied
+        // once the element is in.
+        let result = {
+            let mut ctx = Self::trigger_ctx(
+                key,
+                window,
+                &mut self.backend,
+                &mut self.timers,
+                &self.processing_time,
+            );
+            self.spec.trigger.on_element(&value, timestamp, window, &mut ctx)
+        }
+        .map_err(|e| self.fail(e))?;
+        self.contents
+            .add(&mut self.backend, state_window, value)
+            .map_err(|e| TaskError::user(&self.spec.name, e))?;
+        self.apply(result, key, window, state_window)?;
+        self.register_cleanup_timer(key, window);
+        Ok(())
+    }
+
+    fn apply(&mut self, result: TriggerResult, key: &K, window: &W, state_window: &W) -> Result<(), TaskError> {
+        if result.is_fire() {
+            self.emit_contents(key, window, state_window)?;
+        }
+        if result.is_purge() {
+            self.contents
+                .clear_contents(&mut self.backend, state_window)
+                .map_err(|e| TaskError::user(&self.spec.name, e))?;
+        }
+        Ok(())
+    }
+
+    fn process_element(&mut self, record: StreamRecord<T>) -> Result<(), TaskError> {
+        let key = (self.spec.key_selector)(&record.value);
+        self.backend.set_current_key(key.clone()).map_err(|e| self.fail(e))?;
+        let timestamp = record.timestamp.unwrap_or(i64::MIN);
+        let actx = AssignerContext {
+            current_processing_time: self.processing_time.current_processing_time(),
+        };
+        let mut windows = std::mem::take(&mut self.windows);
+        windows.clear();
+        if let Err(e) = self
+            .spec
+            .assigner
+            .assign_windows(&record.value, timestamp, &actx, &mut windows)
+        {
+            return Err(self.fail(e));
+        }
+        let mut value = Some(record.value);
+        let mut skipped = true;
+        let n = windows.len();
+        let result = if self.merging {
+            self.add_to_merging_windows(&key, &windows, &mut value, &mut skipped, timestamp)
+        } else {
+            let mut r = Ok(());
+            for (i, window) in windows.iter().enumerate() {
+                if self.is_window_late(window) {
+                    continue;
+                }
+                skipped = false;
+                let v = if i + 1 == n { value.take() } else { value.clone() };
+                if let Some(v) = v {
+                    r = self.add_and_trigger(&key, window, window, v, timestamp);
+                    if r.is_err() {
+                        break;
+                    }
+                }
+            }
+            r
+        };
+        self.windows = windows;
+        result?;
+        if skipped
+            && is_element_late(
+                timestamp,
+                self.spec.allowed_lateness,
+                self.event_time,
+                self.timers.current_watermark(),
+            )
+        {
+            match (&mut self.late, value) {
+                (Some(late), Some(v)) => late.collect(StreamRecord {
+                    value: v,
+                    timestamp: record.timestamp,
+                })?,
+                _ => self.late_records_dropped += 1,
+            }
+        }
+        Ok(())
+    }
+
+    fn add_to_merging_windows(
+        &mut self,
+        key: &K,
+        windows: &[W],
+        value: &mut Option<T>,
+        skipped: &mut bool,
+        timestamp: i64,
+    ) -> Result<(), TaskError> {
+        let mut set = self.load_merging_set()?;
+        let n = windows.len();
+        for (i, window) in windows.iter().enumerate() {
+            let actual = self.add_window(&mut set, key, window)?;
+            if self.is_window_late(&actual) {
+                set.retire_window(&actual).map_err(|e| self.fail(e))?;
+                continue;
+            }
+            *skipped = false;
+            let state_window = set
+                .state_window(&actual)
+                .cloned()
+                .ok_or_else(|| self.fail(WindowError::NotInFlight(format!("{window:?}"))))?;
+            let v = if i + 1 == n { value.take() } else { value.clone() };
+            if let Some(v) = v {
+                self.add_and_trigger(key, &actual, &state_window, v, timestamp)?;
+            }
+        }
+        self.persist_merging_set(&set)
+    }
+
+    /// Adds `window` to the merging set, merging state, trigger state and timers of the
+    /// windows it merges with.
+    fn add_window(&mut self, set: &mut MergingWindowSet<W>, key: &K, window: &W) -> Result<W, TaskError> {
+        let assigner = self.spec.assigner.clone();
+        let trigger = self.spec.trigger.clone();
+        let event_time = self.event_time;
+        let lateness = self.spec.allowed_lateness;
+        let backend = &mut self.backend;
+        let timers = &mut self.timers;
+        let contents = &mut self.contents;
+        let pts = &self.processing_time;
+        let merge = |result: &W, merged: &[W], state_result: &W, merged_states: &[W]| -> Result<(), UserError> {
+            if event_time && cleanup_time(result.max_timestamp(), lateness, true) <= timers.current_watermark() {
+                return Err(WindowError::MergeBehindWatermark {
+                    watermark: timers.current_watermark(),
+                    window: format!("{result:?}"),
+                }
+                .into());
+            }
+            if !event_time {
+                let now = pts.current_processing_time();
+                if result.max_timestamp() <= now {
+                    return Err(WindowError::MergeBehindProcessingTime {
+                        time: now,
+                        window: format!("{result:?}"),
+                    }
+                    .into());
+                }
+            }
+            let mut mctx = OnMergeContext {
+                ctx: Self::trigger_ctx(key, result, &mut *backend, &mut *timers, pts),
+                merged,
+            };
+            trigger.on_merge(result, &mut mctx)?;
+            for m in merged {
+                let mut ctx = Self::trigger_ctx(key, m, &mut *backend, &mut *timers, pts);
+                trigger.clear(m, &mut ctx)?;
+                let at = cleanup_time(m.max_timestamp(), lateness, event_time);
+                if at != i64::MAX {
+                    if event_time {
+                        timers.delete_event_time_timer(key, m, at);
+                    } else {
+                        timers.delete_processing_time_timer(key, m, at);
+                    }
+                }
+            }
+            contents.merge(&mut *backend, state_result, merged_states)
+        };
+        set.add_window(window.clone(), |ws| assigner.merge_windows(ws), merge)
+            .map_err(|e| TaskError::user(&self.spec.name, e))
+    }
+
+    fn on_timer(&mut self, timer: Timer<K, W>, event_time_timer: bool) -> Result<(), TaskError> {
+        let Timer {
+            timestamp,
+            key,
+            namespace: window,
+        } = timer;
+        self.backend.set_current_key(key.clone()).map_err(|e| self.fail(e))?;
+        let mut set = if self.merging {
+            Some(self.load_merging_set()?)
+        } else {
+            None
+        };
+        let state_window = match &set {
+            Some(s) => match s.state_window(&window) {
+                Some(sw) => sw.clone(),
+                // A timer of a window that is gone: its trigger did not clean up.
+                None => return Ok(()),
+            },
+            None => window.clone(),
+        };
+        let result = {
+            let mut ctx = Self::trigger_ctx(
+                &key,
+                &window,
+                &mut self.backend,
+                &mut self.timers,
+                &self.processing_time,
+            );
+            if event_time_timer {
+                self.spec.trigger.on_event_time(timestamp, &window, &mut ctx)
+            } else {
+                self.spec.trigger.on_processing_time(timestamp, &window, &mut ctx)
+            }
+        }
+        .map_err(|e| self.fail(e))?;
+        self.apply(result, &key, &window, &state_window)?;
+        if self.event_time == event_time_timer && timestamp == self.cleanup_time(&window) {
+            self.clear_all_state(&key, &window, &state_window, set.as_mut())?;
+        }
+        if let Some(s) = &set {
+            self.persist_merging_set(s)?;
+        }
+        Ok(())
+    }
+
+    fn clear_all_state(
+        &mut self,
+        key: &K,
+        window: &W,
+        state_window: &W,
+        set: Option<&mut MergingWindowSet<W>>,
+    ) -> Result<(), TaskError> {
+        let name = self.spec.name.clone();
+        let fail = |e: UserError| TaskError::user(&name, e);
+        self.contents
+            .clear_contents(&mut self.backend, state_window)
+            .map_err(fail)?;
+        {
+            let mut ctx = Self::trigger_ctx(
+                key,
+                window,
+                &mut self.backend,
+                &mut self.timers,
+                &self.processing_time,
+            );
+            self.spec.trigger.clear(window, &mut ctx).map_err(fail)?;
+        }
+        let firing = Firing {
+            key,
+            window,
+            state_window,
+            watermark: self.timers.current_watermark(),
+            processing_time: self.processing_time.current_processing_time(),
+            merging: self.merging,
+        };
+        self.contents
+            .clear_function(&mut self.backend, &firing)
+            .map_err(fail)?;
+        if let Some(set) = set {
+            set.retire_window(window).map_err(|e| TaskError::user(&name, e))?;
+        }
+        Ok(())
+    }
+}
+
+impl<K, T, O, W, C> Output<T> for WindowOperator<K, T, O, W, C>
+where
+    K: KeyType,
+    T: Clone + 'static,
+    W: Window,
+    C: WindowContents<K, T, O, W>,
+{
+    #[inline]
+    fn collect(&mut self, record: StreamRecord<T>) -> Result<(), TaskError> {
+        self.process_element(record)
+    }
+
+    fn emit_watermark(&mut self, watermark: Watermark) -> Result<(), TaskError> {
+        while let Some(timer) = self.timers.advance_and_pop(watermark.0) {
+            self.on_timer(timer, true)?;
+        }
+        self.out.emit_watermark(watermark)
+    }
+
+    fn end_input(&mut self) -> Result<(), TaskError> {
+        self.out.end_input()
+    }
+
+    fn emit_watermark_status(&mut self, status: WatermarkStatus) -> Result<(), TaskError> {
+        self.out.emit_watermark_status(status)
+    }
+
+    fn on_processing_time(&mut self, now: i64) -> Result<(), TaskError> {
+        while let Some(timer) = self.timers.pop_processing_time_timer(now) {
+            self.on_timer(timer, false)?;
+        }
+        self.out.on_processing_time(now)
+    }
+}
+
+#[cfg(test)]
+mod tests;

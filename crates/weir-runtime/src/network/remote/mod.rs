@@ -1,0 +1,290 @@
+//! Data exchange between TaskManager processes over TCP: a consumer's input channel in
+//! one process reads a producer's subpartition in another.
+//!
+//! # Parts
+//!
+//! - [`PartitionId`] names a result partition cluster-wide; a producer makes its
+//!   subpartitions reachable with `NetworkEnvironment::register_partition` (kept in
+//!   the process's `PartitionRegistry`).
+//! - The **data server** (`server`) of a process accepts connections from the other
+//!   processes and serves their partition requests: per requested channel it reads the
+//!   subpartition directly (the subpartition's consumer is the connection instead of
+//!   an in-process gate) and forwards buffers only against the credit the remote
+//!   consumer announced ([`SenderCredit`](super::SenderCredit), exactly as in-process).
+//! - The **client** (`client`) side opens at most one connection per remote address,
+//!   lazily, shared by every remote input channel of the process to that address. A
+//!   remote channel is an input channel of an ordinary
+//!   [`InputGate`](super::InputGate), next to local ones; its gate owns real receive
+//!   buffers (see below) and drives the same [`ReceiverCredits`](super::ReceiverCredits).
+//! - `protocol` encodes and decodes the frames.
+//!
+//! # Wire protocol (version [`PROTOCOL_VERSION`])
+//!
+//! All integers are big-endian. A connection starts with a **handshake**: the client
+//! sends `magic: u32 = MAGIC ("WEIR") | version: u16 | reserved: u16 = 0`; the server
+//! answers with its own 8 bytes of the same layout. A server that reads a wrong magic
+//! logs a warning and closes the connection without answering; a server that reads
+//! another version answers with its hello and a connection-wide `ErrorResponse`
+//! (`VersionMismatch`) and closes. A client that reads a wrong magic or version fails
+//! with [`NetworkError::Connect`].
+//!
+//! Then both directions carry **frames**:
+//!
+//! ```text
+//! frame := length: u32 | type: u8 | body          length = 1 + body length, at most MAX_FRAME_LENGTH
+//!
+//! type 1 PartitionRequest        (client → server)
+//!        channel: u64 | subpartition: u32 | credit: u32 | event_credit: u32
+//!        | job_edge: u32 | producer_subtask: u32 | attempt: u32 | job_id_len: u16 | job_id: utf-8
+//! type 2 AddCredit               (client → server)  channel: u64 | credit: u32 | event_credit: u32
+//! type 3 CancelPartitionRequest  (client → server)  channel: u64
+//! type 4 PartitionRequestAccepted (server → client) channel: u64
+//! type 5 BufferResponse          (server → client)
+//!        channel: u64 | sequence: u64 | backlog: u32 | kind: u8 (0 data buffer, 1 event)
+//!        | size: u32 | bytes[size]    (a buffer's bytes, or the Event in weir_core's codec)
+//! type 6 BacklogAnnouncement     (server → client)  channel: u64 | backlog: u32
+//! type 7 ErrorResponse           (server → client)
+//!        channel: u64 (u64::MAX = the whole connection) | code: u8 | message_len: u32 | message: utf-8
+//! ```
+//!
+//! `channel` is chosen by the client, unique per connection, and names one logical
+//! channel (one subpartition read by one input channel) in every later frame.
+//! `sequence` counts the BufferResponses of a channel from 0; a gap is a protocol
+//! violation that fails the channel. Error codes: 1 PartitionNotFound (the client
+//! retries with backoff until `partition_request_timeout_ms`), 2 ProducerFailed (the
+//! producer went away before EndOfPartition; the consumer sees
+//! [`NetworkError::ProducerReleased`] as
+//! in-process), 3 PartitionReleased (`release_job_partitions`; the same), 4
+//! AlreadyConsumed, 5 InvalidRequest, 6 VersionMismatch.
+//!
+//! # Flow control
+//!
+//! - A request carries the channel's initial credit (its `buffers_per_channel`
+//!   exclusive buffers) and its event window. The server sends a **data buffer** only
+//!   against credit, and every buffer carries the backlog left behind it; a sender at
+//!   zero credit with a backlog sends one **BacklogAnnouncement** (so that channels
+//!   without exclusive buffers get floating ones). The receiver grants floating
+//!   buffers on backlog and returns credit with **AddCredit** when the consumer drops a
+//!   buffer ([`ReceiverCredits`](super::ReceiverCredits), the same state machine as
+//!   in-process).
+//! - **Events** need no buffer credit but are bounded by an event window
+//!   ([`EVENT_WINDOW`] in flight per channel, returned with AddCredit as the consumer
+//!   takes them), so a consumer that never reads cannot make its receive queue grow.
+//! - Receive buffers are real: an input gate with remote channels takes a fixed local
+//!   pool of `remote channels × buffers_per_channel + floating_buffers_per_gate`
+//!   segments from the process's `NetworkBufferPool` (allocated when the gate is
+//!   created) and copies every received data buffer into one of them. Credit
+//!   guarantees the pool never runs dry: a data buffer without a free receive buffer
+//!   is a protocol violation.
+//!
+//! # Invariants
+//!
+//! - A stalled channel never stalls the connection: the client's reader thread never
+//!   blocks on anything but the socket (receive buffers exist by credit, control
+//!   frames are coalesced per channel in a table bounded by the number of channels),
+//!   and the server sends only what the receiver can take.
+//! - No unbounded queue: per connection the server's queue of available channels holds
+//!   each channel at most once, its control queue at most [`MAX_CONTROL_QUEUE`]
+//!   frames (the connection's reader waits beyond); the client's per-channel receive
+//!   queue holds at most its credit in buffers and [`EVENT_WINDOW`] events.
+//! - Per connection, one reader thread and one writer thread on each side; the writers
+//!   batch frames in a `BufWriter` and flush when they run out of work. Locks are
+//!   taken per buffer, never per record.
+//! - Untrusted input never panics: a peer sending garbage (bad magic, unknown frame
+//!   type, length beyond [`MAX_FRAME_LENGTH`], truncated or malformed frame) gets its
+//!   connection closed with a `tracing::warn!`; the server keeps serving the others.
+//! - Losing a connection fails every remote channel on it with
+//!   [`NetworkError::ConnectionLost`] naming the
+//!   address (after the data received before), and releases every subpartition the
+//!   server served on it (their producers see `ConsumerReleased`). A consumer that
+//!   goes away (gate dropped) sends CancelPartitionRequest, with the same effect for
+//!   its channels only.
+//!
+//! Lock order (extends the in-process one): subpartition → server connection queue;
+//! remote channel → gate; the client connection's table is a leaf (nothing else is
+//! locked while it is held).
+
+pub(crate) mod client;
+pub(crate) mod protocol;
+pub(crate) mod server;
+
+#[cfg(test)]
+mod tests;
+
+use super::buffer::{lock, wait_slice};
+use super::cancel::CancelToken;
+use super::environment::SubpartitionHandle;
+use super::error::NetworkError;
+use super::subpartition::{Subpartition, MAX_QUEUED_EVENTS};
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+pub use protocol::{MAGIC, MAX_FRAME_LENGTH, PROTOCOL_VERSION};
+
+/// Events one remote channel may have in flight (sent and not yet taken by the
+/// consumer).
+pub const EVENT_WINDOW: usize = MAX_QUEUED_EVENTS;
+
+/// Control frames a server connection queues before its reader stops reading requests.
+pub const MAX_CONTROL_QUEUE: usize = 1024;
+
+/// Identifies a result partition cluster-wide.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct PartitionId {
+    /// The job (its 32-hex id).
+    pub job_id: String,
+    /// The job edge (intermediate data set) the partition produces.
+    pub job_edge: u32,
+    /// The producing subtask's index.
+    pub producer_subtask: u32,
+    /// The producing execution attempt.
+    pub attempt: u32,
+}
+
+impl fmt::Display for PartitionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}/edge-{}/subtask-{}/attempt-{}",
+            self.job_id, self.job_edge, self.producer_subtask, self.attempt
+        )
+    }
+}
+
+/// One input channel of a gate to create.
+#[derive(Debug, Clone)]
+pub enum ChannelSpec {
+    /// An in-process handle (what `create_input_gate` takes).
+    Handle(SubpartitionHandle),
+    /// A partition registered in THIS process's environment (possibly later: wait for
+    /// it).
+    Local {
+        /// The partition.
+        partition: PartitionId,
+        /// The subpartition to read.
+        subpartition: u32,
+    },
+    /// A partition in another process, reached through its data server at `address`
+    /// (`host:port`).
+    Remote {
+        /// The producer's data server.
+        address: String,
+        /// The partition.
+        partition: PartitionId,
+        /// The subpartition to read.
+        subpartition: u32,
+    },
+}
+
+/// What a registry lookup found.
+pub(crate) enum Lookup {
+    /// The subpartition.
+    Found(Arc<Subpartition>),
+    /// The partition is not registered (yet, or any more).
+    NotFound,
+    /// The partition exists but has no such subpartition.
+    NoSuchSubpartition(usize),
+}
+
+/// The partitions of one process that Local and Remote consumers can reach.
+#[derive(Default)]
+pub(crate) struct PartitionRegistry {
+    partitions: Mutex<HashMap<PartitionId, Vec<SubpartitionHandle>>>,
+    registered: Condvar,
+}
+
+impl PartitionRegistry {
+    /// Registers `id`; fails if it is registered already.
+    pub(crate) fn register(&self, id: PartitionId, handles: Vec<SubpartitionHandle>) -> Result<(), NetworkError> {
+        if handles.is_empty() {
+            return Err(NetworkError::InvalidArgument(format!(
+                "partition {id} has no subpartitions"
+            )));
+        }
+        let mut map = lock(&self.partitions);
+        if map.contains_key(&id) {
+            return Err(NetworkError::InvalidArgument(format!(
+                "partition {id} is registered already"
+            )));
+        }
+        map.insert(id, handles);
+        drop(map);
+        self.registered.notify_all();
+        Ok(())
+    }
+
+    /// Finds subpartition `subpartition` of `id`.
+    pub(crate) fn lookup(&self, id: &PartitionId, subpartition: u32) -> Lookup {
+        let map = lock(&self.partitions);
+        match map.get(id) {
+            None => Lookup::NotFound,
+            Some(handles) => match handles.get(subpartition as usize) {
+                Some(h) => Lookup::Found(h.inner.clone()),
+                None => Lookup::NoSuchSubpartition(handles.len()),
+            },
+        }
+    }
+
+    /// Drops every partition of `job_id`.
+    pub(crate) fn remove_job(&self, job_id: &str) {
+        let removed: Vec<_> = {
+            let mut map = lock(&self.partitions);
+            let ids: Vec<PartitionId> = map.keys().filter(|id| id.job_id == job_id).cloned().collect();
+            ids.into_iter().filter_map(|id| map.remove(&id)).collect()
+        };
+        drop(removed);
+    }
+
+    /// Number of registered partitions.
+    pub(crate) fn len(&self) -> usize {
+        lock(&self.partitions).len()
+    }
+
+    /// Waits until `id` is registered (or `deadline`, or `cancel`) and returns the
+    /// subpartition.
+    pub(crate) fn wait_for(
+        &self,
+        id: &PartitionId,
+        subpartition: u32,
+        deadline: Instant,
+        timeout: Duration,
+        cancel: &CancelToken,
+    ) -> Result<Arc<Subpartition>, NetworkError> {
+        let mut map = lock(&self.partitions);
+        loop {
+            if let Some(handles) = map.get(id) {
+                return match handles.get(subpartition as usize) {
+                    Some(h) => Ok(h.inner.clone()),
+                    None => Err(NetworkError::InvalidArgument(format!(
+                        "partition {id} has {} subpartitions, not {}",
+                        handles.len(),
+                        subpartition as u64 + 1
+                    ))),
+                };
+            }
+            if cancel.is_cancelled() {
+                return Err(NetworkError::Cancelled);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(NetworkError::PartitionNotFound {
+                    partition: id.to_string(),
+                    subpartition,
+                    address: "local".into(),
+                    timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+                });
+            }
+            map = wait_slice(&self.registered, map, deadline - now);
+        }
+    }
+}
+
+impl fmt::Debug for PartitionRegistry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PartitionRegistry")
+            .field("partitions", &self.len())
+            .finish()
+    }
+}

@@ -1,0 +1,845 @@
+//! Scenarios of remote channels: two (or three) NetworkEnvironments in one test
+//! process, each with its data server on 127.0.0.1:0, exchanging over real TCP.
+
+use super::protocol::{self, ControlFrame, ErrorCode, Frame};
+use crate::network::*;
+use crate::partitioner::{ChannelSelector, CustomPartitioner};
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+use weir_core::{Event, StreamRecord, Watermark};
+
+const JOB: &str = "00000000000000000000000000000abc";
+
+struct Node {
+    env: Arc<NetworkEnvironment>,
+    addr: String,
+}
+
+fn config() -> NetworkConfig {
+    NetworkConfig {
+        segment_size: 256,
+        total_buffers: 256,
+        partition_request_timeout_ms: 5_000,
+        ..NetworkConfig::default()
+    }
+}
+
+fn node(config: NetworkConfig) -> Node {
+    let env = NetworkEnvironment::new(config);
+    let addr = env.start_data_server("127.0.0.1:0").unwrap().to_string();
+    Node { env, addr }
+}
+
+fn pid(edge: u32, subtask: u32) -> PartitionId {
+    PartitionId {
+        job_id: JOB.into(),
+        job_edge: edge,
+        producer_subtask: subtask,
+        attempt: 0,
+    }
+}
+
+fn remote(addr: &str, partition: PartitionId, subpartition: u32) -> ChannelSpec {
+    ChannelSpec::Remote {
+        address: addr.to_owned(),
+        partition,
+        subpartition,
+    }
+}
+
+/// Routes `(channel, seq)` records by their first field.
+fn by_channel() -> Box<dyn ChannelSelector<(u32, u64)>> {
+    Box::new(CustomPartitioner::new(Arc::new(|r: &(u32, u64), _n| r.0 as usize)))
+}
+
+/// Writes `records` records `(seq % n, seq)` with timestamp `seq` round-robin over the
+/// partition's `n` subpartitions, a watermark to all after every `every`-th, then
+/// EndOfPartition.
+fn produce(w: ResultPartitionWriter, records: u64, every: u64) -> thread::JoinHandle<Duration> {
+    thread::spawn(move || {
+        let n = w.num_subpartitions() as u64;
+        let mut writer = RecordWriter::new(w, by_channel());
+        for seq in 0..records {
+            writer
+                .emit(&StreamRecord::with_timestamp(((seq % n) as u32, seq), seq as i64))
+                .unwrap();
+            if seq % every == every - 1 {
+                writer.broadcast_event(Event::Watermark(Watermark(seq as i64))).unwrap();
+            }
+        }
+        writer.broadcast_event(Event::EndOfPartition).unwrap();
+        writer.backpressured_time()
+    })
+}
+
+/// What [`read_all`] returns for a [`produce`]d partition of `n` subpartitions.
+fn expected(n: u64, records: u64, every: u64) -> Vec<Vec<String>> {
+    (0..n)
+        .map(|c| {
+            let mut out = Vec::new();
+            for seq in 0..records {
+                if seq % n == c {
+                    out.push(format!("r{seq}"));
+                }
+                if seq % every == every - 1 {
+                    out.push(format!("w{seq}"));
+                }
+            }
+            out.push("end".into());
+            out
+        })
+        .collect()
+}
+
+/// Everything a reader delivers, per channel, as `r<seq>`, `w<watermark>` and `end`.
+fn read_all(reader: &mut RecordReader<(u32, u64)>) -> Result<Vec<Vec<String>>, NetworkError> {
+    let mut out = vec![Vec::new(); reader.num_channels()];
+    loop {
+        match reader.next(Some(Duration::from_secs(10)))? {
+            ReaderEvent::Record(r) => {
+                let ch = reader.current_channel().unwrap();
+                assert_eq!(r.timestamp, Some(r.value.1 as i64), "timestamps travel");
+                out[ch].push(format!("r{}", r.value.1));
+            }
+            ReaderEvent::Event {
+                channel,
+                event: Event::Watermark(w),
+            } => out[channel].push(format!("w{}", w.0)),
+            ReaderEvent::Event {
+                channel,
+                event: Event::EndOfPartition,
+            } => out[channel].push("end".into()),
+            ReaderEvent::Event { channel, event } => out[channel].push(format!("{event:?}")),
+            ReaderEvent::Timeout => panic!("timed out: {}", reader.gate().debug_state()),
+            ReaderEvent::Finished => return Ok(out),
+        }
+    }
+}
+
+fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !f() {
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "timed out waiting until {what}"
+        );
+        thread::sleep(Duration::from_millis(2));
+    }
+}
+
+fn data_buffer(w: &mut ResultPartitionWriter, byte: u8) -> Buffer {
+    let mut b = w.request_buffer().unwrap();
+    b.append(&[byte]);
+    b
+}
+
+#[test]
+fn remote_channel_delivers_records_and_events_in_order() {
+    let a = node(config());
+    let b = node(config());
+    let (w, subs) = a.env.create_result_partition(2, CancelToken::new()).unwrap();
+    a.env.register_partition(pid(1, 0), subs).unwrap();
+    let specs = vec![remote(&a.addr, pid(1, 0), 0), remote(&a.addr, pid(1, 0), 1)];
+    let gate = b.env.create_input_gate_from_specs(specs, CancelToken::new()).unwrap();
+    assert_eq!(gate.num_remote_channels(), 2);
+    let producer = produce(w, 5_000, 1_000);
+    let mut reader = RecordReader::<(u32, u64)>::new(gate);
+    assert_eq!(read_all(&mut reader).unwrap(), expected(2, 5_000, 1_000));
+    assert!(reader.is_finished());
+    producer.join().unwrap();
+    assert_eq!((b.env.num_connections(), a.env.num_server_connections()), (1, 1));
+    assert_eq!(
+        b.env.num_registered_remote_channels(),
+        0,
+        "ended channels leave the connection"
+    );
+    drop(reader);
+    wait_until("every buffer is recycled", || {
+        a.env.buffers_in_use() == 0 && b.env.buffers_in_use() == 0
+    });
+    assert_eq!(
+        b.env.available_buffers(),
+        b.env.total_buffers(),
+        "receive buffers returned"
+    );
+}
+
+#[test]
+fn many_channels_share_one_connection_and_a_stalled_channel_does_not_stall_it() {
+    let cfg = NetworkConfig {
+        segment_size: 128,
+        ..config()
+    };
+    let a = node(cfg.clone());
+    let b = node(cfg);
+    let (stalled_w, s) = a.env.create_result_partition(1, CancelToken::new()).unwrap();
+    a.env.register_partition(pid(1, 0), s).unwrap();
+    let (w, subs) = a.env.create_result_partition(4, CancelToken::new()).unwrap();
+    a.env.register_partition(pid(2, 0), subs).unwrap();
+    // This gate is never read.
+    let stalled_gate = b
+        .env
+        .create_input_gate_from_specs(vec![remote(&a.addr, pid(1, 0), 0)], CancelToken::new())
+        .unwrap();
+    let specs = (0..4).map(|i| remote(&a.addr, pid(2, 0), i)).collect();
+    let gate = b.env.create_input_gate_from_specs(specs, CancelToken::new()).unwrap();
+    assert_eq!(b.env.num_connections(), 1, "one connection per remote address");
+    assert_eq!(a.env.num_server_connections(), 1);
+    let stalled_producer = thread::spawn(move || {
+        let mut writer = RecordWriter::<(u32, u64)>::new(stalled_w, by_channel());
+        let mut n = 0u64;
+        loop {
+            match writer.emit(&StreamRecord::with_timestamp((0, n), n as i64)) {
+                Ok(()) => n += 1,
+                Err(e) => return (n, e),
+            }
+        }
+    });
+    // The stalled channel fills its credit and its producer's share of the pool.
+    thread::sleep(Duration::from_millis(100));
+    let producer = produce(w, 20_000, 2_000);
+    let mut reader = RecordReader::<(u32, u64)>::new(gate);
+    assert_eq!(read_all(&mut reader).unwrap(), expected(4, 20_000, 2_000));
+    producer.join().unwrap();
+    assert!(!stalled_producer.is_finished(), "the stalled producer is backpressured");
+    assert_eq!(b.env.num_connections(), 1);
+    // Dropping the stalled consumer releases its producer, as in-process.
+    drop(stalled_gate);
+    let (written, err) = stalled_producer.join().unwrap();
+    assert_eq!(err, NetworkError::ConsumerReleased { subpartition: 0 });
+    assert!(written > 100, "the stalled channel moved some data before it stalled");
+}
+
+#[test]
+fn a_remote_request_before_the_producer_registers_waits_and_then_succeeds() {
+    let a = node(config());
+    let b = node(config());
+    let creator = {
+        let (env, addr) = (b.env.clone(), a.addr.clone());
+        thread::spawn(move || {
+            let specs = vec![remote(&addr, pid(3, 1), 0), remote(&addr, pid(3, 1), 1)];
+            env.create_input_gate_from_specs(specs, CancelToken::new())
+        })
+    };
+    thread::sleep(Duration::from_millis(150));
+    assert!(!creator.is_finished(), "the consumer waits for the producer");
+    let (w, subs) = a.env.create_result_partition(2, CancelToken::new()).unwrap();
+    let producer = produce(w, 1_000, 100);
+    a.env.register_partition(pid(3, 1), subs).unwrap();
+    let gate = creator.join().unwrap().unwrap();
+    let mut reader = RecordReader::<(u32, u64)>::new(gate);
+    assert_eq!(read_all(&mut reader).unwrap(), expected(2, 1_000, 100));
+    producer.join().unwrap();
+}
+
+#[test]
+fn a_partition_that_never_registers_fails_with_partition_not_found() {
+    let cfg = NetworkConfig {
+        partition_request_timeout_ms: 300,
+        ..config()
+    };
+    let a = node(cfg.clone());
+    let b = node(cfg);
+    let start = Instant::now();
+    let err = b
+        .env
+        .create_input_gate_from_specs(vec![remote(&a.addr, pid(9, 0), 0)], CancelToken::new())
+        .unwrap_err();
+    let took = start.elapsed();
+    assert_eq!(
+        err,
+        NetworkError::PartitionNotFound {
+            partition: pid(9, 0).to_string(),
+            subpartition: 0,
+            address: a.addr.clone(),
+            timeout_ms: 300,
+        }
+    );
+    assert!(
+        took >= Duration::from_millis(300) && took < Duration::from_secs(3),
+        "{took:?}"
+    );
+    assert_eq!(
+        b.env.num_registered_remote_channels(),
+        0,
+        "the failed gate left nothing behind"
+    );
+    // A request timeout of zero still asks once.
+    let (_w, subs) = a.env.create_result_partition(1, CancelToken::new()).unwrap();
+    a.env.register_partition(pid(8, 0), subs).unwrap();
+    let zero = node(NetworkConfig {
+        partition_request_timeout_ms: 0,
+        ..config()
+    });
+    assert!(zero
+        .env
+        .create_input_gate_from_specs(vec![remote(&a.addr, pid(8, 0), 0)], CancelToken::new())
+        .is_ok());
+    let local = b.env.create_input_gate_from_specs(
+        vec![ChannelSpec::Local {
+            partition: pid(9, 0),
+            subpartition: 0,
+        }],
+        CancelToken::new(),
+    );
+    assert!(matches!(local, Err(NetworkError::PartitionNotFound { ref address, .. }) if address == "local"));
+    // Cancelling the consumer ends the wait at once.
+    let cancel = CancelToken::new();
+    let creator = {
+        let (env, addr, cancel) = (b.env.clone(), a.addr.clone(), cancel.clone());
+        thread::spawn(move || env.create_input_gate_from_specs(vec![remote(&addr, pid(9, 1), 0)], cancel))
+    };
+    thread::sleep(Duration::from_millis(100));
+    let cancelled_at = Instant::now();
+    cancel.cancel();
+    assert_eq!(creator.join().unwrap().unwrap_err(), NetworkError::Cancelled);
+    assert!(cancelled_at.elapsed() < Duration::from_millis(200));
+}
+
+/// A raw connection to a data server.
+fn raw(addr: &str) -> TcpStream {
+    let s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s
+}
+
+/// Reads until the server closes the connection; returns what it sent.
+fn read_until_closed(s: &mut TcpStream) -> Vec<u8> {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 256];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => return got,
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => return got,
+            Err(e) => panic!("the server did not close the connection: {e}"),
+        }
+    }
+}
+
+#[test]
+fn garbage_and_a_wrong_magic_close_only_that_connection() {
+    let a = node(config());
+    let b = node(config());
+    let with_hello = |frame: &[u8]| {
+        let mut bytes = protocol::hello().to_vec();
+        bytes.extend_from_slice(frame);
+        bytes
+    };
+    let mut truncated = protocol::encode_control(&ControlFrame::AddCredit {
+        channel: 1,
+        credit: 1,
+        event_credit: 0,
+    });
+    truncated.truncate(9);
+    let mut buffer_from_client = Vec::new();
+    protocol::write_buffer(&mut buffer_from_client, 0, 0, 0, protocol::KIND_DATA, b"x").unwrap();
+    let attacks: Vec<(&str, Vec<u8>)> = vec![
+        ("http", b"GET / HTTP/1.1\r\nHost: weir\r\n\r\n".to_vec()),
+        ("wrong magic", vec![0xde, 0xad, 0xbe, 0xef, 0, 1, 0, 0]),
+        ("unknown frame type", with_hello(&[0, 0, 0, 1, 42])),
+        ("oversized length", with_hello(&[0x7f, 0xff, 0xff, 0xff, 1])),
+        ("zero length", with_hello(&[0, 0, 0, 0, 1])),
+        ("truncated frame", with_hello(&truncated)),
+        ("buffer from a client", with_hello(&buffer_from_client)),
+    ];
+    // A well-behaved connection stays open alongside the attacks.
+    let (w, subs) = a.env.create_result_partition(1, CancelToken::new()).unwrap();
+    a.env.register_partition(pid(1, 0), subs).unwrap();
+    let gate = b
+        .env
+        .create_input_gate_from_specs(vec![remote(&a.addr, pid(1, 0), 0)], CancelToken::new())
+        .unwrap();
+    for (name, bytes) in attacks {
+        let mut s = raw(&a.addr);
+        s.write_all(&bytes).unwrap();
+        if name == "truncated frame" {
+            s.shutdown(Shutdown::Write).unwrap();
+        }
+        let answer = read_until_closed(&mut s);
+        if name.contains("magic") || name == "http" {
+            assert!(answer.is_empty(), "{name}: no answer to a stranger");
+        } else {
+            assert_eq!(answer, protocol::hello(), "{name}: only the hello");
+        }
+    }
+    wait_until("the attackers' connections are gone", || {
+        a.env.num_server_connections() == 1
+    });
+    let producer = produce(w, 500, 100);
+    let mut reader = RecordReader::<(u32, u64)>::new(gate);
+    assert_eq!(read_all(&mut reader).unwrap(), expected(1, 500, 100));
+    producer.join().unwrap();
+    // And new requests are still served.
+    let (w, subs) = a.env.create_result_partition(1, CancelToken::new()).unwrap();
+    a.env.register_partition(pid(2, 0), subs).unwrap();
+    let gate = b
+        .env
+        .create_input_gate_from_specs(vec![remote(&a.addr, pid(2, 0), 0)], CancelToken::new())
+        .unwrap();
+    let producer = produce(w, 100, 10);
+    assert_eq!(read_all(&mut RecordReader::new(gate)).unwrap(), expected(1, 100, 10));
+    producer.join().unwrap();
+}
+
+#[test]
+fn a_protocol_version_mismatch_is_rejected_with_a_clear_error() {
+    let a = node(config());
+    // A client of another version gets the server's hello and a connection-wide error.
+    let mut s = raw(&a.addr);
+    let mut hello = protocol::hello();
+    hello[4..6].copy_from_slice(&99u16.to_be_bytes());
+    s.write_all(&hello).unwrap();
+    let answer = read_until_closed(&mut s);
+    assert_eq!(answer[..8], protocol::hello());
+    let mut rest = &answer[8..];
+    match protocol::read_frame(&mut rest, &mut Vec::new()).unwrap() {
+        Some(Frame::Control(ControlFrame::ErrorResponse {
+            channel: None,
+            code: ErrorCode::VersionMismatch,
+            message,
+        })) => assert!(message.contains("version 1") && message.contains("99"), "{message}"),
+        other => panic!("unexpected {other:?}"),
+    }
+    // A server of another version, or no Weir server at all, fails the client.
+    let fake = |answer: Vec<u8>| {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        thread::spawn(move || {
+            let (mut s, _) = listener.accept().unwrap();
+            let mut hello = [0u8; 8];
+            s.read_exact(&mut hello).unwrap();
+            s.write_all(&answer).unwrap();
+            thread::sleep(Duration::from_millis(100));
+        });
+        addr
+    };
+    let b = node(config());
+    let mut other_version = protocol::hello().to_vec();
+    other_version[4..6].copy_from_slice(&7u16.to_be_bytes());
+    for (answer, reason) in [
+        (other_version, "protocol version mismatch"),
+        (b"HTTP/1.1".to_vec(), "bad magic"),
+        (Vec::new(), "no handshake answer"),
+    ] {
+        let addr = fake(answer);
+        let err = b
+            .env
+            .create_input_gate_from_specs(vec![remote(&addr, pid(1, 0), 0)], CancelToken::new())
+            .unwrap_err();
+        match err {
+            NetworkError::Connect { address, reason: r } => {
+                assert_eq!(address, addr);
+                assert!(r.contains(reason), "{r}");
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(b.env.num_connections(), 0);
+}
+
+#[test]
+fn losing_the_connection_fails_the_consumer_with_connection_lost() {
+    let a = node(config());
+    let b = node(config());
+    let (mut w, subs) = a.env.create_result_partition(1, CancelToken::new()).unwrap();
+    a.env.register_partition(pid(1, 0), subs).unwrap();
+    let mut gate = b
+        .env
+        .create_input_gate_from_specs(vec![remote(&a.addr, pid(1, 0), 0)], CancelToken::new())
+        .unwrap();
+    let buf = data_buffer(&mut w, 7);
+    w.add_buffer(0, buf).unwrap();
+    let got = gate.poll_next(Some(Duration::from_secs(5))).unwrap();
+    assert!(matches!(got, Some((0, BufferOrEvent::Buffer(ref b))) if b[..] == [7]));
+    drop(got);
+    // The producer's TaskManager goes away.
+    let addr = a.addr.clone();
+    drop(a);
+    match gate.poll_next(Some(Duration::from_secs(5))) {
+        Err(NetworkError::ConnectionLost { address, .. }) => assert_eq!(address, addr),
+        other => panic!("unexpected {other:?}"),
+    }
+    assert_eq!(b.env.num_connections(), 0);
+    // The producer sees its consumer gone.
+    let buf = data_buffer(&mut w, 8);
+    assert_eq!(
+        w.add_buffer(0, buf),
+        Err(NetworkError::ConsumerReleased { subpartition: 0 })
+    );
+    // A new gate to the dead address fails to connect.
+    let err = b
+        .env
+        .create_input_gate_from_specs(vec![remote(&addr, pid(1, 0), 0)], CancelToken::new())
+        .unwrap_err();
+    assert!(matches!(err, NetworkError::Connect { .. }), "{err:?}");
+}
+
+#[test]
+fn a_fast_remote_producer_with_a_slow_consumer_stays_within_the_pools() {
+    let cfg = NetworkConfig {
+        segment_size: 256,
+        total_buffers: 64,
+        ..config()
+    };
+    let (exclusive, floating) = (cfg.buffers_per_channel, cfg.floating_buffers_per_gate);
+    let a = node(cfg.clone());
+    let b = node(cfg);
+    let (w, subs) = a.env.create_result_partition(2, CancelToken::new()).unwrap();
+    let producer_pool = w.pool_size();
+    a.env.register_partition(pid(1, 0), subs).unwrap();
+    let specs = vec![remote(&a.addr, pid(1, 0), 0), remote(&a.addr, pid(1, 0), 1)];
+    let gate = b.env.create_input_gate_from_specs(specs, CancelToken::new()).unwrap();
+    let receive_pool = 2 * exclusive + floating;
+    let done = Arc::new(AtomicBool::new(false));
+    let peaks = Arc::new([AtomicUsize::new(0), AtomicUsize::new(0)]);
+    let monitor = {
+        let (ea, eb, done, peaks) = (a.env.clone(), b.env.clone(), done.clone(), peaks.clone());
+        thread::spawn(move || {
+            while !done.load(Ordering::Relaxed) {
+                peaks[0].fetch_max(ea.buffers_in_use(), Ordering::Relaxed);
+                peaks[1].fetch_max(eb.buffers_in_use(), Ordering::Relaxed);
+                thread::sleep(Duration::from_micros(200));
+            }
+        })
+    };
+    let producer = produce(w, 20_000, 5_000);
+    let mut reader = RecordReader::<(u32, u64)>::new(gate);
+    let mut count = 0;
+    loop {
+        match reader.next(Some(Duration::from_secs(10))).unwrap() {
+            ReaderEvent::Record(_) => {
+                count += 1;
+                if count % 500 == 0 {
+                    thread::sleep(Duration::from_millis(1));
+                }
+            }
+            ReaderEvent::Event { .. } => {}
+            ReaderEvent::Finished => break,
+            ReaderEvent::Timeout => panic!("timed out: {}", reader.gate().debug_state()),
+        }
+    }
+    let backpressured = producer.join().unwrap();
+    done.store(true, Ordering::Relaxed);
+    monitor.join().unwrap();
+    assert_eq!(count, 20_000);
+    assert!(backpressured > Duration::ZERO, "the producer was backpressured");
+    let (peak_a, peak_b) = (peaks[0].load(Ordering::Relaxed), peaks[1].load(Ordering::Relaxed));
+    assert!(
+        peak_a <= producer_pool,
+        "sender: {peak_a} buffers in use, pool of {producer_pool}"
+    );
+    assert!(
+        peak_b <= receive_pool,
+        "receiver: {peak_b} buffers in use, {receive_pool} receive buffers"
+    );
+    assert!(peak_b > 0);
+    drop(reader);
+    wait_until("every buffer is back", || {
+        a.env.buffers_in_use() == 0 && b.env.available_buffers() == b.env.total_buffers()
+    });
+}
+
+#[test]
+fn local_specs_resolve_registered_partitions() {
+    let a = node(config());
+    let (w, subs) = a.env.create_result_partition(2, CancelToken::new()).unwrap();
+    a.env.register_partition(pid(1, 0), subs).unwrap();
+    let specs = (0..2)
+        .map(|i| ChannelSpec::Local {
+            partition: pid(1, 0),
+            subpartition: i,
+        })
+        .collect();
+    let gate = a.env.create_input_gate_from_specs(specs, CancelToken::new()).unwrap();
+    assert_eq!(gate.num_remote_channels(), 0);
+    let producer = produce(w, 2_000, 500);
+    assert_eq!(read_all(&mut RecordReader::new(gate)).unwrap(), expected(2, 2_000, 500));
+    producer.join().unwrap();
+    // A Local spec waits for a partition registered later, and each subpartition is
+    // read by one gate only.
+    let creator = {
+        let env = a.env.clone();
+        thread::spawn(move || {
+            let spec = ChannelSpec::Local {
+                partition: pid(2, 0),
+                subpartition: 0,
+            };
+            env.create_input_gate_from_specs(vec![spec], CancelToken::new())
+        })
+    };
+    thread::sleep(Duration::from_millis(50));
+    let (w, subs) = a.env.create_result_partition(1, CancelToken::new()).unwrap();
+    a.env.register_partition(pid(2, 0), subs.clone()).unwrap();
+    assert!(matches!(
+        a.env.register_partition(pid(2, 0), subs.clone()),
+        Err(NetworkError::InvalidArgument(_))
+    ));
+    let gate = creator.join().unwrap().unwrap();
+    assert!(matches!(
+        a.env
+            .create_input_gate_from_specs(vec![ChannelSpec::Handle(subs[0].clone())], CancelToken::new()),
+        Err(NetworkError::AlreadyConnected { .. })
+    ));
+    let producer = produce(w, 100, 50);
+    assert_eq!(read_all(&mut RecordReader::new(gate)).unwrap(), expected(1, 100, 50));
+    producer.join().unwrap();
+}
+
+#[test]
+fn a_gate_mixes_handle_local_and_remote_channels() {
+    let a = node(config());
+    let b = node(config());
+    let (w0, mut h) = b.env.create_result_partition(1, CancelToken::new()).unwrap();
+    let (w1, subs) = b.env.create_result_partition(1, CancelToken::new()).unwrap();
+    b.env.register_partition(pid(1, 1), subs).unwrap();
+    let (w2, subs) = a.env.create_result_partition(1, CancelToken::new()).unwrap();
+    a.env.register_partition(pid(1, 2), subs).unwrap();
+    let specs = vec![
+        ChannelSpec::Handle(h.remove(0)),
+        ChannelSpec::Local {
+            partition: pid(1, 1),
+            subpartition: 0,
+        },
+        remote(&a.addr, pid(1, 2), 0),
+    ];
+    let gate = b.env.create_input_gate_from_specs(specs, CancelToken::new()).unwrap();
+    assert_eq!((gate.num_channels(), gate.num_remote_channels()), (3, 1));
+    let producers: Vec<_> = [w0, w1, w2].into_iter().map(|w| produce(w, 3_000, 1_000)).collect();
+    let got = read_all(&mut RecordReader::new(gate)).unwrap();
+    for ch in got {
+        assert_eq!(ch, expected(1, 3_000, 1_000)[0]);
+    }
+    for p in producers {
+        p.join().unwrap();
+    }
+}
+
+#[test]
+fn dropping_a_remote_gate_releases_the_producer() {
+    let a = node(config());
+    let b = node(config());
+    let (mut w, subs) = a.env.create_result_partition(1, CancelToken::new()).unwrap();
+    a.env.register_partition(pid(1, 0), subs).unwrap();
+    let gate = b
+        .env
+        .create_input_gate_from_specs(vec![remote(&a.addr, pid(1, 0), 0)], CancelToken::new())
+        .unwrap();
+    let buf = data_buffer(&mut w, 1);
+    w.add_buffer(0, buf).unwrap();
+    assert_eq!(b.env.num_registered_remote_channels(), 1);
+    drop(gate);
+    assert_eq!(b.env.num_registered_remote_channels(), 0);
+    let start = Instant::now();
+    loop {
+        let buf = data_buffer(&mut w, 2);
+        match w.add_buffer(0, buf) {
+            Err(NetworkError::ConsumerReleased { subpartition: 0 }) => break,
+            Ok(()) => thread::sleep(Duration::from_millis(2)),
+            Err(e) => panic!("unexpected {e:?}"),
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "the producer was never released"
+        );
+    }
+    assert_eq!(w.buffers_in_use(), 0, "the queued buffers were recycled");
+    assert_eq!(b.env.num_connections(), 1, "the connection stays for other channels");
+}
+
+#[test]
+fn a_failed_remote_producer_fails_the_consumer_with_producer_released() {
+    let a = node(config());
+    let b = node(config());
+    let (mut w, subs) = a.env.create_result_partition(1, CancelToken::new()).unwrap();
+    a.env.register_partition(pid(1, 0), subs).unwrap();
+    let mut gate = b
+        .env
+        .create_input_gate_from_specs(vec![remote(&a.addr, pid(1, 0), 0)], CancelToken::new())
+        .unwrap();
+    for i in 0..3 {
+        let buf = data_buffer(&mut w, i);
+        w.add_buffer(0, buf).unwrap();
+    }
+    drop(w);
+    let mut bytes = Vec::new();
+    let err = loop {
+        match gate.poll_next(Some(Duration::from_secs(5))) {
+            Ok(Some((_, BufferOrEvent::Buffer(b)))) => bytes.push(b[0]),
+            Ok(other) => panic!("unexpected {other:?}"),
+            Err(e) => break e,
+        }
+    };
+    assert_eq!(bytes, vec![0, 1, 2], "what was sent before the failure arrives first");
+    assert_eq!(err, NetworkError::ProducerReleased { channel: 0 });
+}
+
+#[test]
+fn releasing_a_jobs_partitions_ends_their_remote_readers() {
+    let cfg = NetworkConfig {
+        partition_request_timeout_ms: 200,
+        ..config()
+    };
+    let a = node(cfg.clone());
+    let b = node(cfg);
+    let (mut w, subs) = a.env.create_result_partition(1, CancelToken::new()).unwrap();
+    a.env.register_partition(pid(1, 0), subs).unwrap();
+    let mut gate = b
+        .env
+        .create_input_gate_from_specs(vec![remote(&a.addr, pid(1, 0), 0)], CancelToken::new())
+        .unwrap();
+    let buf = data_buffer(&mut w, 1);
+    w.add_buffer(0, buf).unwrap();
+    assert!(gate.poll_next(Some(Duration::from_secs(5))).unwrap().is_some());
+    a.env.release_job_partitions("another job");
+    assert_eq!(a.env.num_registered_partitions(), 1);
+    a.env.release_job_partitions(JOB);
+    assert_eq!(a.env.num_registered_partitions(), 0);
+    assert_eq!(
+        gate.poll_next(Some(Duration::from_secs(5))).unwrap_err(),
+        NetworkError::ProducerReleased { channel: 0 }
+    );
+    let buf = data_buffer(&mut w, 2);
+    assert_eq!(
+        w.add_buffer(0, buf),
+        Err(NetworkError::ConsumerReleased { subpartition: 0 })
+    );
+    assert!(matches!(
+        b.env
+            .create_input_gate_from_specs(vec![remote(&a.addr, pid(1, 0), 0)], CancelToken::new()),
+        Err(NetworkError::PartitionNotFound { .. })
+    ));
+}
+
+#[test]
+fn a_consumer_reads_from_two_processes_over_two_connections() {
+    let a = node(config());
+    let c = node(config());
+    let b = node(config());
+    let (wa, s) = a.env.create_result_partition(1, CancelToken::new()).unwrap();
+    a.env.register_partition(pid(1, 0), s).unwrap();
+    let (wc, s) = c.env.create_result_partition(1, CancelToken::new()).unwrap();
+    c.env.register_partition(pid(1, 1), s).unwrap();
+    let specs = vec![remote(&a.addr, pid(1, 0), 0), remote(&c.addr, pid(1, 1), 0)];
+    let gate = b.env.create_input_gate_from_specs(specs, CancelToken::new()).unwrap();
+    assert_eq!(b.env.num_connections(), 2);
+    let producers = [produce(wa, 1_000, 250), produce(wc, 1_000, 250)];
+    let got = read_all(&mut RecordReader::new(gate)).unwrap();
+    assert_eq!(got[0], expected(1, 1_000, 250)[0]);
+    assert_eq!(got[1], expected(1, 1_000, 250)[0]);
+    for p in producers {
+        p.join().unwrap();
+    }
+}
+
+/// Every producer sends to every consumer across processes: producers 1.. in A,
+/// producer 0 and every consumer in B (so each gate mixes a local channel with remote
+/// ones), while consumers pause at random.
+fn all_to_all_remote(cfg: NetworkConfig, producers: usize, consumers: usize, per_producer: u64) {
+    let a = node(cfg.clone());
+    let b = node(cfg);
+    let mut writers = Vec::new();
+    for p in 0..producers {
+        let env = if p == 0 { &b.env } else { &a.env };
+        let (w, subs) = env.create_result_partition(consumers, CancelToken::new()).unwrap();
+        env.register_partition(pid(1, p as u32), subs).unwrap();
+        writers.push(w);
+    }
+    let mut threads = Vec::new();
+    for c in 0..consumers {
+        let specs = (0..producers)
+            .map(|p| {
+                if p == 0 {
+                    ChannelSpec::Local {
+                        partition: pid(1, 0),
+                        subpartition: c as u32,
+                    }
+                } else {
+                    remote(&a.addr, pid(1, p as u32), c as u32)
+                }
+            })
+            .collect();
+        let gate = b.env.create_input_gate_from_specs(specs, CancelToken::new()).unwrap();
+        threads.push(thread::spawn(move || {
+            let mut reader = RecordReader::<(u32, u64)>::new(gate);
+            let mut next = vec![None::<u64>; producers];
+            let mut count = 0u64;
+            let mut rng = c as u64 + 1;
+            loop {
+                match reader.next(Some(Duration::from_secs(10))).unwrap() {
+                    ReaderEvent::Record(r) => {
+                        let (p, seq) = (r.value.0 as usize, r.value.1);
+                        assert_eq!(reader.current_channel(), Some(p));
+                        if let Some(n) = next[p] {
+                            assert!(seq > n, "out of order");
+                        }
+                        assert_eq!(seq as usize % consumers, c, "misrouted");
+                        next[p] = Some(seq);
+                        count += 1;
+                        rng = weir_core::ids::splitmix64(rng);
+                        if rng & 63 == 0 {
+                            thread::sleep(Duration::from_micros(rng % 300));
+                        }
+                    }
+                    ReaderEvent::Event { .. } => {}
+                    ReaderEvent::Finished => return count,
+                    ReaderEvent::Timeout => panic!("consumer {c} timed out: {}", reader.gate().debug_state()),
+                }
+            }
+        }));
+    }
+    for (p, w) in writers.into_iter().enumerate() {
+        threads.push(thread::spawn(move || {
+            let selector: Box<dyn ChannelSelector<(u32, u64)>> =
+                Box::new(CustomPartitioner::new(Arc::new(|r: &(u32, u64), n| r.1 as usize % n)));
+            let mut writer = RecordWriter::new(w, selector);
+            for seq in 0..per_producer {
+                writer.emit(&StreamRecord::new((p as u32, seq))).unwrap();
+                if seq % 1000 == 999 {
+                    writer.broadcast_event(Event::Watermark(Watermark(seq as i64))).unwrap();
+                }
+            }
+            writer.broadcast_event(Event::EndOfPartition).unwrap();
+            0
+        }));
+    }
+    let total: u64 = threads.into_iter().map(|t| t.join().unwrap()).sum();
+    assert_eq!(total, producers as u64 * per_producer);
+    assert_eq!(b.env.num_connections(), 1);
+    wait_until("every buffer is back", || {
+        a.env.buffers_in_use() == 0 && b.env.buffers_in_use() == 0
+    });
+}
+
+#[test]
+fn remote_all_to_all_delivers_everything_with_any_credit_config() {
+    for (exclusive, floating) in [(2, 8), (0, 1), (1, 0), (0, 3)] {
+        let cfg = NetworkConfig {
+            segment_size: 96,
+            buffers_per_channel: exclusive,
+            floating_buffers_per_gate: floating,
+            total_buffers: 128,
+            ..config()
+        };
+        all_to_all_remote(cfg, 3, 3, 10_000);
+    }
+}
+
+#[test]
+fn a_second_data_server_is_refused_and_a_bad_bind_address_is_reported() {
+    let a = node(config());
+    assert!(matches!(
+        a.env.start_data_server("127.0.0.1:0"),
+        Err(NetworkError::InvalidArgument(_))
+    ));
+    assert_eq!(a.env.data_server_address().map(|s| s.to_string()), Some(a.addr.clone()));
+    let env = NetworkEnvironment::new(config());
+    assert!(matches!(
+        env.start_data_server("not an address"),
+        Err(NetworkError::Bind { .. })
+    ));
+}

@@ -1,0 +1,153 @@
+//! `weir bench-cluster`: the cluster against the in-process runtime, measured in one run.
+//!
+//! Starts a JobManager and two TaskManagers (one slot each) as child processes on
+//! ephemeral loopback ports, and reports: start-up time (processes started → all slots
+//! registered), each process's resident memory at idle, and records/s of
+//! `bench-keyed` at p=2 across the two TaskManagers (one hash exchange over TCP) next
+//! to the same job at p=2 inside this process, with their ratio.
+
+use super::client;
+use anyhow::{anyhow, bail, Context, Result};
+use clap::Args;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Options of `weir bench-cluster`.
+#[derive(Debug, Args)]
+pub struct BenchClusterArgs {
+    /// Records per run.
+    #[arg(long, default_value_t = 20_000_000)]
+    pub records: u64,
+    /// Distinct keys.
+    #[arg(long, default_value_t = 10_000)]
+    pub keys: u64,
+}
+
+struct Daemon {
+    child: Child,
+    line: String,
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn daemon(role: &str, dynamic: &[String]) -> Result<Daemon> {
+    let exe = std::env::current_exe().context("cannot find the weir binary")?;
+    let mut cmd = Command::new(exe);
+    cmd.arg(role);
+    for d in dynamic {
+        cmd.arg("-D").arg(d);
+    }
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::null()).spawn().with_context(|| format!("cannot start {role}"))?;
+    let stdout = child.stdout.take().ok_or_else(|| anyhow!("no stdout of {role}"))?;
+    let mut reader = BufReader::new(stdout);
+    let mut line = String::new();
+    reader.read_line(&mut line)?;
+    std::thread::spawn(move || {
+        let mut sink = String::new();
+        while reader.read_line(&mut sink).map(|n| n > 0).unwrap_or(false) {
+            sink.clear();
+        }
+    });
+    Ok(Daemon { child, line })
+}
+
+fn field(line: &str, key: &str) -> Result<String> {
+    line.split_whitespace()
+        .find_map(|w| w.strip_prefix(&format!("{key}=")))
+        .map(str::to_string)
+        .ok_or_else(|| anyhow!("unexpected start-up line: {line}"))
+}
+
+fn rss_mib(pid: u32) -> f64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_default()
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse::<f64>().ok())
+        .map(|kib| kib / 1024.0)
+        .unwrap_or(0.0)
+}
+
+/// Runs the comparison and prints the figures.
+pub fn run(args: &BenchClusterArgs) -> Result<()> {
+    let start = Instant::now();
+    let jm = daemon("jobmanager", &["jobmanager.rpc.port=0".into(), "rest.port=0".into()])?;
+    let rest = field(&jm.line, "rest")?;
+    let rpc_port = field(&jm.line, "rpc")?.rsplit(':').next().unwrap_or("0").to_string();
+    let tm_conf = vec![format!("jobmanager.rpc.port={rpc_port}"), "taskmanager.numberOfTaskSlots=1".to_string()];
+    let tms = [daemon("taskmanager", &tm_conf)?, daemon("taskmanager", &tm_conf)?];
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let body = client::get(&rest, "/overview").unwrap_or_default();
+        let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+        if v["slots-total"].as_u64() == Some(2) {
+            break;
+        }
+        if Instant::now() > deadline {
+            bail!("the cluster did not register its slots within 30 s");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let startup = start.elapsed();
+    std::thread::sleep(Duration::from_millis(500));
+    println!("cluster start-up (processes started -> 2 slots registered): {} ms", startup.as_millis());
+    println!(
+        "resident memory at idle: jobmanager {:.1} MiB, taskmanager {:.1} MiB, taskmanager {:.1} MiB",
+        rss_mib(jm.child.id()),
+        rss_mib(tms[0].child.id()),
+        rss_mib(tms[1].child.id())
+    );
+
+    let body = serde_json::json!({
+        "program": "bench-keyed",
+        "parallelism": 2,
+        "args": { "records": args.records.to_string(), "keys": args.keys.to_string() },
+    });
+    let submitted = Instant::now();
+    let resp = client::post(&rest, "/jobs", &body.to_string())?;
+    let v: serde_json::Value = serde_json::from_str(&resp)?;
+    let jid = v["jobid"].as_str().ok_or_else(|| anyhow!("unexpected response {resp}"))?.to_string();
+    let duration_ms = loop {
+        std::thread::sleep(Duration::from_millis(20));
+        let d: serde_json::Value = serde_json::from_str(&client::get(&rest, &format!("/jobs/{jid}"))?)?;
+        match d["state"].as_str() {
+            Some("FINISHED") => break d["duration"].as_i64().unwrap_or(0).max(1),
+            Some("FAILED") | Some("CANCELED") => bail!("the benchmark job ended {}", d["state"]),
+            _ => {}
+        }
+    };
+    let wall = submitted.elapsed();
+    let cluster_rate = args.records as f64 / (duration_ms as f64 / 1000.0);
+    drop(tms);
+    drop(jm);
+
+    let job = super::JobArgs {
+        program: "bench-keyed".into(),
+        parallelism: Some(2),
+        args: vec![format!("records={}", args.records), format!("keys={}", args.keys)],
+        max_parallelism: None,
+        disable_chaining: false,
+        buffer_timeout: None,
+    };
+    let (env, _) = super::commands::build_job(&job)?;
+    let t = Instant::now();
+    env.execute("bench-keyed")?;
+    let local_rate = args.records as f64 / t.elapsed().as_secs_f64();
+    println!(
+        "bench-keyed p=2, {} records: cluster (2 TaskManagers, TCP) {:.2} M records/s (job {} ms, submit-to-finish {} ms); in-process {:.2} M records/s; ratio cluster/in-process {:.2}",
+        args.records,
+        cluster_rate / 1e6,
+        duration_ms,
+        wall.as_millis(),
+        local_rate / 1e6,
+        cluster_rate / local_rate
+    );
+    Ok(())
+}
