@@ -80,10 +80,10 @@ async fn execute(jm: Arc<JobManager>, clients: Clients, action: Action) {
                 let _ = c.cancel_task(CancelTaskRequest { job_id: String::new(), attempt_id }).await;
             }
         }
-        Action::ReleaseJob { job_id, rpc_addresses } => {
+        Action::ReleaseJob { job_id, below_generation, rpc_addresses } => {
             for a in rpc_addresses {
                 if let Some(mut c) = clients.get(&a) {
-                    let _ = c.release_job(ReleaseJobRequest { job_id: job_id.clone() }).await;
+                    let _ = c.release_job(ReleaseJobRequest { job_id: job_id.clone(), below_generation }).await;
                 }
             }
         }

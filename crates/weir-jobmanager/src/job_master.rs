@@ -41,6 +41,8 @@ pub enum Action {
     ReleaseJob {
         /// The job.
         job_id: String,
+        /// Release only generations below this one.
+        below_generation: u32,
         /// RPC addresses of the TaskManagers that held slots.
         rpc_addresses: Vec<String>,
     },
@@ -294,6 +296,7 @@ impl JobMaster {
             slot_index: slot.slot_index,
             inputs,
             outputs,
+            generation: self.generation,
         };
         let rpc_address = tm.registration.rpc_address.clone();
         self.attempts.insert(attempt_id, Deployed { vertex: vi, subtask: i, slot });
@@ -387,7 +390,7 @@ impl JobMaster {
         self.slots = None;
         let tms = slots.release_job(self.job_id);
         let rpc_addresses = tms.iter().filter_map(|t| slots.get(t)).map(|t| t.registration.rpc_address.clone()).collect();
-        vec![Action::ReleaseJob { job_id: self.job_id.to_string(), rpc_addresses }]
+        vec![Action::ReleaseJob { job_id: self.job_id.to_string(), below_generation: self.generation + 1, rpc_addresses }]
     }
 
     fn resolve_cancel_addresses(&self, actions: Vec<Action>, slots: &SlotTable) -> Vec<Action> {

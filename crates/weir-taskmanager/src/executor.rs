@@ -27,6 +27,7 @@ struct JobCode {
 
 struct RunningTask {
     job_id: String,
+    generation: u32,
     cancel: CancelToken,
 }
 
@@ -190,7 +191,7 @@ impl TaskExecutor {
                 })
             })
             .collect();
-        self.lock().tasks.insert(tdd.attempt_id.clone(), RunningTask { job_id: tdd.job_id.clone(), cancel: cancel.clone() });
+        self.lock().tasks.insert(tdd.attempt_id.clone(), RunningTask { job_id: tdd.job_id.clone(), generation: tdd.generation, cancel: cancel.clone() });
         let me = self.clone();
         let name = format!("{} ({}/{})", code.job_graph.vertices[vertex].name, tdd.subtask_index + 1, code.job_graph.vertices[vertex].parallelism);
         let spawned = std::thread::Builder::new().name(name).spawn(move || me.run(tdd, code, specs, outputs, cancel));
@@ -249,20 +250,24 @@ impl TaskExecutor {
         }
     }
 
-    /// Cancels every task of a job, frees its slots and drops its partitions and code.
-    pub fn release_job(&self, job_id: &str) {
+    /// Cancels the tasks of a job's generations below `below_generation` and drops
+    /// their partitions; once no task of the job is left, frees its slots and code.
+    pub fn release_job(&self, job_id: &str, below_generation: u32) {
         let mut st = self.lock();
-        for t in st.tasks.values().filter(|t| t.job_id == job_id) {
+        for t in st.tasks.values().filter(|t| t.job_id == job_id && t.generation < below_generation) {
             t.cancel.cancel();
         }
-        for s in st.slots.iter_mut() {
-            if s.as_deref() == Some(job_id) {
-                *s = None;
+        let newer = st.tasks.values().any(|t| t.job_id == job_id && t.generation >= below_generation);
+        if !newer {
+            for s in st.slots.iter_mut() {
+                if s.as_deref() == Some(job_id) {
+                    *s = None;
+                }
             }
+            st.jobs.remove(job_id);
         }
-        st.jobs.remove(job_id);
         drop(st);
-        self.network.release_job_partitions(job_id);
+        self.network.release_job_partitions_before(job_id, below_generation);
     }
 
     /// The JobManager is gone: cancel everything and free every slot.
@@ -276,7 +281,7 @@ impl TaskExecutor {
             jobs
         };
         for j in jobs {
-            self.release_job(&j);
+            self.release_job(&j, u32::MAX);
         }
     }
 }

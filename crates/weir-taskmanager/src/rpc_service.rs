@@ -41,9 +41,9 @@ impl TaskExecutorGateway for TaskExecutorService {
     }
 
     async fn release_job(&self, request: Request<ReleaseJobRequest>) -> Result<Response<Ack>, Status> {
-        let job = request.into_inner().job_id;
+        let r = request.into_inner();
         let executor = self.executor.clone();
-        tokio::task::spawn_blocking(move || executor.release_job(&job))
+        tokio::task::spawn_blocking(move || executor.release_job(&r.job_id, r.below_generation))
             .await
             .map_err(|e| Status::internal(format!("release panicked: {e}")))?;
         Ok(Response::new(Ack {}))

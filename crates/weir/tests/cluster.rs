@@ -169,3 +169,88 @@ fn two_jobs_run_side_by_side_and_cancel_works() {
     assert_eq!(o["jobs-cancelled"], 1);
     assert_eq!(o["jobs-finished"], 1);
 }
+
+fn weir(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_weir")).args(args).output().expect("run weir");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn run_list_and_cancel_from_the_command_line() {
+    let cluster = Cluster::start(1, 2, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let out_arg = format!("output={}", dir.path().display());
+    let (code, out, err) = weir(&[
+        "run", "-m", &cluster.rest, "-p", "2", "keyed-sum", "--arg", "keys=5", "--arg", "records=1000", "--arg", &out_arg,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("Job has been submitted with JobID"), "{out}");
+    assert!(out.contains("reached state FINISHED"), "{out}");
+    assert_eq!(read_parts(dir.path()), expected_sums(5, 1000, 42));
+
+    let (code, out, err) = weir(&[
+        "run", "-m", &cluster.rest, "-d", "keyed-sum", "--arg", "records=100000000", "--arg", "rate_per_sec=1000",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let jid = out.trim().rsplit(' ').next().unwrap().to_string();
+    let (code, out, _) = weir(&["list", "-m", &cluster.rest]);
+    assert_eq!(code, 0);
+    assert!(out.contains(&jid), "{out}");
+    let (code, out, err) = weir(&["cancel", "-m", &cluster.rest, &jid]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(&jid));
+    assert_eq!(cluster.wait_terminal(&jid, Duration::from_secs(30)), "CANCELED");
+    let (code, _, err) = weir(&["cancel", "-m", &cluster.rest, &jid]);
+    assert_ne!(code, 0);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+
+    let (code, _, err) = weir(&["run", "-m", &cluster.rest, "nosuch"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("unknown program 'nosuch'"), "{err}");
+}
+
+#[test]
+fn a_taskmanager_whose_task_heap_comes_out_negative_is_refused_with_the_numbers() {
+    let (code, _, err) = weir(&["taskmanager", "-D", "taskmanager.memory.process.size=600m"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("Task Off-Heap Memory") || err.contains("exceed"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let (code, _, err) = weir(&["jobmanager", "-D", "rest.port=notaport"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("rest.port"), "{err}");
+}
+
+#[test]
+fn start_cluster_and_stop_cluster_manage_background_processes() {
+    let dir = tempfile::tempdir().unwrap();
+    let free_port = || std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let (port, rpc) = (free_port(), free_port());
+    let cluster_dir = format!("cluster.dir={}", dir.path().display());
+    let rest_port = format!("rest.port={port}");
+    let rpc_port = format!("jobmanager.rpc.port={rpc}");
+    let common = ["-D", &cluster_dir, "-D", &rest_port, "-D", &rpc_port];
+    let mut args = vec!["start-cluster", "--taskmanagers", "2"];
+    args.extend_from_slice(&common);
+    let (code, out, err) = weir(&args);
+    // Whatever happens, stop what was started.
+    let mut stop = vec!["stop-cluster"];
+    stop.extend_from_slice(&common);
+    if code != 0 {
+        weir(&stop);
+        panic!("start-cluster failed: {out} {err}");
+    }
+    assert!(out.contains("Cluster ready"), "{out}");
+    assert!(dir.path().join("jobmanager.pid").exists());
+    assert!(dir.path().join("taskmanager-1.log").exists());
+    let rest = format!("127.0.0.1:{port}");
+    assert_eq!(get(&rest, "/overview").1["taskmanagers"], 2);
+    let (code, out, _) = weir(&stop);
+    assert_eq!(code, 0);
+    assert!(out.contains("Stopped jobmanager"), "{out}");
+    assert!(!dir.path().join("jobmanager.pid").exists());
+    wait_until(Duration::from_secs(10), || std::net::TcpStream::connect(&rest).is_err());
+}

@@ -167,9 +167,16 @@ impl NetworkEnvironment {
     /// [`NetworkError::ConsumerReleased`]. Local gates already connected are not
     /// touched (their producer's and consumer's tasks end them).
     pub fn release_job_partitions(&self, job_id: &str) {
-        self.registry.remove_job(job_id);
+        self.release_job_partitions_before(job_id, u32::MAX);
+    }
+
+    /// Drops the registered partitions of a job whose `attempt` (the job's restart
+    /// generation) is below `below_attempt`, leaving those of a newer generation that
+    /// may already be deployed.
+    pub fn release_job_partitions_before(&self, job_id: &str, below_attempt: u32) {
+        self.registry.remove_job(job_id, below_attempt);
         if let Some(server) = lock(&self.server).as_ref() {
-            server.release_job(job_id);
+            server.release_job(job_id, below_attempt);
         }
     }
 

@@ -255,6 +255,13 @@ impl Output<(u64, String)> for ParseOrder {
 /// Bounded out-of-orderness that also emits after every record.
 pub struct PerRecordWatermarks(BoundedOutOfOrderness);
 
+impl PerRecordWatermarks {
+    /// Records up to `bound` behind the maximum are on time.
+    pub fn new(bound: Duration) -> Self {
+        Self(BoundedOutOfOrderness::new(bound))
+    }
+}
+
 impl<T> WatermarkGenerator<T> for PerRecordWatermarks {
     fn on_event(&mut self, event: &T, timestamp: i64, output: &mut dyn WatermarkOutput) {
         self.0.on_event(event, timestamp, output);
@@ -337,7 +344,7 @@ fn build(env: &StreamExecutionEnvironment, args: &ProgramArgs) -> Result<(), Pro
     }
     let bound = Duration::from_millis(bound_ms);
     let strategy = if per_record {
-        WatermarkStrategy::for_generator(move || PerRecordWatermarks(BoundedOutOfOrderness::new(bound)))
+        WatermarkStrategy::for_generator(move || PerRecordWatermarks::new(bound))
     } else {
         WatermarkStrategy::for_bounded_out_of_orderness(bound)
     }

@@ -85,10 +85,10 @@ impl DataServer {
 
     /// Fails and removes every channel reading a partition of `job_id`: the remote
     /// consumers get a PartitionReleased error, the producers `ConsumerReleased`.
-    pub(crate) fn release_job(&self, job_id: &str) {
+    pub(crate) fn release_job(&self, job_id: &str, below_attempt: u32) {
         let conns: Vec<_> = lock(&self.shared.conns).values().cloned().collect();
         for conn in conns {
-            conn.release_job(job_id);
+            conn.release_job(job_id, below_attempt);
         }
     }
 
@@ -344,13 +344,13 @@ impl ServerConnShared {
         }
     }
 
-    fn release_job(&self, job_id: &str) {
+    fn release_job(&self, job_id: &str, below_attempt: u32) {
         let released: Vec<_> = {
             let mut st = self.state();
             let ids: Vec<u64> = st
                 .channels
                 .values()
-                .filter(|c| c.partition.job_id == job_id)
+                .filter(|c| c.partition.job_id == job_id && c.partition.attempt < below_attempt)
                 .map(|c| c.id)
                 .collect();
             let released: Vec<_> = ids.iter().filter_map(|id| st.channels.remove(id)).collect();
