@@ -58,7 +58,11 @@ async fn execute(jm: Arc<JobManager>, clients: Clients, action: Action) {
         Action::Deploy { rpc_address, tdd } => {
             let (job, attempt) = (tdd.job_id.clone(), tdd.attempt_id.clone());
             let result = match clients.get(&rpc_address) {
-                Some(mut c) => c.submit_task(*tdd).await.map(|r| r.into_inner()).map_err(|e| e.to_string()),
+                Some(mut c) => c
+                    .submit_task(*tdd)
+                    .await
+                    .map(|r| r.into_inner())
+                    .map_err(|e| e.to_string()),
                 None => Err(format!("bad TaskManager address {rpc_address}")),
             };
             let failure = match result {
@@ -75,15 +79,32 @@ async fn execute(jm: Arc<JobManager>, clients: Clients, action: Action) {
                 );
             }
         }
-        Action::Cancel { rpc_address, attempt_id } => {
+        Action::Cancel {
+            rpc_address,
+            attempt_id,
+        } => {
             if let Some(mut c) = clients.get(&rpc_address) {
-                let _ = c.cancel_task(CancelTaskRequest { job_id: String::new(), attempt_id }).await;
+                let _ = c
+                    .cancel_task(CancelTaskRequest {
+                        job_id: String::new(),
+                        attempt_id,
+                    })
+                    .await;
             }
         }
-        Action::ReleaseJob { job_id, below_generation, rpc_addresses } => {
+        Action::ReleaseJob {
+            job_id,
+            below_generation,
+            rpc_addresses,
+        } => {
             for a in rpc_addresses {
                 if let Some(mut c) = clients.get(&a) {
-                    let _ = c.release_job(ReleaseJobRequest { job_id: job_id.clone(), below_generation }).await;
+                    let _ = c
+                        .release_job(ReleaseJobRequest {
+                            job_id: job_id.clone(),
+                            below_generation,
+                        })
+                        .await;
                 }
             }
         }
@@ -106,12 +127,17 @@ pub async fn run_heartbeats(jm: Arc<JobManager>, clients: Clients) {
             let (jm, clients) = (jm.clone(), clients.clone());
             tokio::spawn(async move {
                 let Some(mut c) = clients.get(&address) else { return };
-                let hb = c.heartbeat(JobManagerHeartbeat { jobmanager_id: String::new() });
+                let hb = c.heartbeat(JobManagerHeartbeat {
+                    jobmanager_id: String::new(),
+                });
                 match tokio::time::timeout(Duration::from_secs(5), hb).await {
                     Ok(Ok(_)) => {}
                     Ok(Err(status)) if status.code() == tonic::Code::Unavailable => {
                         clients.remove(&address);
-                        jm.taskmanager_lost(&id, &format!("TaskManager with id {id} is no longer reachable: {}", status.message()));
+                        jm.taskmanager_lost(
+                            &id,
+                            &format!("TaskManager with id {id} is no longer reachable: {}", status.message()),
+                        );
                     }
                     _ => {}
                 }

@@ -8,11 +8,11 @@
 //! time; outputs are [`Action`]s that the JobManager's I/O shell carries out. The slot
 //! table is passed in so that allocation is part of the same decision.
 
-use weir_api::program::ProgramInvocation;
 use crate::restart_strategy::{RestartBackoffTimeStrategy, RestartDecision};
 use crate::slot_assignment::assign_slots;
 use crate::slot_table::{SlotRef, SlotTable};
 use std::collections::{BTreeMap, HashMap};
+use weir_api::program::ProgramInvocation;
 use weir_core::ids::{ExecutionAttemptId, JobId};
 use weir_graph::{
     consumed_subpartitions, num_subpartitions, total_slots_required, ExecutionGraph, ExecutionState, JobGraph,
@@ -229,7 +229,9 @@ impl JobMaster {
         for vi in 0..self.job_graph.vertices.len() {
             let parallelism = self.job_graph.vertices[vi].parallelism;
             for i in 0..parallelism {
-                let Some(slot) = assignment.get(&(vi, i)).cloned() else { continue };
+                let Some(slot) = assignment.get(&(vi, i)).cloned() else {
+                    continue;
+                };
                 if let Some(action) = self.deploy(vi, i, slot, &assignment, slots, now_ms) {
                     actions.push(action);
                 }
@@ -299,8 +301,18 @@ impl JobMaster {
             generation: self.generation,
         };
         let rpc_address = tm.registration.rpc_address.clone();
-        self.attempts.insert(attempt_id, Deployed { vertex: vi, subtask: i, slot });
-        Some(Action::Deploy { rpc_address, tdd: Box::new(tdd) })
+        self.attempts.insert(
+            attempt_id,
+            Deployed {
+                vertex: vi,
+                subtask: i,
+                slot,
+            },
+        );
+        Some(Action::Deploy {
+            rpc_address,
+            tdd: Box::new(tdd),
+        })
     }
 
     /// `name (i/n)` of a subtask.
@@ -318,18 +330,31 @@ impl JobMaster {
         slots: &mut SlotTable,
         now_ms: i64,
     ) -> Vec<Action> {
-        let Some(d) = self.attempts.get(attempt_id).cloned() else { return Vec::new() };
-        let Some(ev) = self.execution_graph.execution_vertex_mut(d.vertex, d.subtask) else { return Vec::new() };
+        let Some(d) = self.attempts.get(attempt_id).cloned() else {
+            return Vec::new();
+        };
+        let Some(ev) = self.execution_graph.execution_vertex_mut(d.vertex, d.subtask) else {
+            return Vec::new();
+        };
         if ev.current.attempt_id.to_string() != attempt_id || ev.current.state.is_terminal() {
             return Vec::new();
         }
         if state == ExecutionState::Failed {
-            let (name, message) = failure.unwrap_or_else(|| ("weir.runtime.TaskException".into(), "task failed".into()));
+            let (name, message) =
+                failure.unwrap_or_else(|| ("weir.runtime.TaskException".into(), "task failed".into()));
             let _ = ev.current.fail(message.clone(), now_ms);
-            let location = slots
-                .get(&d.slot.resource_id)
-                .map(|tm| (tm.registration.data_address.clone(), tm.registration.resource_id.clone()));
-            let failure = Failure { name, message, task_name: Some(self.task_name(d.vertex, d.subtask)), location };
+            let location = slots.get(&d.slot.resource_id).map(|tm| {
+                (
+                    tm.registration.data_address.clone(),
+                    tm.registration.resource_id.clone(),
+                )
+            });
+            let failure = Failure {
+                name,
+                message,
+                task_name: Some(self.task_name(d.vertex, d.subtask)),
+                location,
+            };
             return self.handle_failure(failure, slots, now_ms);
         }
         if ev.current.state == ExecutionState::Deploying && state == ExecutionState::Running {
@@ -344,14 +369,21 @@ impl JobMaster {
     }
 
     fn all_finished(&self) -> bool {
-        self.execution_graph
-            .job_vertices
-            .iter()
-            .all(|v| v.task_vertices.iter().all(|t| t.current.state == ExecutionState::Finished))
+        self.execution_graph.job_vertices.iter().all(|v| {
+            v.task_vertices
+                .iter()
+                .all(|t| t.current.state == ExecutionState::Finished)
+        })
     }
 
     /// A TaskManager was lost (heartbeat timeout or connection loss).
-    pub fn on_taskmanager_lost(&mut self, resource_id: &str, cause: &str, slots: &mut SlotTable, now_ms: i64) -> Vec<Action> {
+    pub fn on_taskmanager_lost(
+        &mut self,
+        resource_id: &str,
+        cause: &str,
+        slots: &mut SlotTable,
+        now_ms: i64,
+    ) -> Vec<Action> {
         let hit = self.attempts.iter().find(|(id, d)| {
             d.slot.resource_id == resource_id
                 && self
@@ -373,7 +405,9 @@ impl JobMaster {
     fn cancel_running(&mut self, now_ms: i64) -> Vec<Action> {
         let mut actions = Vec::new();
         for (id, d) in &self.attempts {
-            let Some(ev) = self.execution_graph.execution_vertex_mut(d.vertex, d.subtask) else { continue };
+            let Some(ev) = self.execution_graph.execution_vertex_mut(d.vertex, d.subtask) else {
+                continue;
+            };
             if ev.current.attempt_id.to_string() != *id || ev.current.state.is_terminal() {
                 continue;
             }
@@ -382,24 +416,39 @@ impl JobMaster {
         }
         actions
             .into_iter()
-            .map(|(tm, attempt_id)| Action::Cancel { rpc_address: tm, attempt_id })
+            .map(|(tm, attempt_id)| Action::Cancel {
+                rpc_address: tm,
+                attempt_id,
+            })
             .collect()
     }
 
     fn release(&mut self, slots: &mut SlotTable) -> Vec<Action> {
         self.slots = None;
         let tms = slots.release_job(self.job_id);
-        let rpc_addresses = tms.iter().filter_map(|t| slots.get(t)).map(|t| t.registration.rpc_address.clone()).collect();
-        vec![Action::ReleaseJob { job_id: self.job_id.to_string(), below_generation: self.generation + 1, rpc_addresses }]
+        let rpc_addresses = tms
+            .iter()
+            .filter_map(|t| slots.get(t))
+            .map(|t| t.registration.rpc_address.clone())
+            .collect();
+        vec![Action::ReleaseJob {
+            job_id: self.job_id.to_string(),
+            below_generation: self.generation + 1,
+            rpc_addresses,
+        }]
     }
 
     fn resolve_cancel_addresses(&self, actions: Vec<Action>, slots: &SlotTable) -> Vec<Action> {
         actions
             .into_iter()
             .filter_map(|a| match a {
-                Action::Cancel { rpc_address: tm, attempt_id } => slots
-                    .get(&tm)
-                    .map(|t| Action::Cancel { rpc_address: t.registration.rpc_address.clone(), attempt_id }),
+                Action::Cancel {
+                    rpc_address: tm,
+                    attempt_id,
+                } => slots.get(&tm).map(|t| Action::Cancel {
+                    rpc_address: t.registration.rpc_address.clone(),
+                    attempt_id,
+                }),
                 other => Some(other),
             })
             .collect()
@@ -480,7 +529,9 @@ impl JobMaster {
 
     /// The attempt id of a subtask's current execution.
     pub fn current_attempt(&self, vertex: usize, subtask: u32) -> Option<ExecutionAttemptId> {
-        self.execution_graph.execution_vertex(vertex, subtask).map(|ev| ev.current.attempt_id)
+        self.execution_graph
+            .execution_vertex(vertex, subtask)
+            .map(|ev| ev.current.attempt_id)
     }
 
     /// The TaskManager (resource id) each current attempt runs on.
@@ -516,10 +567,22 @@ mod tests {
             job_name: "j".into(),
             config: ExecutionConfig::default(),
             nodes: vec![node(0, p), node(1, p)],
-            edges: vec![StreamEdge { source: 0, target: 1, partitioner: Partitioner::Hash }],
+            edges: vec![StreamEdge {
+                source: 0,
+                target: 1,
+                partitioner: Partitioner::Hash,
+            }],
         };
         let jg = JobGraph::from_stream_graph(&g).unwrap();
-        JobMaster::new(JobId(9), ProgramInvocation::new("p"), "f".into(), jg, restart.create(1).unwrap(), 1000, 0)
+        JobMaster::new(
+            JobId(9),
+            ProgramInvocation::new("p"),
+            "f".into(),
+            jg,
+            restart.create(1).unwrap(),
+            1000,
+            0,
+        )
     }
 
     fn cluster(tms: u32, slots: u32) -> SlotTable {
@@ -550,7 +613,12 @@ mod tests {
             .collect()
     }
 
-    fn report_all(jm: &mut JobMaster, tdds: &[TaskDeploymentDescriptor], state: ExecutionState, slots: &mut SlotTable) -> Vec<Action> {
+    fn report_all(
+        jm: &mut JobMaster,
+        tdds: &[TaskDeploymentDescriptor],
+        state: ExecutionState,
+        slots: &mut SlotTable,
+    ) -> Vec<Action> {
         let mut out = Vec::new();
         for t in tdds {
             out.extend(jm.on_task_state(&t.attempt_id, state, None, slots, 10));
@@ -566,10 +634,16 @@ mod tests {
         let tdds = deployments(&actions);
         assert_eq!(tdds.len(), 8);
         assert_eq!(jm.status, JobStatus::Running);
-        let consumer = tdds.iter().find(|t| t.vertex_index == 1 && t.subtask_index == 0).unwrap();
+        let consumer = tdds
+            .iter()
+            .find(|t| t.vertex_index == 1 && t.subtask_index == 0)
+            .unwrap();
         assert_eq!(consumer.inputs.len(), 4);
         assert_eq!(consumer.inputs.iter().filter(|i| i.local).count(), 2);
-        let producer = tdds.iter().find(|t| t.vertex_index == 0 && t.subtask_index == 0).unwrap();
+        let producer = tdds
+            .iter()
+            .find(|t| t.vertex_index == 0 && t.subtask_index == 0)
+            .unwrap();
         assert_eq!(producer.outputs[0].num_subpartitions, 4);
         assert_eq!(slots.free_slots(), 0);
     }
@@ -596,8 +670,17 @@ mod tests {
         jm.tick(&mut slots, 1000);
         assert_eq!(jm.status, JobStatus::Failed);
         let e = &jm.exceptions[0];
-        assert!(e.stacktrace.contains("Recovery is suppressed by NoRestartBackoffTimeStrategy"), "{}", e.stacktrace);
-        assert!(e.stacktrace.contains("the job needs 3 slots, 2 of 2 are available"), "{}", e.stacktrace);
+        assert!(
+            e.stacktrace
+                .contains("Recovery is suppressed by NoRestartBackoffTimeStrategy"),
+            "{}",
+            e.stacktrace
+        );
+        assert!(
+            e.stacktrace.contains("the job needs 3 slots, 2 of 2 are available"),
+            "{}",
+            e.stacktrace
+        );
     }
 
     #[test]
@@ -606,20 +689,37 @@ mod tests {
         let mut jm = job(2, RestartStrategyConfig::NoRestart);
         let tdds = deployments(&jm.start(&mut slots, 0));
         report_all(&mut jm, &tdds, ExecutionState::Running, &mut slots);
-        let actions = jm.on_task_state(&tdds[0].attempt_id, ExecutionState::Failed, Some(("E".into(), "boom".into())), &mut slots, 20);
+        let actions = jm.on_task_state(
+            &tdds[0].attempt_id,
+            ExecutionState::Failed,
+            Some(("E".into(), "boom".into())),
+            &mut slots,
+            20,
+        );
         assert_eq!(jm.status, JobStatus::Failed);
         assert_eq!(actions.iter().filter(|a| matches!(a, Action::Cancel { .. })).count(), 3);
         let e = &jm.exceptions[0];
-        assert!(e.stacktrace.starts_with("weir.runtime.JobException: Recovery is suppressed by NoRestartBackoffTimeStrategy"));
+        assert!(e
+            .stacktrace
+            .starts_with("weir.runtime.JobException: Recovery is suppressed by NoRestartBackoffTimeStrategy"));
         assert!(e.stacktrace.contains("Caused by: E: boom"));
-        assert!(e.task_name.as_deref().unwrap_or("").contains("(1/2)") || e.task_name.as_deref().unwrap_or("").contains("(2/2)"));
+        assert!(
+            e.task_name.as_deref().unwrap_or("").contains("(1/2)")
+                || e.task_name.as_deref().unwrap_or("").contains("(2/2)")
+        );
         assert_eq!(slots.free_slots(), 2);
     }
 
     #[test]
     fn fixed_delay_restarts_with_new_attempts_after_the_delay() {
         let mut slots = cluster(2, 1);
-        let mut jm = job(2, RestartStrategyConfig::FixedDelay { max_attempts: 1, delay_ms: 1000 });
+        let mut jm = job(
+            2,
+            RestartStrategyConfig::FixedDelay {
+                max_attempts: 1,
+                delay_ms: 1000,
+            },
+        );
         let first = deployments(&jm.start(&mut slots, 0));
         report_all(&mut jm, &first, ExecutionState::Running, &mut slots);
         jm.on_task_state(&first[0].attempt_id, ExecutionState::Failed, None, &mut slots, 100);
@@ -629,9 +729,13 @@ mod tests {
         assert_eq!(jm.status, JobStatus::Running);
         assert_eq!(second.len(), 4);
         assert!(second.iter().all(|t| t.attempt_number == 1));
-        assert!(second.iter().all(|t| t.outputs.iter().all(|o| o.partition.as_ref().unwrap().attempt == 1)));
+        assert!(second
+            .iter()
+            .all(|t| t.outputs.iter().all(|o| o.partition.as_ref().unwrap().attempt == 1)));
         // Reports of the old attempts are ignored.
-        assert!(jm.on_task_state(&first[1].attempt_id, ExecutionState::Failed, None, &mut slots, 1200).is_empty());
+        assert!(jm
+            .on_task_state(&first[1].attempt_id, ExecutionState::Failed, None, &mut slots, 1200)
+            .is_empty());
         // The second failure exhausts the one allowed restart.
         jm.on_task_state(&second[0].attempt_id, ExecutionState::Failed, None, &mut slots, 1300);
         assert_eq!(jm.status, JobStatus::Failed);
@@ -646,7 +750,9 @@ mod tests {
         report_all(&mut jm, &tdds, ExecutionState::Running, &mut slots);
         jm.on_taskmanager_lost("tm1", "heartbeat timed out", &mut slots, 50);
         assert_eq!(jm.status, JobStatus::Failed);
-        assert!(jm.exceptions[0].stacktrace.contains("TaskManager tm1 is lost: heartbeat timed out"));
+        assert!(jm.exceptions[0]
+            .stacktrace
+            .contains("TaskManager tm1 is lost: heartbeat timed out"));
         assert!(jm.on_taskmanager_lost("tm0", "x", &mut slots, 60).is_empty());
     }
 

@@ -16,7 +16,10 @@ use weir_graph::{ExecutionState, JobGraph};
 
 /// Milliseconds since the epoch.
 pub fn now_ms() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
 }
 
 /// Everything the lock protects.
@@ -43,7 +46,15 @@ pub struct SubmissionError(pub String);
 impl JobManager {
     /// A JobManager handing its actions to `actions`.
     pub fn new(settings: JobManagerSettings, registry: ProgramRegistry, actions: UnboundedSender<Vec<Action>>) -> Self {
-        Self { state: Mutex::new(State { slots: SlotTable::new(), jobs: BTreeMap::new() }), registry, settings, actions }
+        Self {
+            state: Mutex::new(State {
+                slots: SlotTable::new(),
+                jobs: BTreeMap::new(),
+            }),
+            registry,
+            settings,
+            actions,
+        }
     }
 
     /// Locks the state.
@@ -131,8 +142,12 @@ impl JobManager {
 
     /// Accepts a job: builds its program, compiles its graphs, starts its JobMaster.
     pub fn submit(&self, invocation: ProgramInvocation) -> Result<JobId, SubmissionError> {
-        let program = self.registry.build(&invocation).map_err(|e| SubmissionError(e.to_string()))?;
-        let job_graph = JobGraph::from_stream_graph(&program.stream_graph).map_err(|e| SubmissionError(e.to_string()))?;
+        let program = self
+            .registry
+            .build(&invocation)
+            .map_err(|e| SubmissionError(e.to_string()))?;
+        let job_graph =
+            JobGraph::from_stream_graph(&program.stream_graph).map_err(|e| SubmissionError(e.to_string()))?;
         let fingerprint = program.stream_graph.fingerprint();
         let job_id = JobId::random();
         let restart = RestartBackoffTimeStrategy::from_config(&self.settings.config, false, job_id.0 as u64)
@@ -173,6 +188,9 @@ impl JobManager {
 
     /// The parallelism a submission gets when it sets none (`parallelism.default`).
     pub fn default_parallelism(&self) -> u32 {
-        self.settings.config.get(&weir_config::options::PARALLELISM_DEFAULT).unwrap_or(1)
+        self.settings
+            .config
+            .get(&weir_config::options::PARALLELISM_DEFAULT)
+            .unwrap_or(1)
     }
 }

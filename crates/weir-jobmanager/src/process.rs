@@ -49,16 +49,26 @@ async fn serve(settings: JobManagerSettings, registry: ProgramRegistry) -> Resul
     let rpc_bind = format!("{}:{}", settings.host, settings.rpc_port);
     let rpc_listener = tokio::net::TcpListener::bind(&rpc_bind)
         .await
-        .map_err(|source| JobManagerError::Bind { what: "RPC server", address: rpc_bind.clone(), source })?;
-    let rpc_addr = rpc_listener
-        .local_addr()
-        .map_err(|source| JobManagerError::Bind { what: "RPC server", address: rpc_bind, source })?;
+        .map_err(|source| JobManagerError::Bind {
+            what: "RPC server",
+            address: rpc_bind.clone(),
+            source,
+        })?;
+    let rpc_addr = rpc_listener.local_addr().map_err(|source| JobManagerError::Bind {
+        what: "RPC server",
+        address: rpc_bind,
+        source,
+    })?;
     let rest_bind = format!("{}:{}", settings.rest_address, settings.rest_port);
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let jm = Arc::new(JobManager::new(settings, registry, tx));
     let rest = weir_rest::RestServerHandle::start(rest_bind.clone(), Arc::new(JobManagerRest::new(jm.clone())))
         .await
-        .map_err(|source| JobManagerError::Bind { what: "REST server", address: rest_bind, source })?;
+        .map_err(|source| JobManagerError::Bind {
+            what: "REST server",
+            address: rest_bind,
+            source,
+        })?;
     println!("JobManager rpc={} rest={}", rpc_addr, rest.local_addr());
     let clients = Clients::default();
     tokio::spawn(run_actions(jm.clone(), clients.clone(), rx));

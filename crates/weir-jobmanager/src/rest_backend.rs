@@ -10,9 +10,10 @@ use weir_core::ids::JobId;
 use weir_rest::{
     AllocatedSlot, ConfigEntry, ExceptionHistory, ExceptionInfo, ExecutionConfigInfo, ExecutionState as RestState,
     ExecutionStateCounts, HardwareDescription, JobConfig, JobDetail, JobExceptions, JobOverview, JobPlan, JobStatus,
-    JobStatusTimestamps, JobSubmitRequest, JobSubmitResponse, JobTaskCounts, JobType, JobsOverview, MemoryConfiguration,
-    Overview, PlanInput, PlanNode, ResourceProfileInfo, RestBackend, RestError, RootExceptionInfo, SchedulerType,
-    TaskManagerDetail, TaskManagerInfo, TaskManagerMetrics, TaskManagersList, VertexDetail, VertexMetrics,
+    JobStatusTimestamps, JobSubmitRequest, JobSubmitResponse, JobTaskCounts, JobType, JobsOverview,
+    MemoryConfiguration, Overview, PlanInput, PlanNode, ResourceProfileInfo, RestBackend, RestError, RootExceptionInfo,
+    SchedulerType, TaskManagerDetail, TaskManagerInfo, TaskManagerMetrics, TaskManagersList, VertexDetail,
+    VertexMetrics,
 };
 
 /// The REST backend over a JobManager.
@@ -28,7 +29,10 @@ impl JobManagerRest {
 }
 
 fn rest_state(s: weir_graph::ExecutionState) -> RestState {
-    RestState::ALL.into_iter().find(|r| r.as_str() == s.as_str()).unwrap_or(RestState::Created)
+    RestState::ALL
+        .into_iter()
+        .find(|r| r.as_str() == s.as_str())
+        .unwrap_or(RestState::Created)
 }
 
 fn counts(states: impl IntoIterator<Item = weir_graph::ExecutionState>) -> ExecutionStateCounts {
@@ -43,7 +47,11 @@ fn end_and_duration(jm: &JobMaster, now: i64) -> (i64, i64) {
 }
 
 fn all_states(jm: &JobMaster) -> Vec<weir_graph::ExecutionState> {
-    jm.execution_graph.job_vertices.iter().flat_map(|v| v.task_vertices.iter().map(|t| t.current.state)).collect()
+    jm.execution_graph
+        .job_vertices
+        .iter()
+        .flat_map(|v| v.task_vertices.iter().map(|t| t.current.state))
+        .collect()
 }
 
 fn overview_of(jm: &JobMaster, now: i64) -> JobOverview {
@@ -90,7 +98,12 @@ fn plan_of(jm: &JobMaster) -> JobPlan {
                 .collect(),
         })
         .collect();
-    JobPlan { jid: jm.job_id, name: jm.invocation.job_name.clone(), job_type: JobType::Streaming, nodes }
+    JobPlan {
+        jid: jm.job_id,
+        name: jm.invocation.job_name.clone(),
+        job_type: JobType::Streaming,
+        nodes,
+    }
 }
 
 fn detail_of(jm: &JobMaster, now: i64) -> JobDetail {
@@ -113,11 +126,21 @@ fn detail_of(jm: &JobMaster, now: i64) -> JobDetail {
                 .unwrap_or(-1);
             let all_terminal = states.iter().all(|s| s.is_terminal());
             let v_end = if all_terminal {
-                ejv.task_vertices.iter().filter_map(|t| t.current.state_timestamps.values().copied().max()).max().unwrap_or(-1)
+                ejv.task_vertices
+                    .iter()
+                    .filter_map(|t| t.current.state_timestamps.values().copied().max())
+                    .max()
+                    .unwrap_or(-1)
             } else {
                 -1
             };
-            let v_duration = if start < 0 { -1 } else if v_end >= 0 { v_end - start } else { now - start };
+            let v_duration = if start < 0 {
+                -1
+            } else if v_end >= 0 {
+                v_end - start
+            } else {
+                now - start
+            };
             VertexDetail {
                 id: ejv.id.to_string(),
                 slot_sharing_group_id: ejv.slot_sharing_group.clone(),
@@ -168,7 +191,11 @@ fn resource(total: &weir_rpc::MemoryConfiguration, cpu: f64) -> ResourceProfileI
 fn scale(r: &ResourceProfileInfo, num: u32, den: u32) -> ResourceProfileInfo {
     let f = |v: i64| if den == 0 { 0 } else { v * num as i64 / den as i64 };
     ResourceProfileInfo {
-        cpu_cores: if den == 0 { 0.0 } else { r.cpu_cores * num as f64 / den as f64 },
+        cpu_cores: if den == 0 {
+            0.0
+        } else {
+            r.cpu_cores * num as f64 / den as f64
+        },
         task_heap_memory: f(r.task_heap_memory),
         task_off_heap_memory: f(r.task_off_heap_memory),
         managed_memory: f(r.managed_memory),
@@ -183,7 +210,12 @@ fn taskmanager_info(e: &crate::slot_table::TaskManagerEntry, assigned: u32) -> T
     let m = &r.memory;
     let total = resource(m, r.num_slots as f64);
     let free = scale(&total, e.free_slots(), r.num_slots);
-    let data_port = r.data_address.rsplit(':').next().and_then(|p| p.parse().ok()).unwrap_or(-1);
+    let data_port = r
+        .data_address
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(-1);
     TaskManagerInfo {
         id: r.resource_id.clone(),
         path: r.rpc_address.clone(),
@@ -258,13 +290,16 @@ impl RestBackend for JobManagerRest {
         let now = now_ms();
         let st = self.jm.lock();
         let mut jobs: Vec<JobOverview> = st.jobs.values().map(|j| overview_of(j, now)).collect();
-        jobs.sort_by(|a, b| b.start_time.cmp(&a.start_time));
+        jobs.sort_by_key(|j| std::cmp::Reverse(j.start_time));
         JobsOverview { jobs }
     }
 
     fn job_detail(&self, jid: JobId) -> Result<JobDetail, RestError> {
         let st = self.jm.lock();
-        st.jobs.get(&jid).map(|j| detail_of(j, now_ms())).ok_or(RestError::JobNotFound(jid))
+        st.jobs
+            .get(&jid)
+            .map(|j| detail_of(j, now_ms()))
+            .ok_or(RestError::JobNotFound(jid))
     }
 
     fn job_exceptions(&self, jid: JobId, _max_exceptions: Option<usize>) -> Result<JobExceptions, RestError> {
@@ -290,7 +325,12 @@ impl RestBackend for JobManagerRest {
                 concurrent_exceptions: Vec::new(),
             })
             .collect();
-        Ok(JobExceptions { exception_history: ExceptionHistory { entries, truncated: total > limit } })
+        Ok(JobExceptions {
+            exception_history: ExceptionHistory {
+                entries,
+                truncated: total > limit,
+            },
+        })
     }
 
     fn job_config(&self, jid: JobId) -> Result<JobConfig, RestError> {
@@ -321,20 +361,37 @@ impl RestBackend for JobManagerRest {
 
     fn taskmanager_detail(&self, id: &str) -> Result<TaskManagerDetail, RestError> {
         let st = self.jm.lock();
-        let e = st.slots.get(id).ok_or_else(|| RestError::TaskManagerNotFound(id.to_string()))?;
+        let e = st
+            .slots
+            .get(id)
+            .ok_or_else(|| RestError::TaskManagerNotFound(id.to_string()))?;
         let info = taskmanager_info(e, assigned_tasks(&st.jobs, id));
         let per_slot = scale(&info.total_resource, 1, e.registration.num_slots);
         let allocated_slots = e
             .slots
             .iter()
             .flatten()
-            .map(|job| AllocatedSlot { job_id: *job, resource: per_slot.clone(), assigned_tasks: 0 })
+            .map(|job| AllocatedSlot {
+                job_id: *job,
+                resource: per_slot.clone(),
+                assigned_tasks: 0,
+            })
             .collect();
-        Ok(TaskManagerDetail { info, allocated_slots, metrics: TaskManagerMetrics::default() })
+        Ok(TaskManagerDetail {
+            info,
+            allocated_slots,
+            metrics: TaskManagerMetrics::default(),
+        })
     }
 
     fn jobmanager_config(&self) -> Vec<ConfigEntry> {
-        self.jm.settings.config.to_map().into_iter().map(|(k, v)| ConfigEntry::new(k, v)).collect()
+        self.jm
+            .settings
+            .config
+            .to_map()
+            .into_iter()
+            .map(|(k, v)| ConfigEntry::new(k, v))
+            .collect()
     }
 
     fn cancel_job(&self, jid: JobId) -> Result<(), RestError> {

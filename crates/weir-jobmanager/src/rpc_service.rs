@@ -59,7 +59,12 @@ impl ResourceManager for JobManagerRpc {
         if r.resource_id.is_empty() || r.rpc_address.is_empty() || r.data_address.is_empty() || r.num_slots == 0 {
             return reject("registration needs a resource id, RPC and data addresses and at least one slot".into());
         }
-        tracing::info!("TaskManager {} registered with {} slots ({})", r.resource_id, r.num_slots, r.rpc_address);
+        tracing::info!(
+            "TaskManager {} registered with {} slots ({})",
+            r.resource_id,
+            r.num_slots,
+            r.rpc_address
+        );
         self.jm.register_taskmanager(TaskManagerRegistration {
             resource_id: r.resource_id,
             rpc_address: r.rpc_address,
@@ -86,10 +91,11 @@ impl ResourceManager for JobManagerRpc {
 impl JobMasterGateway for JobManagerRpc {
     async fn update_task_execution_state(&self, request: Request<TaskExecutionState>) -> Result<Response<Ack>, Status> {
         let r = request.into_inner();
-        let job = JobId::parse(&r.job_id).ok_or_else(|| Status::invalid_argument(format!("bad job id '{}'", r.job_id)))?;
+        let job =
+            JobId::parse(&r.job_id).ok_or_else(|| Status::invalid_argument(format!("bad job id '{}'", r.job_id)))?;
         let state = parse_execution_state(&r.state)
             .ok_or_else(|| Status::invalid_argument(format!("unknown execution state '{}'", r.state)))?;
-        let failure = (state == ExecutionState::Failed).then(|| (r.failure_name, r.failure_message));
+        let failure = (state == ExecutionState::Failed).then_some((r.failure_name, r.failure_message));
         self.jm.task_state(job, &r.attempt_id, state, failure);
         Ok(Response::new(Ack {}))
     }

@@ -35,9 +35,7 @@ pub fn assign_slots(job_graph: &JobGraph, slots: &[SlotRef]) -> Option<HashMap<(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use weir_graph::{
-        ChainingStrategy, ExecutionConfig, NodeKind, Partitioner, StreamEdge, StreamGraph, StreamNode,
-    };
+    use weir_graph::{ChainingStrategy, ExecutionConfig, NodeKind, Partitioner, StreamEdge, StreamGraph, StreamNode};
 
     fn node(id: u32, p: u32, group: &str) -> StreamNode {
         StreamNode {
@@ -54,7 +52,12 @@ mod tests {
     }
 
     fn slots(n: u32) -> Vec<SlotRef> {
-        (0..n).map(|i| SlotRef { resource_id: format!("tm{}", i % 2), slot_index: i / 2 }).collect()
+        (0..n)
+            .map(|i| SlotRef {
+                resource_id: format!("tm{}", i % 2),
+                slot_index: i / 2,
+            })
+            .collect()
     }
 
     #[test]
@@ -64,8 +67,16 @@ mod tests {
             config: ExecutionConfig::default(),
             nodes: vec![node(0, 1, "default"), node(1, 4, "default"), node(2, 2, "x")],
             edges: vec![
-                StreamEdge { source: 0, target: 1, partitioner: Partitioner::Rebalance },
-                StreamEdge { source: 1, target: 2, partitioner: Partitioner::Rebalance },
+                StreamEdge {
+                    source: 0,
+                    target: 1,
+                    partitioner: Partitioner::Rebalance,
+                },
+                StreamEdge {
+                    source: 1,
+                    target: 2,
+                    partitioner: Partitioner::Rebalance,
+                },
             ],
         };
         let jg = JobGraph::from_stream_graph(&g).unwrap();

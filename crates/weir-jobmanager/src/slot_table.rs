@@ -72,14 +72,20 @@ impl SlotTable {
         let slots = vec![None; registration.num_slots as usize];
         self.tms.insert(
             registration.resource_id.clone(),
-            TaskManagerEntry { registration, slots, last_heartbeat_ms: now_ms },
+            TaskManagerEntry {
+                registration,
+                slots,
+                last_heartbeat_ms: now_ms,
+            },
         );
         lost
     }
 
     /// Removes a TaskManager; returns the jobs that held slots on it.
     pub fn remove(&mut self, resource_id: &str) -> Vec<JobId> {
-        let Some(tm) = self.tms.remove(resource_id) else { return Vec::new() };
+        let Some(tm) = self.tms.remove(resource_id) else {
+            return Vec::new();
+        };
         let mut jobs: Vec<JobId> = tm.slots.into_iter().flatten().collect();
         jobs.sort();
         jobs.dedup();
@@ -141,7 +147,13 @@ impl SlotTable {
             .tms
             .values()
             .map(|t| {
-                let idx = t.slots.iter().enumerate().filter(|(_, s)| s.is_none()).map(|(i, _)| i as u32).collect();
+                let idx = t
+                    .slots
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, s)| s.is_none())
+                    .map(|(i, _)| i as u32)
+                    .collect();
                 (t.registration.resource_id.clone(), idx)
             })
             .filter(|(_, idx): &(String, Vec<u32>)| !idx.is_empty())
@@ -156,7 +168,10 @@ impl SlotTable {
                     break;
                 }
                 if let Some(&slot) = idx.get(round) {
-                    out.push(SlotRef { resource_id: tm.clone(), slot_index: slot });
+                    out.push(SlotRef {
+                        resource_id: tm.clone(),
+                        slot_index: slot,
+                    });
                     progressed = true;
                 }
             }
@@ -166,7 +181,11 @@ impl SlotTable {
             round += 1;
         }
         for s in &out {
-            if let Some(slot) = self.tms.get_mut(&s.resource_id).and_then(|t| t.slots.get_mut(s.slot_index as usize)) {
+            if let Some(slot) = self
+                .tms
+                .get_mut(&s.resource_id)
+                .and_then(|t| t.slots.get_mut(s.slot_index as usize))
+            {
                 *slot = Some(job);
             }
         }

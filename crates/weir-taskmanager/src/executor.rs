@@ -12,12 +12,12 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::mpsc::UnboundedSender;
 use weir_api::program::{ProgramInvocation, ProgramRegistry};
 use weir_graph::JobGraph;
+use weir_rpc::{SlotStatus, TaskDeploymentDescriptor, TaskExecutionState};
 use weir_runtime::executor::ExecutableGraph;
 use weir_runtime::network::{CancelToken, ChannelSpec, NetworkEnvironment, PartitionId};
 use weir_runtime::task::chain::NetworkOutput;
 use weir_runtime::task::{run_task, TaskSpec};
 use weir_runtime::TaskError;
-use weir_rpc::{SlotStatus, TaskDeploymentDescriptor, TaskExecutionState};
 
 /// The code of one job on this TaskManager.
 struct JobCode {
@@ -61,7 +61,12 @@ pub fn invocation_from_proto(p: &weir_rpc::ProgramInvocation) -> ProgramInvocati
 }
 
 fn partition_id(p: &weir_rpc::ResultPartitionId) -> PartitionId {
-    PartitionId { job_id: p.job_id.clone(), job_edge: p.job_edge, producer_subtask: p.producer_subtask, attempt: p.attempt }
+    PartitionId {
+        job_id: p.job_id.clone(),
+        job_edge: p.job_edge,
+        producer_subtask: p.producer_subtask,
+        attempt: p.attempt,
+    }
 }
 
 /// The exception name and message a failed task reports.
@@ -86,8 +91,17 @@ impl TaskExecutor {
         network: Arc<NetworkEnvironment>,
         reports: UnboundedSender<TaskExecutionState>,
     ) -> Arc<Self> {
-        let state = ExecutorState { slots: vec![None; settings.num_slots as usize], ..Default::default() };
-        Arc::new(Self { settings, registry, network, state: Mutex::new(state), reports })
+        let state = ExecutorState {
+            slots: vec![None; settings.num_slots as usize],
+            ..Default::default()
+        };
+        Arc::new(Self {
+            settings,
+            registry,
+            network,
+            state: Mutex::new(state),
+            reports,
+        })
     }
 
     /// The start-up settings.
@@ -105,7 +119,10 @@ impl TaskExecutor {
             .slots
             .iter()
             .enumerate()
-            .map(|(i, j)| SlotStatus { slot_index: i as u32, job_id: j.clone().unwrap_or_default() })
+            .map(|(i, j)| SlotStatus {
+                slot_index: i as u32,
+                job_id: j.clone().unwrap_or_default(),
+            })
             .collect()
     }
 
@@ -132,8 +149,15 @@ impl TaskExecutor {
         if let Some(code) = self.lock().jobs.get(&tdd.job_id) {
             return Ok(code.clone());
         }
-        let invocation = tdd.program.as_ref().map(invocation_from_proto).ok_or("deployment without a program")?;
-        let program = self.registry.build(&invocation).map_err(|e| format!("cannot build program '{}': {e}", invocation.program))?;
+        let invocation = tdd
+            .program
+            .as_ref()
+            .map(invocation_from_proto)
+            .ok_or("deployment without a program")?;
+        let program = self
+            .registry
+            .build(&invocation)
+            .map_err(|e| format!("cannot build program '{}': {e}", invocation.program))?;
         let fingerprint = program.stream_graph.fingerprint();
         if fingerprint != tdd.fingerprint {
             return Err(format!(
@@ -142,7 +166,10 @@ impl TaskExecutor {
             ));
         }
         let job_graph = JobGraph::from_stream_graph(&program.stream_graph).map_err(|e| e.to_string())?;
-        let code = Arc::new(JobCode { program: Arc::new(program), job_graph: Arc::new(job_graph) });
+        let code = Arc::new(JobCode {
+            program: Arc::new(program),
+            job_graph: Arc::new(job_graph),
+        });
         self.lock().jobs.insert(tdd.job_id.clone(), code.clone());
         Ok(code)
     }
@@ -151,10 +178,12 @@ impl TaskExecutor {
     pub fn submit(self: &Arc<Self>, tdd: TaskDeploymentDescriptor) -> Result<(), String> {
         {
             let mut st = self.lock();
-            let slot = st
-                .slots
-                .get_mut(tdd.slot_index as usize)
-                .ok_or_else(|| format!("slot {} does not exist (this TaskManager has {})", tdd.slot_index, self.settings.num_slots))?;
+            let slot = st.slots.get_mut(tdd.slot_index as usize).ok_or_else(|| {
+                format!(
+                    "slot {} does not exist (this TaskManager has {})",
+                    tdd.slot_index, self.settings.num_slots
+                )
+            })?;
             match slot {
                 Some(job) if *job != tdd.job_id => return Err(format!("slot {} is held by job {job}", tdd.slot_index)),
                 _ => *slot = Some(tdd.job_id.clone()),
@@ -171,13 +200,22 @@ impl TaskExecutor {
         let cancel = CancelToken::new();
         let mut outputs = Vec::new();
         for out in &tdd.outputs {
-            let pid = out.partition.as_ref().map(partition_id).ok_or("output without a partition id")?;
+            let pid = out
+                .partition
+                .as_ref()
+                .map(partition_id)
+                .ok_or("output without a partition id")?;
             let (writer, handles) = self
                 .network
                 .create_result_partition(out.num_subpartitions as usize, cancel.clone())
                 .map_err(|e| e.to_string())?;
-            self.network.register_partition(pid.clone(), handles).map_err(|e| e.to_string())?;
-            outputs.push(NetworkOutput { job_edge: pid.job_edge as usize, writer });
+            self.network
+                .register_partition(pid.clone(), handles)
+                .map_err(|e| e.to_string())?;
+            outputs.push(NetworkOutput {
+                job_edge: pid.job_edge as usize,
+                writer,
+            });
         }
         let specs: Vec<ChannelSpec> = tdd
             .inputs
@@ -185,16 +223,37 @@ impl TaskExecutor {
             .filter_map(|i| {
                 let partition = partition_id(i.partition.as_ref()?);
                 Some(if i.local {
-                    ChannelSpec::Local { partition, subpartition: i.subpartition }
+                    ChannelSpec::Local {
+                        partition,
+                        subpartition: i.subpartition,
+                    }
                 } else {
-                    ChannelSpec::Remote { address: i.producer_data_address.clone(), partition, subpartition: i.subpartition }
+                    ChannelSpec::Remote {
+                        address: i.producer_data_address.clone(),
+                        partition,
+                        subpartition: i.subpartition,
+                    }
                 })
             })
             .collect();
-        self.lock().tasks.insert(tdd.attempt_id.clone(), RunningTask { job_id: tdd.job_id.clone(), generation: tdd.generation, cancel: cancel.clone() });
+        self.lock().tasks.insert(
+            tdd.attempt_id.clone(),
+            RunningTask {
+                job_id: tdd.job_id.clone(),
+                generation: tdd.generation,
+                cancel: cancel.clone(),
+            },
+        );
         let me = self.clone();
-        let name = format!("{} ({}/{})", code.job_graph.vertices[vertex].name, tdd.subtask_index + 1, code.job_graph.vertices[vertex].parallelism);
-        let spawned = std::thread::Builder::new().name(name).spawn(move || me.run(tdd, code, specs, outputs, cancel));
+        let name = format!(
+            "{} ({}/{})",
+            code.job_graph.vertices[vertex].name,
+            tdd.subtask_index + 1,
+            code.job_graph.vertices[vertex].parallelism
+        );
+        let spawned = std::thread::Builder::new()
+            .name(name)
+            .spawn(move || me.run(tdd, code, specs, outputs, cancel));
         if let Err(e) = spawned {
             return Err(format!("cannot start task thread: {e}"));
         }
@@ -254,10 +313,17 @@ impl TaskExecutor {
     /// their partitions; once no task of the job is left, frees its slots and code.
     pub fn release_job(&self, job_id: &str, below_generation: u32) {
         let mut st = self.lock();
-        for t in st.tasks.values().filter(|t| t.job_id == job_id && t.generation < below_generation) {
+        for t in st
+            .tasks
+            .values()
+            .filter(|t| t.job_id == job_id && t.generation < below_generation)
+        {
             t.cancel.cancel();
         }
-        let newer = st.tasks.values().any(|t| t.job_id == job_id && t.generation >= below_generation);
+        let newer = st
+            .tasks
+            .values()
+            .any(|t| t.job_id == job_id && t.generation >= below_generation);
         if !newer {
             for s in st.slots.iter_mut() {
                 if s.as_deref() == Some(job_id) {

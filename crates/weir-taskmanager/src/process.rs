@@ -30,15 +30,28 @@ async fn serve(settings: TaskManagerSettings, registry: ProgramRegistry) -> Resu
     let rpc_bind = format!("{}:{}", settings.host, settings.rpc_port);
     let listener = tokio::net::TcpListener::bind(&rpc_bind)
         .await
-        .map_err(|source| TaskManagerError::Bind { what: "RPC server", address: rpc_bind.clone(), source })?;
-    let rpc_addr = listener
-        .local_addr()
-        .map_err(|source| TaskManagerError::Bind { what: "RPC server", address: rpc_bind, source })?;
+        .map_err(|source| TaskManagerError::Bind {
+            what: "RPC server",
+            address: rpc_bind.clone(),
+            source,
+        })?;
+    let rpc_addr = listener.local_addr().map_err(|source| TaskManagerError::Bind {
+        what: "RPC server",
+        address: rpc_bind,
+        source,
+    })?;
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let executor = TaskExecutor::new(settings.clone(), Arc::new(registry), network, tx);
-    println!("TaskManager {} rpc={} data={} slots={}", settings.resource_id, rpc_addr, data_addr, settings.num_slots);
+    println!(
+        "TaskManager {} rpc={} data={} slots={}",
+        settings.resource_id, rpc_addr, data_addr, settings.num_slots
+    );
     tokio::spawn(run_reporter(settings.jobmanager_rpc.clone(), rx));
-    tokio::spawn(run_registration(executor.clone(), rpc_addr.to_string(), data_addr.to_string()));
+    tokio::spawn(run_registration(
+        executor.clone(),
+        rpc_addr.to_string(),
+        data_addr.to_string(),
+    ));
     tonic::transport::Server::builder()
         .add_service(TaskExecutorGatewayServer::new(TaskExecutorService::new(executor)))
         .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener))

@@ -16,14 +16,22 @@ use weir_rpc::resource_manager_client::ResourceManagerClient;
 use weir_rpc::{Hardware, RegisterTaskExecutorRequest, TaskExecutionState, TaskExecutorHeartbeat};
 
 async fn connect(address: &str) -> Option<Channel> {
-    let endpoint = Channel::from_shared(format!("http://{address}")).ok()?.connect_timeout(Duration::from_secs(2));
+    let endpoint = Channel::from_shared(format!("http://{address}"))
+        .ok()?
+        .connect_timeout(Duration::from_secs(2));
     endpoint.connect().await.ok()
 }
 
 fn hardware() -> Hardware {
-    let cpu_cores = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
+    let cpu_cores = std::thread::available_parallelism()
+        .map(|n| n.get() as u32)
+        .unwrap_or(1);
     let (physical, free) = meminfo();
-    Hardware { cpu_cores, physical_memory: physical, free_memory: free }
+    Hardware {
+        cpu_cores,
+        physical_memory: physical,
+        free_memory: free,
+    }
 }
 
 /// Total and available memory from /proc/meminfo, in bytes (0 when unknown).
@@ -76,7 +84,10 @@ pub async fn run_registration(executor: Arc<TaskExecutor>, rpc_address: String, 
         let mut last_ok = Instant::now();
         loop {
             tokio::time::sleep(settings.heartbeat_interval).await;
-            let hb = TaskExecutorHeartbeat { resource_id: settings.resource_id.clone(), slots: executor.slot_report() };
+            let hb = TaskExecutorHeartbeat {
+                resource_id: settings.resource_id.clone(),
+                slots: executor.slot_report(),
+            };
             match client.heartbeat(hb).await {
                 Ok(r) if r.get_ref().known => last_ok = Instant::now(),
                 Ok(_) => {
@@ -86,7 +97,10 @@ pub async fn run_registration(executor: Arc<TaskExecutor>, rpc_address: String, 
                 }
                 Err(e) => {
                     if last_ok.elapsed() > settings.heartbeat_timeout {
-                        tracing::warn!("JobManager unreachable for {:?} ({e}); releasing all tasks", settings.heartbeat_timeout);
+                        tracing::warn!(
+                            "JobManager unreachable for {:?} ({e}); releasing all tasks",
+                            settings.heartbeat_timeout
+                        );
                         executor.release_all();
                         break;
                     }

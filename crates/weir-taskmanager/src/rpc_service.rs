@@ -23,15 +23,24 @@ impl TaskExecutorService {
 
 #[tonic::async_trait]
 impl TaskExecutorGateway for TaskExecutorService {
-    async fn submit_task(&self, request: Request<TaskDeploymentDescriptor>) -> Result<Response<SubmitTaskResponse>, Status> {
+    async fn submit_task(
+        &self,
+        request: Request<TaskDeploymentDescriptor>,
+    ) -> Result<Response<SubmitTaskResponse>, Status> {
         let tdd = request.into_inner();
         let executor = self.executor.clone();
         let result = tokio::task::spawn_blocking(move || executor.submit(tdd))
             .await
             .map_err(|e| Status::internal(format!("deployment panicked: {e}")))?;
         Ok(Response::new(match result {
-            Ok(()) => SubmitTaskResponse { accepted: true, rejection_reason: String::new() },
-            Err(reason) => SubmitTaskResponse { accepted: false, rejection_reason: reason },
+            Ok(()) => SubmitTaskResponse {
+                accepted: true,
+                rejection_reason: String::new(),
+            },
+            Err(reason) => SubmitTaskResponse {
+                accepted: false,
+                rejection_reason: reason,
+            },
         }))
     }
 

@@ -23,7 +23,8 @@ fn expected_sums(keys: u64, records: u64, seed: u64) -> Vec<String> {
 }
 
 fn keyed_sum_job(out: &std::path::Path, p: u32, records: u64, rate: u64) -> serde_json::Value {
-    let mut args = json!({ "keys": "40", "records": records.to_string(), "seed": "7", "output": out.display().to_string() });
+    let mut args =
+        json!({ "keys": "40", "records": records.to_string(), "seed": "7", "output": out.display().to_string() });
     if rate > 0 {
         args["rate_per_sec"] = json!(rate.to_string());
     }
@@ -83,10 +84,23 @@ fn rest_api_reports_taskmanagers_and_rejects_bad_requests_while_serving() {
 
     let (code, body) = send(&cluster.rest, "POST", "/jobs", Some(json!({ "program": "nosuch" })));
     assert_eq!(code, 400);
-    assert!(body["errors"][0].as_str().unwrap().contains("unknown program 'nosuch'"), "{body}");
-    let (code, body) = send(&cluster.rest, "POST", "/jobs", Some(json!({ "program": "keyed-sum", "parallelism": 0 })));
+    assert!(
+        body["errors"][0].as_str().unwrap().contains("unknown program 'nosuch'"),
+        "{body}"
+    );
+    let (code, body) = send(
+        &cluster.rest,
+        "POST",
+        "/jobs",
+        Some(json!({ "program": "keyed-sum", "parallelism": 0 })),
+    );
     assert_eq!(code, 400, "{body}");
-    let (code, _) = send(&cluster.rest, "POST", "/jobs", Some(json!({ "program": "keyed-sum", "args": { "kes": "1" } })));
+    let (code, _) = send(
+        &cluster.rest,
+        "POST",
+        "/jobs",
+        Some(json!({ "program": "keyed-sum", "args": { "kes": "1" } })),
+    );
     assert_eq!(code, 400);
     let (code, body) = get(&cluster.rest, "/jobs/00000000000000000000000000000000");
     assert_eq!(code, 404, "{body}");
@@ -115,7 +129,10 @@ fn killing_a_taskmanager_fails_the_job_with_that_cause_when_restarts_are_off() {
     let (_, exc) = get(&cluster.rest, &format!("/jobs/{jid}/exceptions"));
     let entry = &exc["exceptionHistory"]["entries"][0];
     let trace = entry["stacktrace"].as_str().unwrap();
-    assert!(trace.contains("Recovery is suppressed by NoRestartBackoffTimeStrategy"), "{trace}");
+    assert!(
+        trace.contains("Recovery is suppressed by NoRestartBackoffTimeStrategy"),
+        "{trace}"
+    );
     assert!(
         trace.contains("TaskManager") || trace.contains("Connection") || trace.contains("connection"),
         "the cause should name the lost TaskManager or connection: {trace}"
@@ -127,7 +144,12 @@ fn fixed_delay_restarts_the_job_which_finishes_once_a_replacement_taskmanager_re
     let mut cluster = Cluster::start(
         2,
         2,
-        &["restart-strategy.type=fixed-delay", "restart-strategy.fixed-delay.attempts=3", "restart-strategy.fixed-delay.delay=500 ms", "slot.request.timeout=60 s"],
+        &[
+            "restart-strategy.type=fixed-delay",
+            "restart-strategy.fixed-delay.attempts=3",
+            "restart-strategy.fixed-delay.delay=500 ms",
+            "slot.request.timeout=60 s",
+        ],
     );
     let dir = tempfile::tempdir().unwrap();
     let records = 60_000;
@@ -148,7 +170,10 @@ fn a_job_needing_more_slots_than_the_cluster_has_fails_after_the_slot_request_ti
     let jid = cluster.submit(keyed_sum_job(dir.path(), 5, 1000, 0));
     assert_eq!(cluster.wait_terminal(&jid, Duration::from_secs(30)), "FAILED");
     let (_, exc) = get(&cluster.rest, &format!("/jobs/{jid}/exceptions"));
-    let trace = exc["exceptionHistory"]["entries"][0]["stacktrace"].as_str().unwrap().to_string();
+    let trace = exc["exceptionHistory"]["entries"][0]["stacktrace"]
+        .as_str()
+        .unwrap()
+        .to_string();
     assert!(trace.contains("NoResourceAvailableException"), "{trace}");
     assert!(trace.contains("needs 5 slots, 4 of 4 are available"), "{trace}");
 }
@@ -164,14 +189,19 @@ fn two_jobs_run_side_by_side_and_cancel_works() {
     let (code, _) = send(&cluster.rest, "PATCH", &format!("/jobs/{slow}?mode=cancel"), None);
     assert_eq!(code, 202);
     assert_eq!(cluster.wait_terminal(&slow, Duration::from_secs(30)), "CANCELED");
-    wait_until(Duration::from_secs(10), || get(&cluster.rest, "/overview").1["slots-available"] == 4);
+    wait_until(Duration::from_secs(10), || {
+        get(&cluster.rest, "/overview").1["slots-available"] == 4
+    });
     let (_, o) = get(&cluster.rest, "/overview");
     assert_eq!(o["jobs-cancelled"], 1);
     assert_eq!(o["jobs-finished"], 1);
 }
 
 fn weir(args: &[&str]) -> (i32, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_weir")).args(args).output().expect("run weir");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_weir"))
+        .args(args)
+        .output()
+        .expect("run weir");
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -185,7 +215,18 @@ fn run_list_and_cancel_from_the_command_line() {
     let dir = tempfile::tempdir().unwrap();
     let out_arg = format!("output={}", dir.path().display());
     let (code, out, err) = weir(&[
-        "run", "-m", &cluster.rest, "-p", "2", "keyed-sum", "--arg", "keys=5", "--arg", "records=1000", "--arg", &out_arg,
+        "run",
+        "-m",
+        &cluster.rest,
+        "-p",
+        "2",
+        "keyed-sum",
+        "--arg",
+        "keys=5",
+        "--arg",
+        "records=1000",
+        "--arg",
+        &out_arg,
     ]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("Job has been submitted with JobID"), "{out}");
@@ -193,7 +234,15 @@ fn run_list_and_cancel_from_the_command_line() {
     assert_eq!(read_parts(dir.path()), expected_sums(5, 1000, 42));
 
     let (code, out, err) = weir(&[
-        "run", "-m", &cluster.rest, "-d", "keyed-sum", "--arg", "records=100000000", "--arg", "rate_per_sec=1000",
+        "run",
+        "-m",
+        &cluster.rest,
+        "-d",
+        "keyed-sum",
+        "--arg",
+        "records=100000000",
+        "--arg",
+        "rate_per_sec=1000",
     ]);
     assert_eq!(code, 0, "{err}");
     let jid = out.trim().rsplit(' ').next().unwrap().to_string();
@@ -227,7 +276,13 @@ fn a_taskmanager_whose_task_heap_comes_out_negative_is_refused_with_the_numbers(
 #[test]
 fn start_cluster_and_stop_cluster_manage_background_processes() {
     let dir = tempfile::tempdir().unwrap();
-    let free_port = || std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let free_port = || {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port()
+    };
     let (port, rpc) = (free_port(), free_port());
     let cluster_dir = format!("cluster.dir={}", dir.path().display());
     let rest_port = format!("rest.port={port}");

@@ -43,7 +43,11 @@ fn daemon(role: &str, dynamic: &[String]) -> Result<Daemon> {
     for d in dynamic {
         cmd.arg("-D").arg(d);
     }
-    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::null()).spawn().with_context(|| format!("cannot start {role}"))?;
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .with_context(|| format!("cannot start {role}"))?;
     let stdout = child.stdout.take().ok_or_else(|| anyhow!("no stdout of {role}"))?;
     let mut reader = BufReader::new(stdout);
     let mut line = String::new();
@@ -81,7 +85,10 @@ pub fn run(args: &BenchClusterArgs) -> Result<()> {
     let jm = daemon("jobmanager", &["jobmanager.rpc.port=0".into(), "rest.port=0".into()])?;
     let rest = field(&jm.line, "rest")?;
     let rpc_port = field(&jm.line, "rpc")?.rsplit(':').next().unwrap_or("0").to_string();
-    let tm_conf = vec![format!("jobmanager.rpc.port={rpc_port}"), "taskmanager.numberOfTaskSlots=1".to_string()];
+    let tm_conf = vec![
+        format!("jobmanager.rpc.port={rpc_port}"),
+        "taskmanager.numberOfTaskSlots=1".to_string(),
+    ];
     let tms = [daemon("taskmanager", &tm_conf)?, daemon("taskmanager", &tm_conf)?];
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
@@ -97,7 +104,10 @@ pub fn run(args: &BenchClusterArgs) -> Result<()> {
     }
     let startup = start.elapsed();
     std::thread::sleep(Duration::from_millis(500));
-    println!("cluster start-up (processes started -> 2 slots registered): {} ms", startup.as_millis());
+    println!(
+        "cluster start-up (processes started -> 2 slots registered): {} ms",
+        startup.as_millis()
+    );
     println!(
         "resident memory at idle: jobmanager {:.1} MiB, taskmanager {:.1} MiB, taskmanager {:.1} MiB",
         rss_mib(jm.child.id()),
@@ -113,7 +123,10 @@ pub fn run(args: &BenchClusterArgs) -> Result<()> {
     let submitted = Instant::now();
     let resp = client::post(&rest, "/jobs", &body.to_string())?;
     let v: serde_json::Value = serde_json::from_str(&resp)?;
-    let jid = v["jobid"].as_str().ok_or_else(|| anyhow!("unexpected response {resp}"))?.to_string();
+    let jid = v["jobid"]
+        .as_str()
+        .ok_or_else(|| anyhow!("unexpected response {resp}"))?
+        .to_string();
     let duration_ms = loop {
         std::thread::sleep(Duration::from_millis(20));
         let d: serde_json::Value = serde_json::from_str(&client::get(&rest, &format!("/jobs/{jid}"))?)?;

@@ -34,7 +34,11 @@ fn call(method: &str, address: &str, path: &str, body: Option<&str>) -> Result<(
 fn error_of(body: &str) -> String {
     serde_json::from_str::<serde_json::Value>(body)
         .ok()
-        .and_then(|v| v["errors"].as_array().map(|e| e.iter().filter_map(|x| x.as_str()).collect::<Vec<_>>().join("; ")))
+        .and_then(|v| {
+            v["errors"]
+                .as_array()
+                .map(|e| e.iter().filter_map(|x| x.as_str()).collect::<Vec<_>>().join("; "))
+        })
         .unwrap_or_else(|| body.to_string())
 }
 
@@ -76,7 +80,9 @@ pub struct RunArgs {
 pub fn run(args: &RunArgs) -> Result<()> {
     let mut kv = BTreeMap::new();
     for a in &args.job.args {
-        let (k, v) = a.split_once('=').ok_or_else(|| anyhow!("malformed --arg '{a}': expected key=value"))?;
+        let (k, v) = a
+            .split_once('=')
+            .ok_or_else(|| anyhow!("malformed --arg '{a}': expected key=value"))?;
         kv.insert(k.to_string(), v.to_string());
     }
     let mut config = BTreeMap::new();
@@ -98,7 +104,10 @@ pub fn run(args: &RunArgs) -> Result<()> {
         bail!("submission refused: {}", error_of(&resp));
     }
     let v: serde_json::Value = serde_json::from_str(&resp)?;
-    let jid = v["jobid"].as_str().ok_or_else(|| anyhow!("unexpected response: {resp}"))?.to_string();
+    let jid = v["jobid"]
+        .as_str()
+        .ok_or_else(|| anyhow!("unexpected response: {resp}"))?
+        .to_string();
     println!("Job has been submitted with JobID {jid}");
     if args.detached {
         return Ok(());
@@ -116,8 +125,18 @@ pub fn run(args: &RunArgs) -> Result<()> {
             }
             let exc = get(&args.target.jobmanager, &format!("/jobs/{jid}/exceptions")).unwrap_or_default();
             let e: serde_json::Value = serde_json::from_str(&exc).unwrap_or_default();
-            let cause = e["exceptionHistory"]["entries"][0]["stacktrace"].as_str().unwrap_or("").replace('\n', " | ");
-            bail!("job {jid} {state}{}", if cause.is_empty() { String::new() } else { format!(": {cause}") });
+            let cause = e["exceptionHistory"]["entries"][0]["stacktrace"]
+                .as_str()
+                .unwrap_or("")
+                .replace('\n', " | ");
+            bail!(
+                "job {jid} {state}{}",
+                if cause.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {cause}")
+                }
+            );
         }
     }
 }

@@ -32,10 +32,14 @@ pub struct ConfigArgs {
 impl ConfigArgs {
     /// Loads the configuration.
     pub fn load(&self) -> Result<Configuration> {
-        let dir = self.conf_dir.clone().or_else(|| std::env::var_os("WEIR_CONF_DIR").map(PathBuf::from)).or_else(|| {
-            let d = PathBuf::from("conf");
-            d.join("config.yaml").exists().then_some(d)
-        });
+        let dir = self
+            .conf_dir
+            .clone()
+            .or_else(|| std::env::var_os("WEIR_CONF_DIR").map(PathBuf::from))
+            .or_else(|| {
+                let d = PathBuf::from("conf");
+                d.join("config.yaml").exists().then_some(d)
+            });
         let config = Configuration::load(dir.as_deref(), &self.dynamic)?;
         for k in config.unknown_keys() {
             tracing::warn!("unknown configuration key '{k}' is ignored");
@@ -167,7 +171,10 @@ pub fn start_cluster(args: &StartClusterArgs) -> Result<()> {
     let dir = cluster_dir(&config)?;
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     if dir.join("jobmanager.pid").exists() {
-        bail!("a cluster seems to be running already ({}); run `weir stop-cluster` first", dir.join("jobmanager.pid").display());
+        bail!(
+            "a cluster seems to be running already ({}); run `weir stop-cluster` first",
+            dir.join("jobmanager.pid").display()
+        );
     }
     let start = Instant::now();
     let jm = spawn_daemon(&dir, "jobmanager", "jobmanager", &args.config)?;
@@ -183,13 +190,21 @@ pub fn start_cluster(args: &StartClusterArgs) -> Result<()> {
         if let Ok(body) = super::client::get(&rest, "/overview") {
             let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
             if v["slots-total"].as_u64() == Some(slots as u64) {
-                println!("Cluster ready in {} ms: {} TaskManagers, {} slots, REST on http://{rest}", start.elapsed().as_millis(), args.taskmanagers, slots);
+                println!(
+                    "Cluster ready in {} ms: {} TaskManagers, {} slots, REST on http://{rest}",
+                    start.elapsed().as_millis(),
+                    args.taskmanagers,
+                    slots
+                );
                 return Ok(());
             }
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    bail!("the cluster did not register {slots} slots within 30 s; see the logs in {}", dir.display())
+    bail!(
+        "the cluster did not register {slots} slots within 30 s; see the logs in {}",
+        dir.display()
+    )
 }
 
 /// `weir stop-cluster`: stops the processes `start-cluster` started.
@@ -214,7 +229,10 @@ pub fn stop_cluster(args: &ConfigArgs) -> Result<()> {
         if pid.parse::<u32>().is_ok() {
             let _ = Command::new("kill").arg(pid).status();
             stopped += 1;
-            println!("Stopped {} (pid {pid}).", path.file_stem().and_then(|s| s.to_str()).unwrap_or("?"));
+            println!(
+                "Stopped {} (pid {pid}).",
+                path.file_stem().and_then(|s| s.to_str()).unwrap_or("?")
+            );
         }
         let _ = std::fs::remove_file(&path);
     }

@@ -34,7 +34,11 @@ fn spawn(role: &str, dynamic: &[String]) -> Proc {
     for d in dynamic {
         cmd.arg("-D").arg(d);
     }
-    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn().expect("spawn weir");
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn weir");
     let stdout = child.stdout.take().expect("stdout");
     let mut reader = BufReader::new(stdout);
     let mut line = String::new();
@@ -46,7 +50,10 @@ fn spawn(role: &str, dynamic: &[String]) -> Proc {
             sink.clear();
         }
     });
-    Proc { child, line: line.trim().to_string() }
+    Proc {
+        child,
+        line: line.trim().to_string(),
+    }
 }
 
 fn field(line: &str, key: &str) -> String {
@@ -85,7 +92,14 @@ impl Cluster {
             "heartbeat.interval=300 ms".into(),
             "heartbeat.timeout=3 s".into(),
         ];
-        let mut c = Cluster { jm, tms: Vec::new(), rest, rpc_port, slots_per_tm: slots, tm_dynamic };
+        let mut c = Cluster {
+            jm,
+            tms: Vec::new(),
+            rest,
+            rpc_port,
+            slots_per_tm: slots,
+            tm_dynamic,
+        };
         for _ in 0..tms {
             c.add_taskmanager();
         }
@@ -117,7 +131,10 @@ impl Cluster {
     pub fn wait_terminal(&self, jid: &str, timeout: Duration) -> String {
         let mut state = String::new();
         wait_until(timeout, || {
-            state = get(&self.rest, &format!("/jobs/{jid}")).1["state"].as_str().unwrap_or("").to_string();
+            state = get(&self.rest, &format!("/jobs/{jid}")).1["state"]
+                .as_str()
+                .unwrap_or("")
+                .to_string();
             matches!(state.as_str(), "FINISHED" | "FAILED" | "CANCELED")
         });
         state
@@ -128,7 +145,10 @@ impl Cluster {
         wait_until(Duration::from_secs(30), || {
             let v = get(&self.rest, &format!("/jobs/{jid}")).1;
             let running = v["status-counts"]["RUNNING"].as_u64().unwrap_or(0);
-            let total: u64 = v["vertices"].as_array().map(|vs| vs.iter().map(|x| x["parallelism"].as_u64().unwrap_or(0)).sum()).unwrap_or(u64::MAX);
+            let total: u64 = v["vertices"]
+                .as_array()
+                .map(|vs| vs.iter().map(|x| x["parallelism"].as_u64().unwrap_or(0)).sum())
+                .unwrap_or(u64::MAX);
             running == total
         });
     }
