@@ -6,4 +6,12 @@ cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/weir-target}"
 export CARGO_TERM_COLOR=never
 cargo build --release --workspace --all-targets
-cargo test --release --workspace
+log="$(mktemp)"
+trap 'rm -f "$log"' EXIT
+status=0
+cargo test --release --workspace 2>&1 | tee "$log" || status=$?
+passed=$(grep -E '^test result:' "$log" | sed -E 's/.* ([0-9]+) passed.*/\1/' | awk '{s+=$1} END {print s+0}')
+failed=$(grep -E '^test result:' "$log" | sed -E 's/.* ([0-9]+) failed.*/\1/' | awk '{s+=$1} END {print s+0}')
+echo
+echo "weir: ${passed} passed, ${failed} failed"
+exit "$status"

@@ -241,7 +241,9 @@ impl<T: Data> DataStream<T> {
         let parallelism = {
             let b = self.builder.borrow();
             match self.inputs.as_slice() {
-                [single] if single.partitioner.is_none() => b.nodes.get(single.node as usize).and_then(|n| n.parallelism),
+                [single] if single.partitioner.is_none() => {
+                    b.nodes.get(single.node as usize).and_then(|n| n.parallelism)
+                }
                 _ => None,
             }
         };

@@ -53,7 +53,9 @@ pub mod prelude {
     pub use crate::datastream::DataStream;
     pub use crate::env::StreamExecutionEnvironment;
     pub use crate::error::ApiError;
-    pub use crate::functions::{Collector, KeyedContext, KeyedProcessFunction, KeyedTimerService};
+    pub use crate::functions::{Collector, KeyType, KeyedContext, KeyedProcessFunction, KeyedTimerService};
+    pub use crate::keyed::KeyedStream;
+    pub use crate::program::{Program, ProgramArgs, ProgramError, ProgramRegistry};
     pub use crate::side_output::OutputTag;
     pub use crate::watermark::{WatermarkGenerator, WatermarkOutput, WatermarkStrategy};
     pub use crate::windowing::{
@@ -63,14 +65,12 @@ pub mod prelude {
         TumblingEventTimeWindows, TumblingProcessingTimeWindows, Window, WindowContext, WindowedStream,
     };
     pub use std::time::Duration;
-    pub use weir_state::TimeDomain;
-    pub use crate::keyed::KeyedStream;
-    pub use crate::program::{Program, ProgramArgs, ProgramError, ProgramRegistry};
     pub use weir_connectors::sink::CollectHandle;
     pub use weir_connectors::Rng;
     pub use weir_core::element::WatermarkStatus;
     pub use weir_core::{StreamRecord, Watermark};
     pub use weir_graph::{ChainingStrategy, Partitioner};
     pub use weir_runtime::error::UserError;
+    pub use weir_state::TimeDomain;
     pub use weir_state::{ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor, VoidNamespace};
 }

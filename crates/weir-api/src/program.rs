@@ -170,6 +170,8 @@ pub struct ProgramInvocation {
     pub chaining_enabled: bool,
     /// Buffer timeout in ms.
     pub buffer_timeout_ms: i64,
+    /// `pipeline.auto-watermark-interval` in ms (0 disables periodic watermarks).
+    pub auto_watermark_interval_ms: i64,
     /// The job's name.
     pub job_name: String,
 }
@@ -186,19 +188,22 @@ impl ProgramInvocation {
             max_parallelism: None,
             chaining_enabled: true,
             buffer_timeout_ms: 100,
+            auto_watermark_interval_ms: 200,
         }
     }
 
     /// An environment configured with these settings.
     pub fn environment(&self) -> StreamExecutionEnvironment {
         let mut env = StreamExecutionEnvironment::new();
-        env.set_parallelism(self.parallelism).set_buffer_timeout(self.buffer_timeout_ms);
+        env.set_parallelism(self.parallelism)
+            .set_buffer_timeout(self.buffer_timeout_ms);
         if let Some(m) = self.max_parallelism {
             env.set_max_parallelism(m);
         }
         if !self.chaining_enabled {
             env.disable_operator_chaining();
         }
+        env.set_auto_watermark_interval(std::time::Duration::from_millis(self.auto_watermark_interval_ms.max(0) as u64));
         env
     }
 }
@@ -247,7 +252,9 @@ impl ProgramRegistry {
     ) -> Result<weir_runtime::executor::ExecutableGraph, InvocationError> {
         let program = self.get(&invocation.program)?;
         let env = invocation.environment();
-        let args = ProgramArgs { values: invocation.args.clone() };
+        let args = ProgramArgs {
+            values: invocation.args.clone(),
+        };
         program.build_into(&env, &args)?;
         Ok(env.build_graph(&invocation.job_name)?)
     }

@@ -167,11 +167,11 @@ impl JobPlan {
             let name = |id: &str| self.vertex(id).map_or(id, |v| v.name.as_str()).to_string();
             let _ = writeln!(
                 out,
-                "  {} -> {}  {}  {}",
+                "  [{}] =={} ({})==> [{}]",
                 name(&e.source),
-                name(&e.target),
                 e.ship_strategy,
-                e.distribution_pattern
+                e.distribution_pattern,
+                name(&e.target)
             );
         }
         out
@@ -269,7 +269,7 @@ mod tests {
         assert!(text.contains("  slot sharing group: default\n"), "{text}");
         assert!(
             text.ends_with(
-                "Edges:\n  Source: Lines -> FlatMap -> KeyedAgg -> Sink: Print  HASH  ALL_TO_ALL\n"
+                "Edges:\n  [Source: Lines -> FlatMap] ==HASH (ALL_TO_ALL)==> [KeyedAgg -> Sink: Print]\n"
             ),
             "{text}"
         );

@@ -12,6 +12,7 @@ pub fn to_proto(inv: &ProgramInvocation) -> weir_rpc::ProgramInvocation {
         max_parallelism: inv.max_parallelism.unwrap_or(0),
         chaining_enabled: inv.chaining_enabled,
         buffer_timeout_ms: inv.buffer_timeout_ms,
+        auto_watermark_interval_ms: inv.auto_watermark_interval_ms,
         job_name: inv.job_name.clone(),
     }
 }

@@ -417,6 +417,15 @@ impl RestBackend for JobManagerRest {
                 .map_err(|e| RestError::BadRequest(format!("execution.buffer-timeout.interval: {e}")))?;
             invocation.buffer_timeout_ms = d.as_millis() as i64;
         }
+        let watermark_interval = match config.get("pipeline.auto-watermark-interval") {
+            Some(v) => Some(v.clone()),
+            None => self.jm.settings.config.get_string("pipeline.auto-watermark-interval").map(str::to_string),
+        };
+        if let Some(v) = watermark_interval {
+            let d = weir_config::parse_duration(&v)
+                .map_err(|e| RestError::BadRequest(format!("pipeline.auto-watermark-interval: {e}")))?;
+            invocation.auto_watermark_interval_ms = d.as_millis() as i64;
+        }
         let jobid = self.jm.submit(invocation).map_err(|e| RestError::BadRequest(e.0))?;
         Ok(JobSubmitResponse { jobid })
     }

@@ -12,7 +12,7 @@ use crate::Key;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::any::Any;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::hash::Hash;
 use weir_core::key_group::assign_to_key_group;
 use weir_core::key_hash::key_hash;
@@ -73,7 +73,7 @@ impl<K: Key> HeapKeyedStateBackend<K> {
             max_parallelism,
             current: None,
             tables: Vec::new(),
-            pending_restore: HashMap::new(),
+            pending_restore: HashMap::default(),
         }
     }
 
@@ -106,7 +106,7 @@ impl<K: Key> HeapKeyedStateBackend<K> {
             Some(i) => i,
             None => {
                 let mut table: Table<K, N, V> = Table {
-                    groups: (0..self.range.len()).map(|_| HashMap::new()).collect(),
+                    groups: (0..self.range.len()).map(|_| HashMap::default()).collect(),
                 };
                 if let Some(pending) = self.pending_restore.remove(name) {
                     for (kg, bytes) in pending {

@@ -7,11 +7,12 @@
 //! task's processing time is `>= t`. Ties fire in (key, namespace) order, so a run is
 //! deterministic.
 //!
-//! Invariants: a timer is in its queue exactly when it is in its registration set;
-//! popping a timer removes it from both, so it can be registered again while firing.
+//! Invariants: each domain's queue is a set ordered by (time, key, namespace), so a
+//! timer is registered at most once; popping a timer removes it, so it can be
+//! registered again while firing.
 
 use crate::Key;
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 
 /// One registered timer.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -34,51 +35,30 @@ pub enum TimeDomain {
 }
 
 /// The timers of one time domain.
+/// Timers ordered by (time, key, namespace); the set itself deduplicates them.
 #[derive(Debug)]
 struct TimerQueue<K: Ord, N: Ord> {
     queue: BTreeSet<Timer<K, N>>,
-    registered: HashSet<(K, N, i64)>,
 }
 
 impl<K: Key + Ord, N: Key + Ord> TimerQueue<K, N> {
     fn new() -> Self {
-        Self {
-            queue: BTreeSet::new(),
-            registered: HashSet::new(),
-        }
+        Self { queue: BTreeSet::new() }
     }
 
     fn register(&mut self, key: K, namespace: N, timestamp: i64) -> bool {
-        if self.registered.insert((key.clone(), namespace.clone(), timestamp)) {
-            self.queue.insert(Timer {
-                timestamp,
-                key,
-                namespace,
-            });
-            true
-        } else {
-            false
-        }
+        self.queue.insert(Timer { timestamp, key, namespace })
     }
 
     fn delete(&mut self, key: &K, namespace: &N, timestamp: i64) {
-        if self.registered.remove(&(key.clone(), namespace.clone(), timestamp)) {
-            self.queue.remove(&Timer {
-                timestamp,
-                key: key.clone(),
-                namespace: namespace.clone(),
-            });
-        }
+        self.queue.remove(&Timer { timestamp, key: key.clone(), namespace: namespace.clone() });
     }
 
     fn pop_due(&mut self, time: i64) -> Option<Timer<K, N>> {
         if self.queue.first()?.timestamp > time {
             return None;
         }
-        let t = self.queue.pop_first()?;
-        self.registered
-            .remove(&(t.key.clone(), t.namespace.clone(), t.timestamp));
-        Some(t)
+        self.queue.pop_first()
     }
 
     fn next(&self) -> Option<i64> {

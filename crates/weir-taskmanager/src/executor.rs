@@ -56,6 +56,7 @@ pub fn invocation_from_proto(p: &weir_rpc::ProgramInvocation) -> ProgramInvocati
         max_parallelism: (p.max_parallelism > 0).then_some(p.max_parallelism),
         chaining_enabled: p.chaining_enabled,
         buffer_timeout_ms: p.buffer_timeout_ms,
+        auto_watermark_interval_ms: p.auto_watermark_interval_ms,
         job_name: p.job_name.clone(),
     }
 }

@@ -18,6 +18,7 @@ fn run(program: &str, p: u32, chaining: bool, args: &[String], out: &Path) -> Ve
         max_parallelism: None,
         disable_chaining: !chaining,
         buffer_timeout: None,
+        auto_watermark_interval: None,
     };
     let (env, _) = build_job(&job).unwrap();
     env.execute(program).unwrap();

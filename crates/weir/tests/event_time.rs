@@ -141,7 +141,13 @@ fn orders_per_minute_at_p1_2_and_4_equals_a_brute_force_over_all_orders_when_non
         for mode in ["per-record", "periodic"] {
             let got = run_program(
                 p,
-                &["orders=20000", "users=13", "seed=5", "bound_ms=2000", &format!("watermarks={mode}")],
+                &[
+                    "orders=20000",
+                    "users=13",
+                    "seed=5",
+                    "bound_ms=2000",
+                    &format!("watermarks={mode}"),
+                ],
             );
             assert_eq!(got, expected, "p={p} watermarks={mode}");
         }
@@ -149,17 +155,22 @@ fn orders_per_minute_at_p1_2_and_4_equals_a_brute_force_over_all_orders_when_non
 }
 
 /// The program's pipeline with the late data selected as a side output.
-fn run_with_late_output(p: u32, chaining: bool, orders: u64, seed: u64, cfg: GeneratorConfig) -> (Vec<String>, Vec<Order>) {
+fn run_with_late_output(
+    p: u32,
+    chaining: bool,
+    orders: u64,
+    seed: u64,
+    cfg: GeneratorConfig,
+) -> (Vec<String>, Vec<Order>) {
     let mut env = StreamExecutionEnvironment::new();
     env.set_parallelism(p);
     if !chaining {
         env.disable_operator_chaining();
     }
     let bound = Duration::from_millis(cfg.bound_ms);
-    let strategy = WatermarkStrategy::for_generator(move || PerRecordWatermarks::new(bound))
-        .with_timestamp_assigner(|(_, line): &(u64, String), _| {
-            weir::programs::orders_per_minute::line_timestamp(line)
-        });
+    let strategy = WatermarkStrategy::for_generator(move || PerRecordWatermarks::new(bound)).with_timestamp_assigner(
+        |(_, line): &(u64, String), _| weir::programs::orders_per_minute::line_timestamp(line),
+    );
     let f: weir_connectors::source::generator::GeneratorFn<(u64, String)> =
         Arc::new(move |i, rng: &mut Rng| (i + 1, generate_line(&cfg, i, rng)));
     let late = OutputTag::<Order>::new("late-orders");
@@ -237,7 +248,13 @@ fn csv_input_gives_the_generators_results_and_a_header_line_is_skipped() {
     let from_file = run_program(1, &[&format!("input={}", csv.display()), "watermarks=per-record"]);
     let generated = run_program(
         1,
-        &["orders=5000", "users=4", "seed=9", "late_fraction=0.02", "watermarks=per-record"],
+        &[
+            "orders=5000",
+            "users=4",
+            "seed=9",
+            "late_fraction=0.02",
+            "watermarks=per-record",
+        ],
     );
     assert!(!from_file.is_empty());
     assert_eq!(from_file, generated);
@@ -271,7 +288,10 @@ fn plan_of_orders_per_minute_at_p2_has_two_vertices_joined_by_one_hash_edge() {
     assert_eq!(vertices.len(), 2, "{out}");
     assert_eq!(vertices[0]["name"], "Source: orders -> ParseOrder");
     let window = vertices[1]["name"].as_str().unwrap();
-    assert!(window.starts_with("Window(TumblingEventTimeWindows(60000), EventTimeTrigger"), "{window}");
+    assert!(
+        window.starts_with("Window(TumblingEventTimeWindows(60000), EventTimeTrigger"),
+        "{window}"
+    );
     assert!(window.ends_with(" -> Sink: Print to Std. Out"), "{window}");
     assert_eq!(vertices[0]["parallelism"], 2);
     assert_eq!(vertices[1]["parallelism"], 2);
@@ -285,7 +305,10 @@ fn plan_of_orders_per_minute_at_p2_has_two_vertices_joined_by_one_hash_edge() {
 #[test]
 fn orders_per_minute_rejects_bad_arguments_with_one_line_errors() {
     for (arg, needle) in [
-        ("watermarks=sometimes", "invalid value 'sometimes' for argument 'watermarks'"),
+        (
+            "watermarks=sometimes",
+            "invalid value 'sometimes' for argument 'watermarks'",
+        ),
         ("late_fraction=2", "invalid value '2' for argument 'late_fraction'"),
         ("users=0", "invalid value '0' for argument 'users'"),
         ("windows=3", "unknown argument 'windows'"),
@@ -329,11 +352,17 @@ impl SourceFunction<(u64, i64)> for ScriptedSource {
     }
 }
 
+/// Values with their timestamps, as a probe sink saw them.
+type Seen<T> = Arc<Mutex<Vec<(T, Option<i64>)>>>;
+
+/// Decides from what a probe saw whether the sources may end.
+type Release<T> = fn(&[(T, Option<i64>)]) -> bool;
+
 /// Test sink: records values and lets a predicate decide when to release the sources.
 struct ProbeSink<T> {
-    seen: Arc<Mutex<Vec<(T, Option<i64>)>>>,
+    seen: Seen<T>,
     release: Arc<AtomicBool>,
-    when: fn(&[(T, Option<i64>)]) -> bool,
+    when: Release<T>,
 }
 
 impl<T: Clone> Output<T> for ProbeSink<T> {
@@ -393,9 +422,10 @@ impl ProcessWindowFunction<u64, u64, (u64, i64, u64), TimeWindow> for KeyWindowC
 fn an_idle_source_split_does_not_hold_windows_back_once_marked_idle() {
     let release = Arc::new(AtomicBool::new(false));
     let timed_out = Arc::new(AtomicBool::new(false));
-    let seen: Arc<Mutex<Vec<((u64, i64, u64), Option<i64>)>>> = Arc::default();
+    let seen: Seen<(u64, i64, u64)> = Arc::default();
     let mut env = StreamExecutionEnvironment::new();
-    env.set_parallelism(2).set_auto_watermark_interval(Duration::from_millis(10));
+    env.set_parallelism(2)
+        .set_auto_watermark_interval(Duration::from_millis(10));
     let (r, t) = (release.clone(), timed_out.clone());
     let strategy = WatermarkStrategy::for_bounded_out_of_orderness(Duration::ZERO)
         .with_timestamp_assigner(|v: &(u64, i64), _| v.1)
@@ -462,7 +492,10 @@ fn processing_time_windows_fire_on_the_wall_clock_while_the_source_runs() {
     let tot = total.clone();
     counts.add_sink("Sink: Sum", move |_ctx| Ok(Box::new(SumSink { total: tot.clone() })));
     env.execute("processing time").unwrap();
-    assert!(!timed_out.load(Ordering::SeqCst), "a processing-time window did not fire on its own");
+    assert!(
+        !timed_out.load(Ordering::SeqCst),
+        "a processing-time window did not fire on its own"
+    );
     assert_eq!(total.load(Ordering::SeqCst), 5);
 }
 
@@ -557,14 +590,18 @@ impl KeyedProcessFunction<u64, (u64, i64), (u64, String)> for TimeoutPerKey {
 fn keyed_process_functions_get_processing_time_timers_on_the_task_thread_and_event_time_timers_on_watermarks() {
     let release = Arc::new(AtomicBool::new(false));
     let timed_out = Arc::new(AtomicBool::new(false));
-    let seen: Arc<Mutex<Vec<((u64, String), Option<i64>)>>> = Arc::default();
+    let seen: Seen<(u64, String)> = Arc::default();
     let mut env = StreamExecutionEnvironment::new();
     env.set_parallelism(2);
     let (r, t) = (release.clone(), timed_out.clone());
     let out = env
         .from_source(
             move |ctx| {
-                let records = if ctx.subtask_index == 0 { vec![(1, 100), (2, 200)] } else { vec![(3, 300)] };
+                let records = if ctx.subtask_index == 0 {
+                    vec![(1, 100), (2, 200)]
+                } else {
+                    vec![(3, 300)]
+                };
                 Ok(Box::new(ScriptedSource {
                     records: records.into_iter(),
                     keep_alive: None,

@@ -112,7 +112,10 @@ fn sliding_windows_at_every_parallelism_equal_a_sequential_computation() {
             .assign_timestamps_and_watermarks(per_record(20))
             .set_parallelism(1)
             .key_by(|e: &Ev| e.0)
-            .window(SlidingEventTimeWindows::of(Duration::from_millis(200), Duration::from_millis(50)))
+            .window(SlidingEventTimeWindows::of(
+                Duration::from_millis(200),
+                Duration::from_millis(50),
+            ))
             .process(Summarize)
             .collect();
         env.execute("sliding").unwrap();
@@ -179,7 +182,7 @@ fn window_all_sums_the_whole_stream_in_one_subtask() {
     let out = env
         .from_collection(data)
         .assign_timestamps_and_watermarks(per_record(0))
-            .set_parallelism(1)
+        .set_parallelism(1)
         .window_all(TumblingEventTimeWindows::of(Duration::from_secs(1)))
         .reduce(|a: Ev, b: Ev| (0, a.1.min(b.1), a.2 + b.2))
         .map(|e: Ev| (e.1.div_euclid(1_000) * 1_000, e.2))
@@ -252,7 +255,12 @@ fn late_firings_and_late_side_output_cross_the_network_with_chaining_off() {
         got.sort();
         assert_eq!(
             got,
-            vec![(1, 0, 10, 2, 30), (1, 0, 10, 3, 70), (1, 10, 20, 1, 30), (1, 20, 30, 1, 50)],
+            vec![
+                (1, 0, 10, 2, 30),
+                (1, 0, 10, 3, 70),
+                (1, 10, 20, 1, 30),
+                (1, 20, 30, 1, 50)
+            ],
             "p={p} chaining={chaining}"
         );
         assert_eq!(side.get(), vec![60], "p={p} chaining={chaining}");
@@ -268,7 +276,10 @@ fn an_invalid_window_assigner_fails_the_pipeline_with_flinks_message() {
         .process(Summarize)
         .discard();
     let err = env.execute("bad").unwrap_err().to_string();
-    assert!(err.contains("TumblingEventTimeWindows parameters must satisfy abs(offset) < size"), "{err}");
+    assert!(
+        err.contains("TumblingEventTimeWindows parameters must satisfy abs(offset) < size"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -140,9 +140,6 @@ mod tests {
         e.mark_idle();
         e.emit_watermark(Watermark(10));
         assert!(e.is_idle());
-        assert_eq!(
-            e.take_actions(),
-            vec![W(Watermark(10)), Status(WatermarkStatus::Idle)]
-        );
+        assert_eq!(e.take_actions(), vec![W(Watermark(10)), Status(WatermarkStatus::Idle)]);
     }
 }

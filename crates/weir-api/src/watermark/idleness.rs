@@ -135,7 +135,11 @@ mod tests {
     #[test]
     fn input_is_marked_idle_once_after_the_timeout_without_events_and_emits_nothing_while_idle() {
         let (time, clock) = manual();
-        let mut g = WithIdleness::new(Box::new(BoundedOutOfOrderness::new(Duration::ZERO)), Duration::from_millis(100), clock);
+        let mut g = WithIdleness::new(
+            Box::new(BoundedOutOfOrderness::new(Duration::ZERO)),
+            Duration::from_millis(100),
+            clock,
+        );
         let mut out = Log::default();
         g.on_event(&(), 10, &mut out);
         g.on_periodic_emit(&mut out); // activity since last check: emit
@@ -153,7 +157,11 @@ mod tests {
     #[test]
     fn an_event_resets_idleness() {
         let (time, clock) = manual();
-        let mut g = WithIdleness::new(Box::new(BoundedOutOfOrderness::new(Duration::ZERO)), Duration::from_millis(10), clock);
+        let mut g = WithIdleness::new(
+            Box::new(BoundedOutOfOrderness::new(Duration::ZERO)),
+            Duration::from_millis(10),
+            clock,
+        );
         let mut out = Log::default();
         g.on_periodic_emit(&mut out);
         time.store(100, Ordering::SeqCst);

@@ -234,8 +234,9 @@ mod tests {
     fn per_record_watermarks_follow_the_record_that_raised_them() {
         let log = Log::default();
         let (pts, _clock) = ProcessingTimeService::manual(0);
-        let strategy = WatermarkStrategy::for_generator(|| PerRecord(BoundedOutOfOrderness::new(Duration::from_millis(2))))
-            .with_timestamp_assigner(|v: &i64, _| *v * 10);
+        let strategy =
+            WatermarkStrategy::for_generator(|| PerRecord(BoundedOutOfOrderness::new(Duration::from_millis(2))))
+                .with_timestamp_assigner(|v: &i64, _| *v * 10);
         let mut op = TimestampsAndWatermarksOperator::new(strategy, 0, pts.clone(), Box::new(log.clone()));
         for v in [1, 3, 2, 5] {
             op.collect(StreamRecord::new(v)).unwrap();
@@ -243,7 +244,15 @@ mod tests {
         assert_eq!(pts.next_wakeup(), None, "interval 0 disables periodic emission");
         assert_eq!(
             *log.0.borrow(),
-            vec!["r1@Some(10)", "w7", "r3@Some(30)", "w27", "r2@Some(20)", "r5@Some(50)", "w47"]
+            vec![
+                "r1@Some(10)",
+                "w7",
+                "r3@Some(30)",
+                "w27",
+                "r2@Some(20)",
+                "r5@Some(50)",
+                "w47"
+            ]
         );
     }
 
@@ -260,7 +269,11 @@ mod tests {
         op.on_processing_time(1100).unwrap();
         clock.set(1200);
         op.on_processing_time(1200).unwrap();
-        assert_eq!(pts.next_wakeup(), Some(1200), "the due wake-up is taken by the task, not here");
+        assert_eq!(
+            pts.next_wakeup(),
+            Some(1200),
+            "the due wake-up is taken by the task, not here"
+        );
         assert!(pts.take_due(1200));
         assert_eq!(pts.next_wakeup(), Some(1400));
         op.emit_watermark(Watermark::MAX).unwrap();

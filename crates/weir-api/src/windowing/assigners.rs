@@ -16,12 +16,25 @@ use crate::functions::KeyType;
 use crate::watermark::generator::millis;
 use std::sync::Arc;
 use std::time::Duration;
+use weir_runtime::operator::ProcessingTimeService;
 
 /// What an assigner may know besides the element (Flink's `WindowAssignerContext`).
 #[derive(Debug, Clone, Copy)]
-pub struct AssignerContext {
-    /// The task's current processing time.
-    pub current_processing_time: i64,
+pub struct AssignerContext<'a> {
+    processing_time: &'a ProcessingTimeService,
+}
+
+impl<'a> AssignerContext<'a> {
+    /// A context reading the clock of `processing_time`.
+    pub fn new(processing_time: &'a ProcessingTimeService) -> Self {
+        Self { processing_time }
+    }
+
+    /// The task's current processing time (read only when asked: event-time assigners
+    /// never pay for the clock).
+    pub fn current_processing_time(&self) -> i64 {
+        self.processing_time.current_processing_time()
+    }
 }
 
 /// Assigns elements to windows.
@@ -32,7 +45,7 @@ pub trait WindowAssigner<T, W: Window>: Send + Sync + 'static {
         &self,
         element: &T,
         timestamp: i64,
-        ctx: &AssignerContext,
+        ctx: &AssignerContext<'_>,
         out: &mut Vec<W>,
     ) -> Result<(), WindowError>;
 
@@ -86,7 +99,9 @@ fn check_tumbling(name: &str, size: i64, offset: i64) -> Result<(), String> {
 
 fn check_sliding(name: &str, size: i64, slide: i64, offset: i64) -> Result<(), String> {
     if slide <= 0 || offset.unsigned_abs() >= slide.unsigned_abs() || size <= 0 {
-        return Err(format!("{name} parameters must satisfy abs(offset) < slide and size > 0"));
+        return Err(format!(
+            "{name} parameters must satisfy abs(offset) < slide and size > 0"
+        ));
     }
     if size / slide > 10_000_000 {
         return Err(format!(
@@ -128,7 +143,7 @@ impl<T: 'static> WindowAssigner<T, TimeWindow> for TumblingEventTimeWindows {
         &self,
         _element: &T,
         timestamp: i64,
-        _ctx: &AssignerContext,
+        _ctx: &AssignerContext<'_>,
         out: &mut Vec<TimeWindow>,
     ) -> Result<(), WindowError> {
         if timestamp == i64::MIN {
@@ -182,10 +197,10 @@ impl<T: 'static> WindowAssigner<T, TimeWindow> for TumblingProcessingTimeWindows
         &self,
         _element: &T,
         _timestamp: i64,
-        ctx: &AssignerContext,
+        ctx: &AssignerContext<'_>,
         out: &mut Vec<TimeWindow>,
     ) -> Result<(), WindowError> {
-        let start = tumbling_start(ctx.current_processing_time, self.offset, self.size);
+        let start = tumbling_start(ctx.current_processing_time(), self.offset, self.size);
         out.push(TimeWindow::new(start, start.wrapping_add(self.size)));
         Ok(())
     }
@@ -236,7 +251,7 @@ impl<T: 'static> WindowAssigner<T, TimeWindow> for SlidingEventTimeWindows {
         &self,
         _element: &T,
         timestamp: i64,
-        _ctx: &AssignerContext,
+        _ctx: &AssignerContext<'_>,
         out: &mut Vec<TimeWindow>,
     ) -> Result<(), WindowError> {
         if timestamp == i64::MIN {
@@ -292,10 +307,10 @@ impl<T: 'static> WindowAssigner<T, TimeWindow> for SlidingProcessingTimeWindows 
         &self,
         _element: &T,
         _timestamp: i64,
-        ctx: &AssignerContext,
+        ctx: &AssignerContext<'_>,
         out: &mut Vec<TimeWindow>,
     ) -> Result<(), WindowError> {
-        sliding_windows(ctx.current_processing_time, self.size, self.slide, self.offset, out);
+        sliding_windows(ctx.current_processing_time(), self.size, self.slide, self.offset, out);
         Ok(())
     }
     fn default_trigger<K: KeyType>(&self) -> Arc<dyn Trigger<K, T, TimeWindow>> {
@@ -331,7 +346,7 @@ impl<T: 'static> WindowAssigner<T, TimeWindow> for EventTimeSessionWindows {
         &self,
         _element: &T,
         timestamp: i64,
-        _ctx: &AssignerContext,
+        _ctx: &AssignerContext<'_>,
         out: &mut Vec<TimeWindow>,
     ) -> Result<(), WindowError> {
         out.push(TimeWindow::new(timestamp, timestamp.wrapping_add(self.gap)));
@@ -378,10 +393,10 @@ impl<T: 'static> WindowAssigner<T, TimeWindow> for ProcessingTimeSessionWindows 
         &self,
         _element: &T,
         _timestamp: i64,
-        ctx: &AssignerContext,
+        ctx: &AssignerContext<'_>,
         out: &mut Vec<TimeWindow>,
     ) -> Result<(), WindowError> {
-        let now = ctx.current_processing_time;
+        let now = ctx.current_processing_time();
         out.push(TimeWindow::new(now, now.wrapping_add(self.gap)));
         Ok(())
     }
@@ -425,7 +440,7 @@ impl<T: 'static> WindowAssigner<T, GlobalWindow> for GlobalWindows {
         &self,
         _element: &T,
         _timestamp: i64,
-        _ctx: &AssignerContext,
+        _ctx: &AssignerContext<'_>,
         out: &mut Vec<GlobalWindow>,
     ) -> Result<(), WindowError> {
         out.push(GlobalWindow);
@@ -447,16 +462,10 @@ mod tests {
     use super::*;
 
     fn assign<A: WindowAssigner<(), TimeWindow>>(a: &A, ts: i64, now: i64) -> Vec<TimeWindow> {
+        let (pts, _clock) = ProcessingTimeService::manual(now);
         let mut out = Vec::new();
-        a.assign_windows(
-            &(),
-            ts,
-            &AssignerContext {
-                current_processing_time: now,
-            },
-            &mut out,
-        )
-        .unwrap();
+        a.assign_windows(&(), ts, &AssignerContext::new(&pts), &mut out)
+            .unwrap();
         out
     }
 
@@ -471,22 +480,18 @@ mod tests {
     #[test]
     fn sliding_size_10_slide_5_puts_timestamp_12_into_10_to_20_and_5_to_15() {
         let a = SlidingEventTimeWindows::of(Duration::from_millis(10), Duration::from_millis(5));
-        assert_eq!(
-            assign(&a, 12, 0),
-            vec![TimeWindow::new(10, 20), TimeWindow::new(5, 15)]
-        );
+        assert_eq!(assign(&a, 12, 0), vec![TimeWindow::new(10, 20), TimeWindow::new(5, 15)]);
     }
 
     #[test]
     fn event_time_assigners_reject_a_record_without_timestamp_with_flinks_message() {
         let a = TumblingEventTimeWindows::of(Duration::from_secs(1));
+        let (pts, _clock) = ProcessingTimeService::manual(0);
         let err = WindowAssigner::<(), TimeWindow>::assign_windows(
             &a,
             &(),
             i64::MIN,
-            &AssignerContext {
-                current_processing_time: 0,
-            },
+            &AssignerContext::new(&pts),
             &mut Vec::new(),
         )
         .unwrap_err();

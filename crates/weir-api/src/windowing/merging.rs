@@ -92,7 +92,12 @@ impl<W: Window> MergingWindowSet<W> {
             merged_state_windows.retain(|s| *s != merged_state_window);
             // A pre-existing window merged into itself, unchanged, needs no merge.
             if !(merged_windows.len() == 1 && merged_windows[0] == merge_result) {
-                merge(&merge_result, &merged_windows, &merged_state_window, &merged_state_windows)?;
+                merge(
+                    &merge_result,
+                    &merged_windows,
+                    &merged_state_window,
+                    &merged_state_windows,
+                )?;
             }
         }
         if merge_results.is_empty() || (result_window == new_window && !merged_new_window) {

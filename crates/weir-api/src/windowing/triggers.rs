@@ -158,8 +158,12 @@ pub trait Trigger<K: KeyType, T, W: Window>: Send + Sync + 'static {
     ) -> Result<TriggerResult, UserError>;
 
     /// An event-time timer of `window` fired.
-    fn on_event_time(&self, time: i64, window: &W, ctx: &mut TriggerContext<'_, K, W>)
-        -> Result<TriggerResult, UserError>;
+    fn on_event_time(
+        &self,
+        time: i64,
+        window: &W,
+        ctx: &mut TriggerContext<'_, K, W>,
+    ) -> Result<TriggerResult, UserError>;
 
     /// A processing-time timer of `window` fired.
     fn on_processing_time(
@@ -565,7 +569,9 @@ mod tests {
         let mut fx = Fixture::new();
         while fx.timers.advance_and_pop(9).is_some() {}
         let w = TimeWindow::new(0, 10);
-        let r = fx.call(&w, |c| Trigger::<u64, u8, _>::on_element(&EventTimeTrigger, &0, 3, &w, c).unwrap());
+        let r = fx.call(&w, |c| {
+            Trigger::<u64, u8, _>::on_element(&EventTimeTrigger, &0, 3, &w, c).unwrap()
+        });
         assert_eq!(r, TriggerResult::Fire);
         assert!(fx.timers.is_empty());
     }
@@ -587,7 +593,9 @@ mod tests {
     fn processing_time_trigger_asks_the_task_for_a_wakeup_at_the_window_end() {
         let mut fx = Fixture::new();
         let w = TimeWindow::new(100, 200);
-        let r = fx.call(&w, |c| Trigger::<u64, u8, _>::on_element(&ProcessingTimeTrigger, &0, 0, &w, c).unwrap());
+        let r = fx.call(&w, |c| {
+            Trigger::<u64, u8, _>::on_element(&ProcessingTimeTrigger, &0, 0, &w, c).unwrap()
+        });
         assert_eq!(r, TriggerResult::Continue);
         assert_eq!(fx.timers.next_processing_time_timer(), Some(199));
         assert_eq!(fx.pts.next_wakeup(), Some(199));

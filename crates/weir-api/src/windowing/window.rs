@@ -151,8 +151,14 @@ mod tests {
         assert_eq!(
             merged,
             vec![
-                (TimeWindow::new(0, 15), vec![TimeWindow::new(0, 10), TimeWindow::new(10, 15)]),
-                (TimeWindow::new(20, 30), vec![TimeWindow::new(20, 30), TimeWindow::new(25, 28)]),
+                (
+                    TimeWindow::new(0, 15),
+                    vec![TimeWindow::new(0, 10), TimeWindow::new(10, 15)]
+                ),
+                (
+                    TimeWindow::new(20, 30),
+                    vec![TimeWindow::new(20, 30), TimeWindow::new(25, 28)]
+                ),
             ]
         );
     }

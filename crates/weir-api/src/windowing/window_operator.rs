@@ -229,13 +229,7 @@ where
         // so asking it before adding is the same as after; the decision is applied
         // once the element is in.
         let result = {
-            let mut ctx = Self::trigger_ctx(
-                key,
-                window,
-                &mut self.backend,
-                &mut self.timers,
-                &self.processing_time,
-            );
+            let mut ctx = Self::trigger_ctx(key, window, &mut self.backend, &mut self.timers, &self.processing_time);
             self.spec.trigger.on_element(&value, timestamp, window, &mut ctx)
         }
         .map_err(|e| self.fail(e))?;
@@ -263,9 +257,7 @@ where
         let key = (self.spec.key_selector)(&record.value);
         self.backend.set_current_key(key.clone()).map_err(|e| self.fail(e))?;
         let timestamp = record.timestamp.unwrap_or(i64::MIN);
-        let actx = AssignerContext {
-            current_processing_time: self.processing_time.current_processing_time(),
-        };
+        let actx = AssignerContext::new(&self.processing_time);
         let mut windows = std::mem::take(&mut self.windows);
         windows.clear();
         if let Err(e) = self
@@ -457,13 +449,7 @@ where
             .clear_contents(&mut self.backend, state_window)
             .map_err(fail)?;
         {
-            let mut ctx = Self::trigger_ctx(
-                key,
-                window,
-                &mut self.backend,
-                &mut self.timers,
-                &self.processing_time,
-            );
+            let mut ctx = Self::trigger_ctx(key, window, &mut self.backend, &mut self.timers, &self.processing_time);
             self.spec.trigger.clear(window, &mut ctx).map_err(fail)?;
         }
         let firing = Firing {
@@ -474,9 +460,7 @@ where
             processing_time: self.processing_time.current_processing_time(),
             merging: self.merging,
         };
-        self.contents
-            .clear_function(&mut self.backend, &firing)
-            .map_err(fail)?;
+        self.contents.clear_function(&mut self.backend, &firing).map_err(fail)?;
         if let Some(set) = set {
             set.retire_window(window).map_err(|e| TaskError::user(&name, e))?;
         }

@@ -74,9 +74,11 @@ impl<K: KeyType, T: Data, W: Window> WindowedStream<K, T, W> {
     /// Replaces the assigner's default trigger.
     pub fn trigger(mut self, trigger: impl Trigger<K, T, W>) -> Self {
         if self.assigner.is_merging() && !trigger.can_merge() {
-            self.stream.builder.borrow_mut().errors.push(
-                "A merging window assigner cannot be used with a trigger that does not support merging.".into(),
-            );
+            self.stream
+                .builder
+                .borrow_mut()
+                .errors
+                .push("A merging window assigner cannot be used with a trigger that does not support merging.".into());
         }
         self.trigger = Arc::new(trigger);
         self
@@ -139,7 +141,9 @@ impl<K: KeyType, T: Data, W: Window> WindowedStream<K, T, W> {
 
     /// Reduces each window's elements with `f`; a firing emits the reduced value.
     pub fn reduce(&self, f: impl Fn(T, T) -> T + Clone + Send + Sync + 'static) -> DataStream<T> {
-        self.build("ReduceFunction".into(), move || ReduceContents::new(f.clone(), PassThrough))
+        self.build("ReduceFunction".into(), move || {
+            ReduceContents::new(f.clone(), PassThrough)
+        })
     }
 
     /// Reduces each window's elements with `f`; a firing passes the reduced value to

@@ -152,6 +152,9 @@ impl<T: Serialize> Output<T> for RecordWriterOutput<T> {
             return Ok(());
         }
         self.announced = status;
-        Ok(self.writer.borrow_mut().broadcast_event(Event::WatermarkStatus(status))?)
+        Ok(self
+            .writer
+            .borrow_mut()
+            .broadcast_event(Event::WatermarkStatus(status))?)
     }
 }

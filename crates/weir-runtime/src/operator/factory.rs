@@ -61,12 +61,10 @@ trait ErasedFactory: Send + Sync {
     fn side_output_tag(&self) -> Option<&str> {
         None
     }
-    fn share_side_output(
-        &self,
-        _output: Erased,
-        _bag: &mut SideOutputs,
-    ) -> Result<Box<dyn EventSink>, TaskError> {
-        Err(TaskError::Build("only a side-output node can be shared as a side output".into()))
+    fn share_side_output(&self, _output: Erased, _bag: &mut SideOutputs) -> Result<Box<dyn EventSink>, TaskError> {
+        Err(TaskError::Build(
+            "only a side-output node can be shared as a side output".into(),
+        ))
     }
     fn with_side_events(&self, output: Erased, sinks: Vec<Box<dyn EventSink>>) -> Result<Erased, TaskError>;
     fn network_output(

@@ -102,11 +102,7 @@ impl WatermarkValve {
                 ch.aligned = false;
                 let held_the_min = ch.watermark == last_output;
                 if self.channels.iter().all(|c| c.status.is_idle()) {
-                    let watermark = if held_the_min {
-                        self.max_across_all()
-                    } else {
-                        None
-                    };
+                    let watermark = if held_the_min { self.max_across_all() } else { None };
                     self.last_status = WatermarkStatus::Idle;
                     ValveOutput {
                         watermark,

@@ -41,6 +41,7 @@ fn measure(program: &str, parallelism: u32, args: &BenchArgs) -> Result<f64> {
         max_parallelism: None,
         disable_chaining: false,
         buffer_timeout: None,
+        auto_watermark_interval: None,
     };
     let mut best = 0f64;
     for _ in 0..args.runs.max(1) {

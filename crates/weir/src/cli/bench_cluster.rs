@@ -148,6 +148,7 @@ pub fn run(args: &BenchClusterArgs) -> Result<()> {
         max_parallelism: None,
         disable_chaining: false,
         buffer_timeout: None,
+        auto_watermark_interval: None,
     };
     let (env, _) = super::commands::build_job(&job)?;
     let t = Instant::now();

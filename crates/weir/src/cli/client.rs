@@ -89,6 +89,9 @@ pub fn run(args: &RunArgs) -> Result<()> {
     if args.job.disable_chaining {
         config.insert("pipeline.operator-chaining.enabled".to_string(), "false".to_string());
     }
+    if let Some(ms) = args.job.auto_watermark_interval {
+        config.insert("pipeline.auto-watermark-interval".to_string(), format!("{ms} ms"));
+    }
     if let Some(t) = args.job.buffer_timeout {
         config.insert("execution.buffer-timeout.interval".to_string(), format!("{t} ms"));
     }

@@ -28,6 +28,9 @@ pub fn build_job(job: &JobArgs) -> Result<(StreamExecutionEnvironment, Executabl
         }
         env.set_buffer_timeout(t);
     }
+    if let Some(ms) = job.auto_watermark_interval {
+        env.set_auto_watermark_interval(std::time::Duration::from_millis(ms));
+    }
     program.build_into(&env, &args)?;
     let graph = env.build_graph(program.name)?;
     Ok((env, graph))

@@ -79,4 +79,7 @@ pub struct JobArgs {
     /// Buffer timeout in ms (`execution.buffer-timeout.interval`; 0 = flush every record).
     #[arg(long = "buffer-timeout", allow_hyphen_values = true)]
     pub buffer_timeout: Option<i64>,
+    /// Periodic watermark interval in ms (`pipeline.auto-watermark-interval`; 0 disables).
+    #[arg(long = "auto-watermark-interval")]
+    pub auto_watermark_interval: Option<u64>,
 }

@@ -73,7 +73,8 @@ pub fn program() -> Program {
             },
             ArgSpec {
                 name: "output",
-                help: "directory for CSV part files, one per sink subtask; `discard` drops the results (default: print)",
+                help:
+                    "directory for CSV part files, one per sink subtask; `discard` drops the results (default: print)",
             },
             ArgSpec {
                 name: "bound_ms",
@@ -160,7 +161,10 @@ fn parse_cents(s: &str) -> Result<i64, String> {
     } else {
         frac.parse::<i64>().map_err(|_| bad())? * if frac.len() == 1 { 10 } else { 1 }
     };
-    let cents = whole.checked_mul(100).and_then(|c| c.checked_add(frac)).ok_or_else(bad)?;
+    let cents = whole
+        .checked_mul(100)
+        .and_then(|c| c.checked_add(frac))
+        .ok_or_else(bad)?;
     Ok(if negative { -cents } else { cents })
 }
 
@@ -168,7 +172,10 @@ fn parse_cents(s: &str) -> Result<i64, String> {
 pub fn parse_order(line: &str) -> Result<Order, String> {
     let fields: Vec<&str> = line.split(',').map(str::trim).collect();
     let [order_id, user_id, amount, ts] = fields.as_slice() else {
-        return Err(format!("expected 4 fields order_id,user_id,amount,ts_millis, got {}", fields.len()));
+        return Err(format!(
+            "expected 4 fields order_id,user_id,amount,ts_millis, got {}",
+            fields.len()
+        ));
     };
     Ok(Order {
         order_id: order_id
@@ -306,7 +313,12 @@ impl ProcessWindowFunction<u64, (u64, i64), String, TimeWindow> for FormatWindow
     ) -> Result<(), UserError> {
         let w = ctx.window();
         for (count, cents) in results {
-            out.collect(format!("{},{},{user},{count},{}", w.start(), w.end(), format_cents(cents)));
+            out.collect(format!(
+                "{},{},{user},{count},{}",
+                w.start(),
+                w.end(),
+                format_cents(cents)
+            ));
         }
         Ok(())
     }
@@ -352,7 +364,8 @@ fn build(env: &StreamExecutionEnvironment, args: &ProgramArgs) -> Result<(), Pro
 
     let lines = match args.get("input") {
         Some(path) => {
-            std::fs::File::open(path).map_err(|e| ProgramError::Invalid(format!("cannot read input file {path}: {e}")))?;
+            std::fs::File::open(path)
+                .map_err(|e| ProgramError::Invalid(format!("cannot read input file {path}: {e}")))?;
             let path = path.to_string();
             env.from_source(
                 move |ctx| {
@@ -377,7 +390,8 @@ fn build(env: &StreamExecutionEnvironment, args: &ProgramArgs) -> Result<(), Pro
             env.from_source(
                 move |ctx| {
                     Ok(Box::new(
-                        GeneratorSource::new(orders, seed, f.clone(), ctx.subtask_index, ctx.parallelism).with_rate(rate),
+                        GeneratorSource::new(orders, seed, f.clone(), ctx.subtask_index, ctx.parallelism)
+                            .with_rate(rate),
                     ))
                 },
                 strategy,

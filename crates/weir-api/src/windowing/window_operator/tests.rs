@@ -8,7 +8,7 @@ use crate::windowing::assigners::{
 };
 use crate::windowing::contents::{AggregateContents, ListContents, ReduceContents};
 use crate::windowing::functions::{AggregateFunction, PassThrough, ProcessWindowFunction, WindowContext};
-use crate::windowing::triggers::{CountTrigger, EventTimeTrigger, PurgingTrigger};
+use crate::windowing::triggers::{CountTrigger, EventTimeTrigger, PurgingTrigger, TriggerContext, TriggerResult};
 use crate::windowing::window::{GlobalWindow, TimeWindow};
 use std::cell::RefCell;
 use std::fmt::Debug;
@@ -165,10 +165,7 @@ fn element_within_allowed_lateness_refires_the_window_with_its_whole_contents() 
     assert_eq!(h.out.take(), vec!["\"1 [0,10) [(1, 10), (1, 30)]\"@Some(9)", "W9"]);
     // Behind the watermark but within the lateness (cleanup at 14): a late firing.
     h.element(1, 20, 2);
-    assert_eq!(
-        h.out.take(),
-        vec!["\"1 [0,10) [(1, 10), (1, 30), (1, 20)]\"@Some(9)"]
-    );
+    assert_eq!(h.out.take(), vec!["\"1 [0,10) [(1, 10), (1, 30), (1, 20)]\"@Some(9)"]);
     assert!(h.late.take().is_empty());
 }
 
@@ -205,7 +202,10 @@ fn without_a_late_data_output_late_elements_are_counted_as_dropped() {
 #[test]
 fn an_element_behind_the_watermark_within_lateness_fires_the_window_it_passed_at_once() {
     let mut h = harness(
-        Arc::new(SlidingEventTimeWindows::of(Duration::from_millis(10), Duration::from_millis(5))),
+        Arc::new(SlidingEventTimeWindows::of(
+            Duration::from_millis(10),
+            Duration::from_millis(5),
+        )),
         Arc::new(EventTimeTrigger),
         5,
         ListContents::new(Describe),
@@ -221,7 +221,10 @@ fn an_element_behind_the_watermark_within_lateness_fires_the_window_it_passed_at
 #[test]
 fn sliding_windows_count_an_element_in_every_window_it_falls_in() {
     let mut h = harness(
-        Arc::new(SlidingEventTimeWindows::of(Duration::from_millis(10), Duration::from_millis(5))),
+        Arc::new(SlidingEventTimeWindows::of(
+            Duration::from_millis(10),
+            Duration::from_millis(5),
+        )),
         Arc::new(EventTimeTrigger),
         0,
         AggregateContents::new(Sum, Describe),
@@ -252,15 +255,12 @@ fn session_windows_merge_when_they_touch_and_fire_with_all_contents() {
     h.element(1, 2, 10); // [10,20): touches, merged into [0,20)
     h.element(1, 3, 25); // [25,35): separate
     h.element(2, 4, 5); // another key
-    // Only the merged window's timer remains for key 1's first session.
+                        // Only the merged window's timer remains for key 1's first session.
     assert_eq!(h.op.num_timers(), 3);
     h.watermark(18);
     assert_eq!(h.out.take(), vec!["\"2 [5,15) [(2, 4)]\"@Some(14)", "W18"]);
     h.watermark(19);
-    assert_eq!(
-        h.out.take(),
-        vec!["\"1 [0,20) [(1, 1), (1, 2)]\"@Some(19)", "W19"]
-    );
+    assert_eq!(h.out.take(), vec!["\"1 [0,20) [(1, 1), (1, 2)]\"@Some(19)", "W19"]);
     h.element(1, 5, 20); // [20,30) overlaps [25,35) → [20,35)
     h.watermark(i64::MAX);
     assert_eq!(
@@ -303,7 +303,11 @@ fn processing_time_windows_fire_when_the_clock_passes_their_end() {
     h.clock.set(1_050);
     h.element(1, 3, 99_999);
     h.watermark(i64::MAX);
-    assert_eq!(h.out.take(), vec![format!("W{}", i64::MAX)], "watermarks do not fire it");
+    assert_eq!(
+        h.out.take(),
+        vec![format!("W{}", i64::MAX)],
+        "watermarks do not fire it"
+    );
     h.op.on_processing_time(1_098).unwrap();
     assert!(h.out.take().is_empty());
     h.clock.set(1_099);
@@ -330,7 +334,11 @@ fn state_and_timers_are_cleaned_at_max_timestamp_plus_allowed_lateness() {
     h.element(1, 1, 1);
     h.watermark(9);
     assert_eq!(h.out.take().len(), 2, "fired");
-    assert_eq!(h.op.backend().entries::<TimeWindow, i64>(&contents).len(), 1, "kept for lateness");
+    assert_eq!(
+        h.op.backend().entries::<TimeWindow, i64>(&contents).len(),
+        1,
+        "kept for lateness"
+    );
     assert_eq!(h.op.num_timers(), 1, "the cleanup timer at 14");
     h.watermark(13);
     assert_eq!(h.op.backend().entries::<TimeWindow, i64>(&contents).len(), 1);
@@ -367,7 +375,10 @@ fn count_window_fires_every_n_elements_and_purges() {
 fn a_record_without_timestamp_in_an_event_time_window_fails_with_flinks_message() {
     let mut h = tumbling_list(10, 0);
     let err = h.op.collect(StreamRecord::new((1, 1))).unwrap_err().to_string();
-    assert!(err.contains("Record has Long.MIN_VALUE timestamp (= no timestamp marker)"), "{err}");
+    assert!(
+        err.contains("Record has Long.MIN_VALUE timestamp (= no timestamp marker)"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -395,5 +406,72 @@ fn per_window_state_is_refused_with_merging_windows() {
     );
     h.element(1, 1, 0);
     let err = h.op.emit_watermark(Watermark(i64::MAX)).unwrap_err().to_string();
-    assert!(err.contains("Per-window state is not allowed when using merging windows."), "{err}");
+    assert!(
+        err.contains("Per-window state is not allowed when using merging windows."),
+        "{err}"
+    );
+}
+
+/// Fires and purges a window as soon as it holds a value of 100 or more.
+struct FireOnLargeValues;
+
+impl Trigger<u32, Rec, TimeWindow> for FireOnLargeValues {
+    fn on_element(
+        &self,
+        element: &Rec,
+        _timestamp: i64,
+        _window: &TimeWindow,
+        _ctx: &mut TriggerContext<'_, u32, TimeWindow>,
+    ) -> Result<TriggerResult, UserError> {
+        Ok(if element.1 >= 100 {
+            TriggerResult::FireAndPurge
+        } else {
+            TriggerResult::Continue
+        })
+    }
+    fn on_event_time(
+        &self,
+        _time: i64,
+        _window: &TimeWindow,
+        _ctx: &mut TriggerContext<'_, u32, TimeWindow>,
+    ) -> Result<TriggerResult, UserError> {
+        Ok(TriggerResult::Continue)
+    }
+    fn on_processing_time(
+        &self,
+        _time: i64,
+        _window: &TimeWindow,
+        _ctx: &mut TriggerContext<'_, u32, TimeWindow>,
+    ) -> Result<TriggerResult, UserError> {
+        Ok(TriggerResult::Continue)
+    }
+    fn clear(&self, _window: &TimeWindow, _ctx: &mut TriggerContext<'_, u32, TimeWindow>) -> Result<(), UserError> {
+        Ok(())
+    }
+    fn describe(&self) -> String {
+        "FireOnLargeValues".into()
+    }
+}
+
+#[test]
+fn a_custom_trigger_decides_when_a_window_fires_and_purges() {
+    let mut h = harness(
+        Arc::new(TumblingEventTimeWindows::of(Duration::from_millis(1_000))),
+        Arc::new(FireOnLargeValues),
+        0,
+        ListContents::new(Describe),
+        true,
+    );
+    for (v, ts) in [(1, 1), (100, 2), (2, 3), (200, 4), (3, 5)] {
+        h.element(1, v, ts);
+    }
+    h.watermark(i64::MAX);
+    assert_eq!(
+        h.out.take(),
+        vec![
+            "\"1 [0,1000) [(1, 1), (1, 100)]\"@Some(999)".to_string(),
+            "\"1 [0,1000) [(1, 2), (1, 200)]\"@Some(999)".to_string(),
+            format!("W{}", i64::MAX)
+        ]
+    );
 }
