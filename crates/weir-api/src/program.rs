@@ -203,7 +203,9 @@ impl ProgramInvocation {
         if !self.chaining_enabled {
             env.disable_operator_chaining();
         }
-        env.set_auto_watermark_interval(std::time::Duration::from_millis(self.auto_watermark_interval_ms.max(0) as u64));
+        env.set_auto_watermark_interval(std::time::Duration::from_millis(
+            self.auto_watermark_interval_ms.max(0) as u64
+        ));
         env
     }
 }

@@ -233,11 +233,7 @@ impl ExecutionVertex {
 
     /// Flink's task name with subtask, e.g. `Map (2/4)` for subtask 1 of 4.
     pub fn task_name_with_subtask(&self, vertex_name: &str) -> String {
-        format!(
-            "{vertex_name} ({}/{})",
-            self.subtask_index + 1,
-            self.parallelism
-        )
+        format!("{vertex_name} ({}/{})", self.subtask_index + 1, self.parallelism)
     }
 }
 
@@ -264,8 +260,7 @@ impl ExecutionJobVertex {
     /// Number of subtasks per state of their current attempt; every state is present
     /// (with 0 when none), as in the REST API's `tasks`.
     pub fn state_counts(&self) -> BTreeMap<ExecutionState, u32> {
-        let mut counts: BTreeMap<ExecutionState, u32> =
-            ExecutionState::ALL.iter().map(|s| (*s, 0)).collect();
+        let mut counts: BTreeMap<ExecutionState, u32> = ExecutionState::ALL.iter().map(|s| (*s, 0)).collect();
         for tv in &self.task_vertices {
             *counts.entry(tv.state()).or_insert(0) += 1;
         }
@@ -282,10 +277,7 @@ impl ExecutionJobVertex {
 /// CANCELING → CANCELING, else any CANCELED → CANCELED, else any INITIALIZING →
 /// INITIALIZING, else any RUNNING → RUNNING, else any FINISHED → FINISHED if all
 /// `parallelism` subtasks finished and RUNNING otherwise, else CREATED.
-pub fn aggregate_execution_state(
-    counts: &BTreeMap<ExecutionState, u32>,
-    parallelism: u32,
-) -> ExecutionState {
+pub fn aggregate_execution_state(counts: &BTreeMap<ExecutionState, u32>, parallelism: u32) -> ExecutionState {
     let count = |s: ExecutionState| counts.get(&s).copied().unwrap_or(0);
     use ExecutionState::*;
     for state in [Failed, Canceling, Canceled, Initializing, Running] {
@@ -345,18 +337,11 @@ impl ExecutionGraph {
 
     /// Subtask `subtask` of vertex `job_vertex`, if both exist.
     pub fn execution_vertex(&self, job_vertex: usize, subtask: u32) -> Option<&ExecutionVertex> {
-        self.job_vertices
-            .get(job_vertex)?
-            .task_vertices
-            .get(subtask as usize)
+        self.job_vertices.get(job_vertex)?.task_vertices.get(subtask as usize)
     }
 
     /// Mutable access to subtask `subtask` of vertex `job_vertex`, if both exist.
-    pub fn execution_vertex_mut(
-        &mut self,
-        job_vertex: usize,
-        subtask: u32,
-    ) -> Option<&mut ExecutionVertex> {
+    pub fn execution_vertex_mut(&mut self, job_vertex: usize, subtask: u32) -> Option<&mut ExecutionVertex> {
         self.job_vertices
             .get_mut(job_vertex)?
             .task_vertices
@@ -380,8 +365,7 @@ impl ExecutionGraph {
 
     /// Number of subtasks per state over the whole job; every state is present.
     pub fn state_counts(&self) -> BTreeMap<ExecutionState, u32> {
-        let mut total: BTreeMap<ExecutionState, u32> =
-            ExecutionState::ALL.iter().map(|s| (*s, 0)).collect();
+        let mut total: BTreeMap<ExecutionState, u32> = ExecutionState::ALL.iter().map(|s| (*s, 0)).collect();
         for jv in &self.job_vertices {
             for (s, n) in jv.state_counts() {
                 *total.entry(s).or_insert(0) += n;
@@ -418,10 +402,7 @@ fn pointwise_consumer_range(producer: u64, producers: u64, consumers: u64) -> (u
 /// Producers read by pointwise consumer `consumer` when producers are at least as many
 /// as consumers: `[start, end)`.
 fn pointwise_producer_range(consumer: u64, producers: u64, consumers: u64) -> (u64, u64) {
-    (
-        consumer * producers / consumers,
-        (consumer + 1) * producers / consumers,
-    )
+    (consumer * producers / consumers, (consumer + 1) * producers / consumers)
 }
 
 /// What consumer subtask `consumer_index` reads on an edge: `(producer index,
@@ -452,9 +433,7 @@ pub fn consumed_subpartitions(
     }
     let narrow = |x: u64| u32::try_from(x).unwrap_or(u32::MAX);
     match pattern {
-        DistributionPattern::AllToAll => (0..producer_parallelism)
-            .map(|p| (p, consumer_index))
-            .collect(),
+        DistributionPattern::AllToAll => (0..producer_parallelism).map(|p| (p, consumer_index)).collect(),
         DistributionPattern::Pointwise if sp >= cp => {
             let (start, end) = pointwise_producer_range(ci, sp, cp);
             (start..end).map(|p| (narrow(p), 0)).collect()
@@ -486,10 +465,7 @@ pub fn num_subpartitions(
     consumer_parallelism: u32,
     producer_index: u32,
 ) -> u32 {
-    if producer_parallelism == 0
-        || consumer_parallelism == 0
-        || producer_index >= producer_parallelism
-    {
+    if producer_parallelism == 0 || consumer_parallelism == 0 || producer_index >= producer_parallelism {
         return 0;
     }
     match pattern {
@@ -515,12 +491,7 @@ pub fn subpartition_consumers(
     consumer_parallelism: u32,
     producer_index: u32,
 ) -> Vec<u32> {
-    let n = num_subpartitions(
-        pattern,
-        producer_parallelism,
-        consumer_parallelism,
-        producer_index,
-    );
+    let n = num_subpartitions(pattern, producer_parallelism, consumer_parallelism, producer_index);
     if n == 0 {
         return Vec::new();
     }
@@ -528,10 +499,7 @@ pub fn subpartition_consumers(
         DistributionPattern::AllToAll => (0..consumer_parallelism).collect(),
         DistributionPattern::Pointwise if producer_parallelism >= consumer_parallelism => {
             // The consumer whose producer range holds producer_index.
-            let (sp, cp) = (
-                u64::from(producer_parallelism),
-                u64::from(consumer_parallelism),
-            );
+            let (sp, cp) = (u64::from(producer_parallelism), u64::from(consumer_parallelism));
             (0..consumer_parallelism)
                 .find(|c| {
                     let (start, end) = pointwise_producer_range(u64::from(*c), sp, cp);
@@ -579,10 +547,7 @@ mod tests {
                 node(1, "Map", NodeKind::Operator, 4),
                 node(2, "Sink: P", NodeKind::Sink, 2),
             ],
-            &[
-                (0, 1, Partitioner::Rebalance),
-                (1, 2, Partitioner::Rebalance),
-            ],
+            &[(0, 1, Partitioner::Rebalance), (1, 2, Partitioner::Rebalance)],
         )
     }
 
@@ -604,14 +569,7 @@ mod tests {
 
     #[test]
     fn any_live_state_may_cancel_or_fail() {
-        for s in [
-            Created,
-            Scheduled,
-            Deploying,
-            Initializing,
-            Running,
-            Reconciling,
-        ] {
+        for s in [Created, Scheduled, Deploying, Initializing, Running, Reconciling] {
             for next in [Canceling, Canceled, Failed] {
                 assert!(s.can_transition_to(next), "{s} -> {next}");
             }
@@ -664,10 +622,7 @@ mod tests {
             to: Running,
         }
         .to_string();
-        assert_eq!(
-            msg,
-            "illegal execution state transition from FINISHED to RUNNING"
-        );
+        assert_eq!(msg, "illegal execution state transition from FINISHED to RUNNING");
     }
 
     #[test]
@@ -688,10 +643,7 @@ mod tests {
             r#"["CREATED","SCHEDULED","DEPLOYING","INITIALIZING","RUNNING","FINISHED","CANCELING","CANCELED","FAILED","RECONCILING"]"#
         );
         for s in ExecutionState::ALL {
-            assert_eq!(
-                format!("\"{s}\""),
-                serde_json::to_string(&s).unwrap_or_default()
-            );
+            assert_eq!(format!("\"{s}\""), serde_json::to_string(&s).unwrap_or_default());
         }
     }
 
@@ -756,11 +708,7 @@ mod tests {
         drive(&mut eg, 0, &[Scheduled, Deploying, Initializing]);
         assert_eq!(eg.job_vertices[map].aggregate_state(), Initializing);
         drive(&mut eg, 0, &[Running, Finished]);
-        assert_eq!(
-            eg.job_vertices[map].aggregate_state(),
-            Running,
-            "some finished"
-        );
+        assert_eq!(eg.job_vertices[map].aggregate_state(), Running, "some finished");
         drive(&mut eg, 1, &to_running);
         assert_eq!(eg.job_vertices[map].aggregate_state(), Running);
         drive(&mut eg, 2, &[Canceled]);
@@ -794,10 +742,7 @@ mod tests {
         let g = slots_example();
         let jg = compile(&g);
         assert_eq!(total_slots_required(&jg), 4);
-        assert_eq!(
-            slots_required(&jg),
-            BTreeMap::from([("default".to_string(), 4)])
-        );
+        assert_eq!(slots_required(&jg), BTreeMap::from([("default".to_string(), 4)]));
 
         let mut g = slots_example();
         g.nodes[2].slot_sharing_group = "x".to_string();
@@ -825,13 +770,8 @@ mod tests {
         assert_eq!(consumed_subpartitions(pw, 3, 3, 2), vec![(2, 0)]);
         assert_eq!(num_subpartitions(pw, 3, 3, 2), 1);
         // 2 -> 4: producer 0 feeds 0,1; producer 1 feeds 2,3.
-        let got: Vec<_> = (0..4)
-            .map(|c| consumed_subpartitions(pw, 2, 4, c))
-            .collect();
-        assert_eq!(
-            got,
-            vec![vec![(0, 0)], vec![(0, 1)], vec![(1, 0)], vec![(1, 1)]]
-        );
+        let got: Vec<_> = (0..4).map(|c| consumed_subpartitions(pw, 2, 4, c)).collect();
+        assert_eq!(got, vec![vec![(0, 0)], vec![(0, 1)], vec![(1, 0)], vec![(1, 1)]]);
         assert_eq!(num_subpartitions(pw, 2, 4, 1), 2);
         assert_eq!(subpartition_consumers(pw, 2, 4, 1), vec![2, 3]);
         // 2 -> 5 (uneven): producer 0 feeds 0,1,2; producer 1 feeds 3,4 with Flink's
@@ -854,34 +794,23 @@ mod tests {
 
     #[test]
     fn every_subpartition_is_consumed_by_exactly_one_consumer() {
-        for pattern in [
-            DistributionPattern::Pointwise,
-            DistributionPattern::AllToAll,
-        ] {
+        for pattern in [DistributionPattern::Pointwise, DistributionPattern::AllToAll] {
             for sp in 1..=8u32 {
                 for cp in 1..=8u32 {
                     let produced: BTreeSet<(u32, u32)> = (0..sp)
-                        .flat_map(|p| {
-                            (0..num_subpartitions(pattern, sp, cp, p)).map(move |s| (p, s))
-                        })
+                        .flat_map(|p| (0..num_subpartitions(pattern, sp, cp, p)).map(move |s| (p, s)))
                         .collect();
                     let mut consumed = BTreeSet::new();
                     for c in 0..cp {
                         let reads = consumed_subpartitions(pattern, sp, cp, c);
-                        assert!(
-                            !reads.is_empty(),
-                            "{pattern} {sp}->{cp}: consumer {c} reads nothing"
-                        );
+                        assert!(!reads.is_empty(), "{pattern} {sp}->{cp}: consumer {c} reads nothing");
                         for r in reads {
                             assert!(consumed.insert(r), "{pattern} {sp}->{cp}: {r:?} read twice");
                         }
                     }
                     assert_eq!(produced, consumed, "{pattern} {sp}->{cp}");
                     for p in 0..sp {
-                        for (s, c) in subpartition_consumers(pattern, sp, cp, p)
-                            .into_iter()
-                            .enumerate()
-                        {
+                        for (s, c) in subpartition_consumers(pattern, sp, cp, p).into_iter().enumerate() {
                             assert!(
                                 consumed_subpartitions(pattern, sp, cp, c).contains(&(p, s as u32)),
                                 "{pattern} {sp}->{cp}: producer view disagrees"

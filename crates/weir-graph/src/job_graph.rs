@@ -25,8 +25,8 @@
 
 use crate::error::GraphError;
 use crate::stream_graph::{
-    ChainingStrategy, DistributionPattern, ExecutionConfig, NodeKind, Partitioner, StreamEdge,
-    StreamGraph, StreamNode, StreamNodeId,
+    ChainingStrategy, DistributionPattern, ExecutionConfig, NodeKind, Partitioner, StreamEdge, StreamGraph, StreamNode,
+    StreamNodeId,
 };
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
@@ -162,10 +162,7 @@ impl JobGraph {
                 0 => own.clone(),
                 1 => format!("{own} -> {}", chained_names[outs[0] as usize]),
                 _ => {
-                    let inner: Vec<&str> = outs
-                        .iter()
-                        .map(|t| chained_names[*t as usize].as_str())
-                        .collect();
+                    let inner: Vec<&str> = outs.iter().map(|t| chained_names[*t as usize].as_str()).collect();
                     format!("{own} -> ({})", inner.join(", "))
                 }
             };
@@ -191,12 +188,7 @@ impl JobGraph {
             }
             // Pre-order with edges recorded at their source; reorder edges by target
             // position so that they follow the operator order.
-            let pos: BTreeMap<StreamNodeId, usize> = chain
-                .ops
-                .iter()
-                .enumerate()
-                .map(|(i, id)| (*id, i))
-                .collect();
+            let pos: BTreeMap<StreamNodeId, usize> = chain.ops.iter().enumerate().map(|(i, id)| (*id, i)).collect();
             chain
                 .edges
                 .sort_by_key(|(_, t)| pos.get(t).copied().unwrap_or(usize::MAX));
@@ -211,12 +203,7 @@ impl JobGraph {
         }
 
         // Vertex order over the chain DAG.
-        let cross: Vec<(usize, &StreamEdge)> = graph
-            .edges
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| !chainable[*i])
-            .collect();
+        let cross: Vec<(usize, &StreamEdge)> = graph.edges.iter().enumerate().filter(|(i, _)| !chainable[*i]).collect();
         let order = chain_order(graph, &chains, &chain_of, &cross)?;
         let mut vertex_of_chain = vec![0usize; chains.len()];
         for (v, c) in order.iter().enumerate() {
@@ -313,9 +300,7 @@ pub fn is_chainable(graph: &StreamGraph, edge: &StreamEdge) -> bool {
 fn are_operators_chainable(up: &StreamNode, down: &StreamNode) -> bool {
     let upstream_allows = match up.chaining_strategy {
         ChainingStrategy::Never => false,
-        ChainingStrategy::Always | ChainingStrategy::Head | ChainingStrategy::HeadWithSources => {
-            true
-        }
+        ChainingStrategy::Always | ChainingStrategy::Head | ChainingStrategy::HeadWithSources => true,
     };
     let downstream_allows = match down.chaining_strategy {
         ChainingStrategy::Never | ChainingStrategy::Head => false,
@@ -347,9 +332,7 @@ fn validate_structure(graph: &StreamGraph) -> Result<(), GraphError> {
     for node in &graph.nodes {
         if let Some(uid) = node.uid.as_deref() {
             if uids.insert(uid, node.id).is_some() {
-                return Err(GraphError::DuplicateUid {
-                    uid: uid.to_string(),
-                });
+                return Err(GraphError::DuplicateUid { uid: uid.to_string() });
             }
         }
     }
@@ -359,10 +342,7 @@ fn validate_structure(graph: &StreamGraph) -> Result<(), GraphError> {
                 return Err(GraphError::UnknownNode { edge: i, node });
             }
         }
-        let (up, down) = (
-            &graph.nodes[e.source as usize],
-            &graph.nodes[e.target as usize],
-        );
+        let (up, down) = (&graph.nodes[e.source as usize], &graph.nodes[e.target as usize]);
         if e.partitioner == Partitioner::Forward && up.parallelism != down.parallelism {
             return Err(GraphError::ForwardParallelismMismatch {
                 upstream: up.name.clone(),
@@ -379,8 +359,7 @@ fn validate_structure(graph: &StreamGraph) -> Result<(), GraphError> {
 /// parallelism (its own, else the job-wide one).
 fn validate_parallelism(graph: &StreamGraph) -> Result<(), GraphError> {
     if let Some(max) = graph.config.max_parallelism {
-        check_parallelism(1, Some(max))
-            .map_err(|e| map_core_error(e, "pipeline.max-parallelism"))?;
+        check_parallelism(1, Some(max)).map_err(|e| map_core_error(e, "pipeline.max-parallelism"))?;
     }
     for node in &graph.nodes {
         let max = node.max_parallelism.or(graph.config.max_parallelism);
@@ -492,11 +471,7 @@ fn chain_order(
 }
 
 /// The vertex of one chain, with its resolved max parallelism and deterministic id.
-fn build_vertex(
-    graph: &StreamGraph,
-    chain: &Chain,
-    chained_names: &[String],
-) -> Result<JobVertex, GraphError> {
+fn build_vertex(graph: &StreamGraph, chain: &Chain, chained_names: &[String]) -> Result<JobVertex, GraphError> {
     let head = &graph.nodes[chain.head as usize];
     let parallelism = head.parallelism;
     let chained_max = chain
@@ -504,14 +479,11 @@ fn build_vertex(
         .iter()
         .filter_map(|id| graph.nodes[*id as usize].max_parallelism)
         .max();
-    let (max_parallelism, max_parallelism_configured) = match head
-        .max_parallelism
-        .or(graph.config.max_parallelism)
-        .or(chained_max)
-    {
-        Some(m) => (m, true),
-        None => (default_max_parallelism(parallelism), false),
-    };
+    let (max_parallelism, max_parallelism_configured) =
+        match head.max_parallelism.or(graph.config.max_parallelism).or(chained_max) {
+            Some(m) => (m, true),
+            None => (default_max_parallelism(parallelism), false),
+        };
     if parallelism > max_parallelism {
         return Err(GraphError::ParallelismAboveMax {
             operator: head.name.clone(),
@@ -577,11 +549,7 @@ fn vertex_id(operators: &[ChainedOperator]) -> JobVertexId {
 }
 
 /// The data set id: a digest of the producing vertex id and the StreamEdge.
-fn data_set_id(
-    producer: JobVertexId,
-    edge: &StreamEdge,
-    stream_edge: usize,
-) -> IntermediateDataSetId {
+fn data_set_id(producer: JobVertexId, edge: &StreamEdge, stream_edge: usize) -> IntermediateDataSetId {
     let mut buf = b"weir-data-set".to_vec();
     buf.extend_from_slice(&producer.0.to_le_bytes());
     buf.extend_from_slice(&edge.source.to_le_bytes());
@@ -597,12 +565,7 @@ pub(crate) mod tests {
     use crate::stream_graph::DEFAULT_SLOT_SHARING_GROUP;
 
     /// A node with Flink's defaults: ALWAYS, group "default", no uid, no max parallelism.
-    pub(crate) fn node(
-        id: StreamNodeId,
-        name: &str,
-        kind: NodeKind,
-        parallelism: u32,
-    ) -> StreamNode {
+    pub(crate) fn node(id: StreamNodeId, name: &str, kind: NodeKind, parallelism: u32) -> StreamNode {
         StreamNode {
             id,
             name: name.to_string(),
@@ -806,10 +769,7 @@ pub(crate) mod tests {
         assert_eq!(names(&jg), vec!["Source: A", "Source: B", "Map"]);
         let map = jg.vertex_by_node(2).unwrap_or(usize::MAX);
         assert_eq!(map, 2);
-        assert_eq!(
-            jg.in_edges(map).map(|e| e.source_node).collect::<Vec<_>>(),
-            vec![0, 1]
-        );
+        assert_eq!(jg.in_edges(map).map(|e| e.source_node).collect::<Vec<_>>(), vec![0, 1]);
         assert!(!jg.vertices[map].is_source);
     }
 
@@ -837,10 +797,7 @@ pub(crate) mod tests {
     #[test]
     fn chain_of_two_is_named_a_arrow_b() {
         let g = graph(
-            vec![
-                node(0, "A", NodeKind::Source, 1),
-                node(1, "B", NodeKind::Sink, 1),
-            ],
+            vec![node(0, "A", NodeKind::Source, 1), node(1, "B", NodeKind::Sink, 1)],
             &[(0, 1, Partitioner::Forward)],
         );
         assert_eq!(names(&compile(&g)), vec!["A -> B"]);
@@ -898,21 +855,14 @@ pub(crate) mod tests {
         );
         let jg = compile(&g);
         assert_eq!(names(&jg), vec!["Source: S -> Map -> Sink: P"]);
-        let ops: Vec<_> = jg.vertices[0]
-            .operators
-            .iter()
-            .map(|o| o.name.as_str())
-            .collect();
+        let ops: Vec<_> = jg.vertices[0].operators.iter().map(|o| o.name.as_str()).collect();
         assert_eq!(ops, vec!["Source: S", "Map", "Sink: P"]);
     }
 
     #[test]
     fn wordcount_compiles_to_two_vertices_and_one_hash_edge() {
         let jg = compile(&wordcount());
-        assert_eq!(
-            names(&jg),
-            vec!["Source: Lines -> FlatMap", "KeyedAgg -> Sink: Print"]
-        );
+        assert_eq!(names(&jg), vec!["Source: Lines -> FlatMap", "KeyedAgg -> Sink: Print"]);
         assert_eq!(jg.edges.len(), 1);
         let e = &jg.edges[0];
         assert_eq!((e.source_vertex, e.target_vertex), (0, 1));
@@ -1009,10 +959,7 @@ pub(crate) mod tests {
                 parallelism,
                 max_parallelism,
             }) => {
-                assert_eq!(
-                    (operator.as_str(), parallelism, max_parallelism),
-                    ("Map", 8, 4)
-                );
+                assert_eq!((operator.as_str(), parallelism, max_parallelism), ("Map", 8, 4));
             }
             other => panic!("unexpected {other:?}"),
         }
@@ -1048,10 +995,7 @@ pub(crate) mod tests {
     #[test]
     fn malformed_graphs_are_rejected_not_panicked_on() {
         let empty = graph(vec![], &[]);
-        assert_eq!(
-            JobGraph::from_stream_graph(&empty).err(),
-            Some(GraphError::EmptyGraph)
-        );
+        assert_eq!(JobGraph::from_stream_graph(&empty).err(), Some(GraphError::EmptyGraph));
 
         let mut g = source_map(1);
         g.edges[0].target = 7;
@@ -1090,10 +1034,7 @@ pub(crate) mod tests {
         g.config.max_parallelism = Some(0);
         assert!(matches!(
             JobGraph::from_stream_graph(&g),
-            Err(GraphError::MaxParallelismOutOfBounds {
-                max_parallelism: 0,
-                ..
-            })
+            Err(GraphError::MaxParallelismOutOfBounds { max_parallelism: 0, .. })
         ));
     }
 
@@ -1129,10 +1070,7 @@ pub(crate) mod tests {
             ],
         );
         let jg = compile(&g);
-        assert_eq!(
-            names(&jg),
-            vec!["Source: B", "Source: A", "Map", "Sink: Out"]
-        );
+        assert_eq!(names(&jg), vec!["Source: B", "Source: A", "Map", "Sink: Out"]);
         // Edges stay in creation order, which is the consumer's input order.
         let srcs: Vec<_> = jg.in_edges(2).map(|e| e.source_node).collect();
         assert_eq!(srcs, vec![3, 2]);

@@ -245,8 +245,7 @@ mod tests {
         let back: Result<JobPlan, _> = serde_json::from_str(&json);
         assert_eq!(back.ok(), Some(p.clone()));
         let with = p.with_jid(JobId(1));
-        let back: Result<JobPlan, _> =
-            serde_json::from_str(&serde_json::to_string(&with).unwrap_or_default());
+        let back: Result<JobPlan, _> = serde_json::from_str(&serde_json::to_string(&with).unwrap_or_default());
         assert_eq!(back.ok(), Some(with));
     }
 
@@ -255,10 +254,7 @@ mod tests {
         let p = plan();
         let text = p.to_text();
         assert!(text.starts_with("Job: WordCount\n"), "{text}");
-        assert!(
-            text.contains(&format!("Vertex {}\n", p.vertices[0].id)),
-            "{text}"
-        );
+        assert!(text.contains(&format!("Vertex {}\n", p.vertices[0].id)), "{text}");
         assert!(
             text.contains("  name:               Source: Lines -> FlatMap\n"),
             "{text}"
@@ -268,9 +264,7 @@ mod tests {
         assert!(text.contains("    - KeyedAgg (uid: counts)\n"), "{text}");
         assert!(text.contains("  slot sharing group: default\n"), "{text}");
         assert!(
-            text.ends_with(
-                "Edges:\n  [Source: Lines -> FlatMap] ==HASH (ALL_TO_ALL)==> [KeyedAgg -> Sink: Print]\n"
-            ),
+            text.ends_with("Edges:\n  [Source: Lines -> FlatMap] ==HASH (ALL_TO_ALL)==> [KeyedAgg -> Sink: Print]\n"),
             "{text}"
         );
     }

@@ -419,7 +419,12 @@ impl RestBackend for JobManagerRest {
         }
         let watermark_interval = match config.get("pipeline.auto-watermark-interval") {
             Some(v) => Some(v.clone()),
-            None => self.jm.settings.config.get_string("pipeline.auto-watermark-interval").map(str::to_string),
+            None => self
+                .jm
+                .settings
+                .config
+                .get_string("pipeline.auto-watermark-interval")
+                .map(str::to_string),
         };
         if let Some(v) = watermark_interval {
             let d = weir_config::parse_duration(&v)

@@ -9,10 +9,10 @@
 use crate::descriptor::{ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor};
 use crate::error::StateError;
 use crate::Key;
+use rustc_hash::FxHashMap as HashMap;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::any::Any;
-use rustc_hash::FxHashMap as HashMap;
 use std::hash::Hash;
 use weir_core::key_group::assign_to_key_group;
 use weir_core::key_hash::key_hash;

@@ -47,11 +47,19 @@ impl<K: Key + Ord, N: Key + Ord> TimerQueue<K, N> {
     }
 
     fn register(&mut self, key: K, namespace: N, timestamp: i64) -> bool {
-        self.queue.insert(Timer { timestamp, key, namespace })
+        self.queue.insert(Timer {
+            timestamp,
+            key,
+            namespace,
+        })
     }
 
     fn delete(&mut self, key: &K, namespace: &N, timestamp: i64) {
-        self.queue.remove(&Timer { timestamp, key: key.clone(), namespace: namespace.clone() });
+        self.queue.remove(&Timer {
+            timestamp,
+            key: key.clone(),
+            namespace: namespace.clone(),
+        });
     }
 
     fn pop_due(&mut self, time: i64) -> Option<Timer<K, N>> {

@@ -17,10 +17,7 @@ use super::side_output::{EventSink, SharedEvents, SharedOutput, SideOutputs, Wit
 use super::{Output, SourceChain, SourceDriver, SourceFunction};
 use crate::error::TaskError;
 use crate::network::{InputGate, RecordReader, RecordWriter, ResultPartitionWriter};
-use crate::partitioner::{
-    BroadcastPartitioner, ChannelSelector, CustomPartitioner, ForwardPartitioner, GlobalPartitioner,
-    KeyGroupStreamPartitioner, RebalancePartitioner, RescalePartitioner, ShufflePartitioner,
-};
+use crate::partitioner::{selector_for, ChannelSelector, CustomPartitioner, KeyGroupStreamPartitioner};
 use crate::task::input::{InputProcessor, StreamInputProcessor};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -57,7 +54,6 @@ pub type SideOutputOperatorBuilder<I, O> =
 
 trait ErasedFactory: Send + Sync {
     fn build(&self, ctx: &TaskContext, output: Erased, side: &SideOutputs) -> Result<BuiltOperator, TaskError>;
-    fn fan_out(&self, outputs: Vec<Erased>) -> Result<Erased, TaskError>;
     fn side_output_tag(&self) -> Option<&str> {
         None
     }
@@ -66,6 +62,13 @@ trait ErasedFactory: Send + Sync {
             "only a side-output node can be shared as a side output".into(),
         ))
     }
+    fn input_processor(&self, gate: InputGate, head: Erased) -> Result<Box<dyn InputProcessor>, TaskError>;
+}
+
+/// What the runtime does with a node's output type `O` without knowing it: fan-out,
+/// network output, channel selectors, side-event wrapping.
+trait OutputOps: Send + Sync {
+    fn fan_out(&self, outputs: Vec<Erased>) -> Result<Erased, TaskError>;
     fn with_side_events(&self, output: Erased, sinks: Vec<Box<dyn EventSink>>) -> Result<Erased, TaskError>;
     fn network_output(
         &self,
@@ -74,13 +77,39 @@ trait ErasedFactory: Send + Sync {
         ctx: &TaskContext,
     ) -> Result<Erased, TaskError>;
     fn default_selector(&self, partitioner: Partitioner, ctx: &SelectorContext) -> Result<Erased, TaskError>;
-    fn input_processor(&self, gate: InputGate, head: Erased) -> Result<Box<dyn InputProcessor>, TaskError>;
+}
+
+struct TypedOutput<O>(PhantomData<fn() -> O>);
+
+impl<O: Data> OutputOps for TypedOutput<O> {
+    fn fan_out(&self, outputs: Vec<Erased>) -> Result<Erased, TaskError> {
+        fan_out_typed::<O>(outputs)
+    }
+    fn with_side_events(&self, output: Erased, sinks: Vec<Box<dyn EventSink>>) -> Result<Erased, TaskError> {
+        with_side_events_typed::<O>(output, sinks)
+    }
+    fn network_output(
+        &self,
+        writer: ResultPartitionWriter,
+        selector: Erased,
+        ctx: &TaskContext,
+    ) -> Result<Erased, TaskError> {
+        network_output_typed::<O>(writer, selector, ctx)
+    }
+    fn default_selector(&self, partitioner: Partitioner, ctx: &SelectorContext) -> Result<Erased, TaskError> {
+        default_selector_typed::<O>(partitioner, ctx)
+    }
+}
+
+fn output_ops<O: Data>() -> Arc<dyn OutputOps> {
+    Arc::new(TypedOutput::<O>(PhantomData))
 }
 
 /// Builds the operators of one StreamGraph node, whatever its record types.
 #[derive(Clone)]
 pub struct OperatorFactory {
     inner: Arc<dyn ErasedFactory>,
+    output: Arc<dyn OutputOps>,
 }
 
 fn downcast<T: 'static>(value: Erased, what: &str) -> Result<T, TaskError> {
@@ -141,20 +170,8 @@ fn network_output_typed<O: Data>(
 }
 
 fn default_selector_typed<O: Data>(partitioner: Partitioner, ctx: &SelectorContext) -> Result<Erased, TaskError> {
-    let seed = ctx.seed();
-    let sel: Box<dyn ChannelSelector<O>> = match partitioner {
-        Partitioner::Forward => Box::new(ForwardPartitioner),
-        Partitioner::Rebalance => Box::new(RebalancePartitioner::new(seed)),
-        Partitioner::Rescale => Box::new(RescalePartitioner::new()),
-        Partitioner::Shuffle => Box::new(ShufflePartitioner::new(seed)),
-        Partitioner::Broadcast => Box::new(BroadcastPartitioner),
-        Partitioner::Global => Box::new(GlobalPartitioner),
-        Partitioner::Hash | Partitioner::Custom => {
-            return Err(TaskError::Build(format!(
-                "a {partitioner} edge needs a selector from the program"
-            )))
-        }
-    };
+    let sel: Box<dyn ChannelSelector<O>> = selector_for::<O>(partitioner, ctx.seed())
+        .ok_or_else(|| TaskError::Build(format!("a {partitioner} edge needs a selector from the program")))?;
     Ok(Box::new(sel))
 }
 
@@ -169,23 +186,6 @@ impl<O: Data> ErasedFactory for SourceFactory<O> {
         let source = (self.builder)(ctx)?;
         Ok(BuiltOperator::Source(Box::new(SourceChain::new(source, output))))
     }
-    fn fan_out(&self, outputs: Vec<Erased>) -> Result<Erased, TaskError> {
-        fan_out_typed::<O>(outputs)
-    }
-    fn with_side_events(&self, output: Erased, sinks: Vec<Box<dyn EventSink>>) -> Result<Erased, TaskError> {
-        with_side_events_typed::<O>(output, sinks)
-    }
-    fn network_output(
-        &self,
-        writer: ResultPartitionWriter,
-        selector: Erased,
-        ctx: &TaskContext,
-    ) -> Result<Erased, TaskError> {
-        network_output_typed::<O>(writer, selector, ctx)
-    }
-    fn default_selector(&self, partitioner: Partitioner, ctx: &SelectorContext) -> Result<Erased, TaskError> {
-        default_selector_typed::<O>(partitioner, ctx)
-    }
     fn input_processor(&self, _gate: InputGate, _head: Erased) -> Result<Box<dyn InputProcessor>, TaskError> {
         Err(TaskError::Build("a source has no network input".into()))
     }
@@ -197,9 +197,6 @@ impl<T: Data> ErasedFactory for SideOutputFactory<T> {
         let output = downcast::<Box<dyn Output<T>>>(output, "a side output's output")?;
         Ok(BuiltOperator::Operator(Box::new(output)))
     }
-    fn fan_out(&self, outputs: Vec<Erased>) -> Result<Erased, TaskError> {
-        fan_out_typed::<T>(outputs)
-    }
     fn side_output_tag(&self) -> Option<&str> {
         Some(&self.tag)
     }
@@ -208,20 +205,6 @@ impl<T: Data> ErasedFactory for SideOutputFactory<T> {
         let shared: SharedOutput<T> = Rc::new(RefCell::new(output));
         bag.insert(self.tag.clone(), shared.clone());
         Ok(Box::new(SharedEvents(shared)))
-    }
-    fn with_side_events(&self, output: Erased, sinks: Vec<Box<dyn EventSink>>) -> Result<Erased, TaskError> {
-        with_side_events_typed::<T>(output, sinks)
-    }
-    fn network_output(
-        &self,
-        writer: ResultPartitionWriter,
-        selector: Erased,
-        ctx: &TaskContext,
-    ) -> Result<Erased, TaskError> {
-        network_output_typed::<T>(writer, selector, ctx)
-    }
-    fn default_selector(&self, partitioner: Partitioner, ctx: &SelectorContext) -> Result<Erased, TaskError> {
-        default_selector_typed::<T>(partitioner, ctx)
     }
     fn input_processor(&self, gate: InputGate, head: Erased) -> Result<Box<dyn InputProcessor>, TaskError> {
         input_processor_typed::<T>(gate, head)
@@ -233,23 +216,6 @@ impl<I: Data, O: Data> ErasedFactory for OneInputFactory<I, O> {
         let output = downcast::<Box<dyn Output<O>>>(output, "an operator's output")?;
         let op = (self.builder)(ctx, output, side)?;
         Ok(BuiltOperator::Operator(Box::new(op)))
-    }
-    fn fan_out(&self, outputs: Vec<Erased>) -> Result<Erased, TaskError> {
-        fan_out_typed::<O>(outputs)
-    }
-    fn with_side_events(&self, output: Erased, sinks: Vec<Box<dyn EventSink>>) -> Result<Erased, TaskError> {
-        with_side_events_typed::<O>(output, sinks)
-    }
-    fn network_output(
-        &self,
-        writer: ResultPartitionWriter,
-        selector: Erased,
-        ctx: &TaskContext,
-    ) -> Result<Erased, TaskError> {
-        network_output_typed::<O>(writer, selector, ctx)
-    }
-    fn default_selector(&self, partitioner: Partitioner, ctx: &SelectorContext) -> Result<Erased, TaskError> {
-        default_selector_typed::<O>(partitioner, ctx)
     }
     fn input_processor(&self, gate: InputGate, head: Erased) -> Result<Box<dyn InputProcessor>, TaskError> {
         input_processor_typed::<I>(gate, head)
@@ -265,6 +231,7 @@ impl OperatorFactory {
             inner: Arc::new(SourceFactory::<O> {
                 builder: Arc::new(builder),
             }),
+            output: output_ops::<O>(),
         }
     }
 
@@ -287,6 +254,7 @@ impl OperatorFactory {
                 builder: Arc::new(builder),
                 _types: PhantomData,
             }),
+            output: output_ops::<O>(),
         }
     }
 
@@ -298,6 +266,7 @@ impl OperatorFactory {
                 tag: tag.into(),
                 _t: PhantomData,
             }),
+            output: output_ops::<T>(),
         }
     }
 
@@ -323,7 +292,7 @@ impl OperatorFactory {
 
     /// Joins several `Box<dyn Output<O>>` into one (none: discard; one: itself).
     pub fn fan_out(&self, outputs: Vec<Erased>) -> Result<Erased, TaskError> {
-        self.inner.fan_out(outputs)
+        self.output.fan_out(outputs)
     }
 
     /// Side-output node only: shares `output` (its fanned-out consumers) under its tag
@@ -338,7 +307,7 @@ impl OperatorFactory {
 
     /// Wraps `output` (a `Box<dyn Output<O>>`) so that its events also reach `sinks`.
     pub(crate) fn with_side_events(&self, output: Erased, sinks: Vec<Box<dyn EventSink>>) -> Result<Erased, TaskError> {
-        self.inner.with_side_events(output, sinks)
+        self.output.with_side_events(output, sinks)
     }
 
     /// A `Box<dyn Output<O>>` serialising into `writer`, choosing channels with
@@ -349,12 +318,12 @@ impl OperatorFactory {
         selector: Erased,
         ctx: &TaskContext,
     ) -> Result<Erased, TaskError> {
-        self.inner.network_output(writer, selector, ctx)
+        self.output.network_output(writer, selector, ctx)
     }
 
     /// The channel selector of a partitioner that needs nothing from the program.
     pub fn default_selector(&self, partitioner: Partitioner, ctx: &SelectorContext) -> Result<Erased, TaskError> {
-        self.inner.default_selector(partitioner, ctx)
+        self.output.default_selector(partitioner, ctx)
     }
 
     /// Reads `I` records from `gate` into `head` (a `Box<dyn Output<I>>`).

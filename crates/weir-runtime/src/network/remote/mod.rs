@@ -231,8 +231,11 @@ impl PartitionRegistry {
     pub(crate) fn remove_job(&self, job_id: &str, below_attempt: u32) {
         let removed: Vec<_> = {
             let mut map = lock(&self.partitions);
-            let ids: Vec<PartitionId> =
-                map.keys().filter(|id| id.job_id == job_id && id.attempt < below_attempt).cloned().collect();
+            let ids: Vec<PartitionId> = map
+                .keys()
+                .filter(|id| id.job_id == job_id && id.attempt < below_attempt)
+                .cloned()
+                .collect();
             ids.into_iter().filter_map(|id| map.remove(&id)).collect()
         };
         drop(removed);
