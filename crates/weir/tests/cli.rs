@@ -117,3 +117,22 @@ fn bad_input_gets_a_clear_one_line_error() {
         "cannot read input file /nonexistent/file.txt",
     );
 }
+
+#[test]
+fn parallel_print_sinks_never_tear_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("words.txt");
+    let text: String = (0..20_000).map(|i| format!("w{} w{} w{}\n", i % 97, i % 13, i % 1009)).collect();
+    std::fs::write(&input, text).unwrap();
+    let arg = format!("input={}", input.display());
+    let (code, out, err) = weir(&["local", "wordcount", "-p", "4", "--arg", &arg]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 60_000);
+    for l in lines {
+        let (prefix, rest) = l.split_once("> ").unwrap_or_else(|| panic!("torn line: {l:?}"));
+        assert!(["1", "2", "3", "4"].contains(&prefix), "torn line: {l:?}");
+        let (word, count) = rest.split_once(',').unwrap_or_else(|| panic!("torn line: {l:?}"));
+        assert!(word.starts_with('w') && count.parse::<u64>().is_ok(), "torn line: {l:?}");
+    }
+}
