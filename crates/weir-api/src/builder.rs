@@ -35,6 +35,7 @@ pub(crate) struct PendingEdge {
     pub source: StreamNodeId,
     pub target: StreamNodeId,
     pub partitioner: Option<Partitioner>,
+    pub input: u32,
 }
 
 /// `pipeline.auto-watermark-interval` in ms, shared with the operators that emit
@@ -155,6 +156,7 @@ impl GraphBuilder {
                 source: e.source,
                 target: e.target,
                 partitioner,
+                input: e.input,
             });
         }
         Ok(ExecutableGraph {

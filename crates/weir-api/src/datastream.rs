@@ -27,6 +27,21 @@ pub(crate) struct StreamInput {
     pub selector: Option<SelectorFactory>,
 }
 
+/// Adds the edges from `inputs` into input `input` of node `target`.
+fn connect_inputs(b: &mut GraphBuilder, inputs: &[StreamInput], target: StreamNodeId, input: u32) {
+    for i in inputs {
+        b.edges.push(crate::builder::PendingEdge {
+            source: i.node,
+            target,
+            partitioner: i.partitioner,
+            input,
+        });
+        if let Some(sel) = &i.selector {
+            b.selectors.insert((i.node, target), sel.clone());
+        }
+    }
+}
+
 /// A stream of `T`: the output of an operator, a re-partitioned stream, or a union.
 pub struct DataStream<T> {
     pub(crate) builder: Rc<RefCell<GraphBuilder>>,
@@ -152,21 +167,29 @@ impl<T: Data> DataStream<T> {
         let mut b = self.builder.borrow_mut();
         let id = b.add_node(name, kind, factory);
         b.nodes[id as usize].keyed = keyed;
-        for input in &self.inputs {
-            b.edges.push(crate::builder::PendingEdge {
-                source: input.node,
-                target: id,
-                partitioner: input.partitioner,
-            });
-            if let Some(sel) = &input.selector {
-                b.selectors.insert((input.node, id), sel.clone());
-            }
-        }
+        connect_inputs(&mut b, &self.inputs, id, 0);
         drop(b);
         DataStream::from_node(self.builder.clone(), id)
     }
 
-    fn repartition(&self, partitioner: Partitioner, selector: Option<SelectorFactory>) -> DataStream<T> {
+    /// Adds a two-input operator fed by this stream (input 0) and `other` (input 1).
+    pub fn transform_two_input<B: Data, O: Data>(
+        &self,
+        other: &DataStream<B>,
+        name: impl Into<String>,
+        keyed: bool,
+        factory: OperatorFactory,
+    ) -> DataStream<O> {
+        let mut b = self.builder.borrow_mut();
+        let id = b.add_node(name, NodeKind::Operator, factory);
+        b.nodes[id as usize].keyed = keyed;
+        connect_inputs(&mut b, &self.inputs, id, 0);
+        connect_inputs(&mut b, &other.inputs, id, 1);
+        drop(b);
+        DataStream::from_node(self.builder.clone(), id)
+    }
+
+    pub(crate) fn repartition(&self, partitioner: Partitioner, selector: Option<SelectorFactory>) -> DataStream<T> {
         let inputs = self
             .inputs
             .iter()

@@ -32,6 +32,7 @@
 //! ```
 
 pub mod builder;
+pub mod connected;
 pub mod datastream;
 pub mod env;
 pub mod error;
@@ -50,6 +51,7 @@ pub use keyed::KeyedStream;
 
 /// Everything a program needs: `use weir_api::prelude::*;`.
 pub mod prelude {
+    pub use crate::connected::{ConnectedStreams, KeyedCoProcessFunction, KeyedConnectedStreams};
     pub use crate::datastream::DataStream;
     pub use crate::env::StreamExecutionEnvironment;
     pub use crate::error::ApiError;

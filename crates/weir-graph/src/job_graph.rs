@@ -102,6 +102,8 @@ pub struct JobEdge {
     pub ship_strategy: Partitioner,
     /// How producer subtasks connect to consumer subtasks.
     pub distribution: DistributionPattern,
+    /// Which input of the consuming operator this edge feeds (0 or 1).
+    pub target_input: u32,
 }
 
 /// The output of a vertex towards one consumer (Flink's `IntermediateDataSet`).
@@ -237,6 +239,7 @@ impl JobGraph {
                 data_set: id,
                 ship_strategy: e.partitioner,
                 distribution: e.partitioner.distribution_pattern(),
+                target_input: e.input,
             });
         }
 
@@ -591,6 +594,7 @@ pub(crate) mod tests {
                     source: *source,
                     target: *target,
                     partitioner: *partitioner,
+                    input: 0,
                 })
                 .collect(),
         }

@@ -169,6 +169,10 @@ pub struct StreamEdge {
     pub target: StreamNodeId,
     /// Channel selection.
     pub partitioner: Partitioner,
+    /// Which input of the target the edge feeds: 0 for one-input operators and the
+    /// first input of a two-input operator, 1 for its second input.
+    #[serde(default)]
+    pub input: u32,
 }
 
 /// The graph of operators a program builds.

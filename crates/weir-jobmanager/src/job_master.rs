@@ -283,6 +283,7 @@ impl JobMaster {
                         subpartition: sub,
                         producer_data_address: producer_tm.registration.data_address.clone(),
                         local: producer_slot.resource_id == slot.resource_id,
+                        input_index: e.target_input,
                     });
                 }
             }
@@ -571,6 +572,7 @@ mod tests {
                 source: 0,
                 target: 1,
                 partitioner: Partitioner::Hash,
+                input: 0,
             }],
         };
         let jg = JobGraph::from_stream_graph(&g).unwrap();

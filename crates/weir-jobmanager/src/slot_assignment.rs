@@ -71,11 +71,13 @@ mod tests {
                     source: 0,
                     target: 1,
                     partitioner: Partitioner::Rebalance,
+                    input: 0,
                 },
                 StreamEdge {
                     source: 1,
                     target: 2,
                     partitioner: Partitioner::Rebalance,
+                    input: 0,
                 },
             ],
         };

@@ -218,25 +218,25 @@ impl TaskExecutor {
                 writer,
             });
         }
-        let specs: Vec<ChannelSpec> = tdd
-            .inputs
-            .iter()
-            .filter_map(|i| {
-                let partition = partition_id(i.partition.as_ref()?);
-                Some(if i.local {
-                    ChannelSpec::Local {
-                        partition,
-                        subpartition: i.subpartition,
-                    }
-                } else {
-                    ChannelSpec::Remote {
-                        address: i.producer_data_address.clone(),
-                        partition,
-                        subpartition: i.subpartition,
-                    }
-                })
-            })
-            .collect();
+        let mut specs: [Vec<ChannelSpec>; 2] = [Vec::new(), Vec::new()];
+        for i in &tdd.inputs {
+            let Some(partition) = i.partition.as_ref().map(partition_id) else {
+                continue;
+            };
+            let spec = if i.local {
+                ChannelSpec::Local {
+                    partition,
+                    subpartition: i.subpartition,
+                }
+            } else {
+                ChannelSpec::Remote {
+                    address: i.producer_data_address.clone(),
+                    partition,
+                    subpartition: i.subpartition,
+                }
+            };
+            specs[(i.input_index as usize).min(1)].push(spec);
+        }
         self.lock().tasks.insert(
             tdd.attempt_id.clone(),
             RunningTask {
@@ -265,18 +265,25 @@ impl TaskExecutor {
         self: Arc<Self>,
         tdd: TaskDeploymentDescriptor,
         code: Arc<JobCode>,
-        specs: Vec<ChannelSpec>,
+        specs: [Vec<ChannelSpec>; 2],
         outputs: Vec<NetworkOutput>,
         cancel: CancelToken,
     ) {
         let (job, attempt) = (tdd.job_id.clone(), tdd.attempt_id.clone());
         self.report(&job, &attempt, "INITIALIZING", None);
         let result = (|| {
-            let input = if specs.is_empty() {
-                None
-            } else {
-                Some(self.network.create_input_gate_from_specs(specs, cancel.clone())?)
+            let [first, second] = specs;
+            let gate = |specs: Vec<ChannelSpec>| {
+                if specs.is_empty() {
+                    Ok(None)
+                } else {
+                    self.network
+                        .create_input_gate_from_specs(specs, cancel.clone())
+                        .map(Some)
+                }
             };
+            let input = gate(first)?;
+            let second_input = gate(second)?;
             self.report(&job, &attempt, "RUNNING", None);
             run_task(TaskSpec {
                 program: code.program.clone(),
@@ -285,6 +292,7 @@ impl TaskExecutor {
                 subtask_index: tdd.subtask_index,
                 attempt_number: tdd.attempt_number,
                 input,
+                second_input,
                 outputs,
                 cancel: cancel.clone(),
             })

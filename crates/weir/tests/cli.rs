@@ -122,7 +122,9 @@ fn bad_input_gets_a_clear_one_line_error() {
 fn parallel_print_sinks_never_tear_lines() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("words.txt");
-    let text: String = (0..20_000).map(|i| format!("w{} w{} w{}\n", i % 97, i % 13, i % 1009)).collect();
+    let text: String = (0..20_000)
+        .map(|i| format!("w{} w{} w{}\n", i % 97, i % 13, i % 1009))
+        .collect();
     std::fs::write(&input, text).unwrap();
     let arg = format!("input={}", input.display());
     let (code, out, err) = weir(&["local", "wordcount", "-p", "4", "--arg", &arg]);
@@ -133,6 +135,9 @@ fn parallel_print_sinks_never_tear_lines() {
         let (prefix, rest) = l.split_once("> ").unwrap_or_else(|| panic!("torn line: {l:?}"));
         assert!(["1", "2", "3", "4"].contains(&prefix), "torn line: {l:?}");
         let (word, count) = rest.split_once(',').unwrap_or_else(|| panic!("torn line: {l:?}"));
-        assert!(word.starts_with('w') && count.parse::<u64>().is_ok(), "torn line: {l:?}");
+        assert!(
+            word.starts_with('w') && count.parse::<u64>().is_ok(),
+            "torn line: {l:?}"
+        );
     }
 }

@@ -2,6 +2,7 @@
 //! data exchange over TCP, failures and restart strategies.
 
 mod common;
+use common::enrich as connected;
 
 use common::*;
 use serde_json::json;
@@ -63,6 +64,16 @@ fn keyed_sum_at_p4_across_two_taskmanagers_gives_the_local_result() {
     assert_eq!(o["slots-total"], 4);
     assert_eq!(o["slots-available"], 4);
     assert_eq!(o["jobs-finished"], 1);
+}
+
+#[test]
+fn a_two_input_job_at_p4_across_two_taskmanagers_gives_the_local_result() {
+    let cluster = Cluster::start(2, 2, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let args = json!({ "users": "30", "orders": "20000", "seed": "9", "output": dir.path().display().to_string() });
+    let jid = cluster.submit(json!({ "program": "enrich", "parallelism": 4, "args": args }));
+    assert_eq!(cluster.wait_terminal(&jid, Duration::from_secs(60)), "FINISHED");
+    assert_eq!(read_parts(dir.path()), connected::expected_enrich(30, 20_000, 9));
 }
 
 #[test]

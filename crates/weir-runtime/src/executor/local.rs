@@ -80,7 +80,7 @@ impl LocalExecutor {
         let first_error: Arc<Mutex<Option<(String, TaskError)>>> = Arc::new(Mutex::new(None));
         for (vi, v) in job_graph.vertices.iter().enumerate() {
             for i in 0..v.parallelism {
-                let mut channels = Vec::new();
+                let mut channels: [Vec<SubpartitionHandle>; 2] = [Vec::new(), Vec::new()];
                 for (ei, edge) in job_graph
                     .edges
                     .iter()
@@ -98,13 +98,19 @@ impl LocalExecutor {
                                     "no subpartition {sub} of producer {producer} on edge {ei}"
                                 )))
                             })?;
-                        channels.push(h);
+                        channels[(edge.target_input as usize).min(1)].push(h);
                     }
                 }
-                let input = if channels.is_empty() {
+                let [first, second] = channels;
+                let input = if first.is_empty() {
                     None
                 } else {
-                    Some(env.create_input_gate(channels, cancel.clone())?)
+                    Some(env.create_input_gate(first, cancel.clone())?)
+                };
+                let second_input = if second.is_empty() {
+                    None
+                } else {
+                    Some(env.create_input_gate(second, cancel.clone())?)
                 };
                 let spec = TaskSpec {
                     program: program.clone(),
@@ -113,6 +119,7 @@ impl LocalExecutor {
                     subtask_index: i,
                     attempt_number: 0,
                     input,
+                    second_input,
                     outputs: writers.remove(&(vi, i)).unwrap_or_default(),
                     cancel: cancel.clone(),
                 };

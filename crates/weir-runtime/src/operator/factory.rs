@@ -14,11 +14,12 @@
 use super::chaining::{Broadcasting, Discarding, RecordWriterOutput};
 use super::context::TaskContext;
 use super::side_output::{EventSink, SharedEvents, SharedOutput, SideOutputs, WithSideOutputEvents};
-use super::{Output, SourceChain, SourceDriver, SourceFunction};
+use super::{CoElement, Output, SourceChain, SourceDriver, SourceFunction};
 use crate::error::TaskError;
 use crate::network::{InputGate, RecordReader, RecordWriter, ResultPartitionWriter};
 use crate::partitioner::{selector_for, ChannelSelector, CustomPartitioner, KeyGroupStreamPartitioner};
 use crate::task::input::{InputProcessor, StreamInputProcessor};
+use crate::task::two_input::TwoInputProcessor;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::any::Any;
@@ -63,6 +64,14 @@ trait ErasedFactory: Send + Sync {
         ))
     }
     fn input_processor(&self, gate: InputGate, head: Erased) -> Result<Box<dyn InputProcessor>, TaskError>;
+    fn two_input_processor(
+        &self,
+        _first: InputGate,
+        _second: InputGate,
+        _head: Erased,
+    ) -> Result<Box<dyn InputProcessor>, TaskError> {
+        Err(TaskError::Build("this operator has one input, not two".into()))
+    }
 }
 
 /// What the runtime does with a node's output type `O` without knowing it: fan-out,
@@ -126,6 +135,14 @@ struct SourceFactory<O> {
 struct OneInputFactory<I, O> {
     builder: Arc<SideOutputOperatorBuilder<I, O>>,
     _types: PhantomData<fn(I) -> O>,
+}
+
+/// Builds a two-input operator given the output it emits to.
+pub type TwoInputOperatorBuilder<A, B, O> =
+    dyn Fn(&TaskContext, Box<dyn Output<O>>) -> Result<Box<dyn Output<CoElement<A, B>>>, TaskError> + Send + Sync;
+
+struct TwoInputFactory<A, B, O> {
+    builder: Arc<TwoInputOperatorBuilder<A, B, O>>,
 }
 
 struct SideOutputFactory<T> {
@@ -222,7 +239,58 @@ impl<I: Data, O: Data> ErasedFactory for OneInputFactory<I, O> {
     }
 }
 
+impl<A: Data, B: Data, O: Data> ErasedFactory for TwoInputFactory<A, B, O> {
+    fn build(&self, ctx: &TaskContext, output: Erased, _side: &SideOutputs) -> Result<BuiltOperator, TaskError> {
+        let output = downcast::<Box<dyn Output<O>>>(output, "a two-input operator's output")?;
+        let op = (self.builder)(ctx, output)?;
+        Ok(BuiltOperator::Operator(Box::new(op)))
+    }
+    fn input_processor(&self, _gate: InputGate, _head: Erased) -> Result<Box<dyn InputProcessor>, TaskError> {
+        Err(TaskError::Build("a two-input operator needs two input gates".into()))
+    }
+    fn two_input_processor(
+        &self,
+        first: InputGate,
+        second: InputGate,
+        head: Erased,
+    ) -> Result<Box<dyn InputProcessor>, TaskError> {
+        let head = downcast::<Box<dyn Output<CoElement<A, B>>>>(head, "the two-input chain head")?;
+        Ok(Box::new(TwoInputProcessor::new(
+            RecordReader::<A>::new(first),
+            RecordReader::<B>::new(second),
+            head,
+        )))
+    }
+}
+
 impl OperatorFactory {
+    /// A two-input node taking `A` on its first input and `B` on its second, emitting
+    /// `O`; the operator receives both as [`CoElement`]s.
+    pub fn two_input<A: Data, B: Data, O: Data>(
+        builder: impl Fn(&TaskContext, Box<dyn Output<O>>) -> Result<Box<dyn Output<CoElement<A, B>>>, TaskError>
+            + Send
+            + Sync
+            + 'static,
+    ) -> Self {
+        Self {
+            inner: Arc::new(TwoInputFactory::<A, B, O> {
+                builder: Arc::new(builder),
+            }),
+            output: output_ops::<O>(),
+        }
+    }
+
+    /// Reads `A` records from `first` and `B` records from `second` into `head` (a
+    /// `Box<dyn Output<CoElement<A, B>>>`).
+    pub fn two_input_processor(
+        &self,
+        first: InputGate,
+        second: InputGate,
+        head: Erased,
+    ) -> Result<Box<dyn InputProcessor>, TaskError> {
+        self.inner.two_input_processor(first, second, head)
+    }
+
     /// A source node emitting `O`.
     pub fn source<O: Data>(
         builder: impl Fn(&TaskContext) -> Result<Box<dyn SourceFunction<O>>, TaskError> + Send + Sync + 'static,

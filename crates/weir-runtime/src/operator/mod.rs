@@ -33,6 +33,15 @@ use crate::error::TaskError;
 use weir_core::element::WatermarkStatus;
 use weir_core::{StreamRecord, Watermark};
 
+/// An element of a two-input operator's stream: from its first or its second input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CoElement<A, B> {
+    /// From the first input.
+    First(A),
+    /// From the second input.
+    Second(B),
+}
+
 /// Receives a stream: what an operator emits to, and what an operator is to the one
 /// before it.
 pub trait Output<T> {

@@ -40,6 +40,7 @@ pub fn build_chain(
     vertex: usize,
     ctx: &TaskContext,
     input: Option<InputGate>,
+    second_input: Option<InputGate>,
     outputs: Vec<NetworkOutput>,
 ) -> Result<Invokable, TaskError> {
     let jv = job_graph
@@ -70,7 +71,10 @@ pub fn build_chain(
         BuiltOperator::Operator(op) => {
             let gate = input.ok_or_else(|| TaskError::Build(format!("vertex {} has no input gate", jv.name)))?;
             let factory = program.factory(jv.head)?;
-            Ok(Invokable::Input(factory.input_processor(gate, op)?))
+            Ok(Invokable::Input(match second_input {
+                Some(second) => factory.two_input_processor(gate, second, op)?,
+                None => factory.input_processor(gate, op)?,
+            }))
         }
     }
 }

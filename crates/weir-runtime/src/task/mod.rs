@@ -6,6 +6,7 @@ pub mod chain;
 pub mod combined_watermark;
 pub mod input;
 pub mod stream_task;
+pub mod two_input;
 pub mod valve;
 
 pub use stream_task::{run_task, TaskSpec};

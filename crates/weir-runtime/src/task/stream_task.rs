@@ -31,8 +31,11 @@ pub struct TaskSpec {
     pub subtask_index: u32,
     /// Execution attempt number.
     pub attempt_number: u32,
-    /// The input gate (all input channels of all in-edges), if the vertex has input.
+    /// The input gate (all input channels of the in-edges into input 0), if the vertex
+    /// has input.
     pub input: Option<InputGate>,
+    /// The second input's gate, for a two-input head.
+    pub second_input: Option<InputGate>,
     /// One writer per outgoing JobEdge.
     pub outputs: Vec<NetworkOutput>,
     /// Cancels the task.
@@ -83,6 +86,7 @@ fn run_task_inner(spec: TaskSpec) -> Result<TaskOutcome, TaskError> {
         spec.vertex,
         &ctx,
         spec.input,
+        spec.second_input,
         spec.outputs,
     )?;
     let timeout = (ctx.buffer_timeout_ms > 0).then(|| Duration::from_millis(ctx.buffer_timeout_ms as u64));

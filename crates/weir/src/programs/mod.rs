@@ -1,6 +1,7 @@
 //! The programs built into the stock `weir` binary.
 
 pub mod bench;
+pub mod enrich;
 pub mod keyed_sum;
 pub mod orders_per_minute;
 pub mod wordcount;
@@ -13,6 +14,7 @@ pub fn builtin_registry() -> ProgramRegistry {
     let mut r = ProgramRegistry::new();
     r.register(wordcount::program());
     r.register(keyed_sum::program());
+    r.register(enrich::program());
     r.register(orders_per_minute::program());
     r.register(bench::chain_program());
     r.register(bench::keyed_program());
