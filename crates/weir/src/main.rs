@@ -9,6 +9,12 @@ fn main() {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
+    if matches!(
+        cli.command,
+        Command::Local(_) | Command::Plan { .. } | Command::Programs | Command::List(_)
+    ) {
+        restore_default_sigpipe();
+    }
     let result = match &cli.command {
         Command::Local(job) => commands::local(job),
         Command::Plan { job, json } => commands::plan(job, *json),
@@ -30,5 +36,15 @@ fn main() {
         let chain: Vec<String> = e.chain().map(|c| c.to_string()).collect();
         eprintln!("error: {}", chain.join(": "));
         std::process::exit(1);
+    }
+}
+
+/// Output commands behave like other Unix tools when their reader goes away
+/// (`weir local … | head`): they end quietly on SIGPIPE. Servers keep Rust's default
+/// (SIGPIPE ignored, EPIPE reported) so a lost peer is an error, not a kill.
+fn restore_default_sigpipe() {
+    // SAFETY: called once at start-up, before any thread is spawned.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
