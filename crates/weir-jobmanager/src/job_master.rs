@@ -115,6 +115,7 @@ pub struct JobMaster {
     slot_request_timeout_ms: i64,
     generation: u32,
     attempts: HashMap<String, Deployed>,
+    counts: HashMap<String, (u64, u64)>,
     restart_at: Option<i64>,
 }
 
@@ -152,6 +153,7 @@ impl JobMaster {
             slot_request_timeout_ms,
             generation: 0,
             attempts: HashMap::new(),
+            counts: HashMap::new(),
             restart_at: None,
         }
     }
@@ -499,6 +501,7 @@ impl JobMaster {
         self.restart_at = None;
         self.generation += 1;
         self.attempts.clear();
+        self.counts.clear();
         for v in &mut self.execution_graph.job_vertices {
             for t in &mut v.task_vertices {
                 let _ = t.reset_for_new_execution(now_ms);
@@ -521,6 +524,32 @@ impl JobMaster {
         self.restart_at = None;
         self.set_status(JobStatus::Canceled, now_ms);
         actions
+    }
+
+    /// Records read from and written to the network by a finished attempt.
+    pub fn record_counts(&mut self, attempt_id: &str, records_in: u64, records_out: u64) {
+        if self.attempts.contains_key(attempt_id) {
+            self.counts.insert(attempt_id.to_string(), (records_in, records_out));
+        }
+    }
+
+    /// Records read and written by the current attempts of `vertex` that reported
+    /// them, and whether every subtask has (it finished).
+    pub fn vertex_record_counts(&self, vertex: usize) -> (u64, u64, bool) {
+        let Some(v) = self.execution_graph.job_vertices.get(vertex) else {
+            return (0, 0, false);
+        };
+        let (mut rin, mut rout, mut complete) = (0, 0, true);
+        for t in &v.task_vertices {
+            match self.counts.get(&t.current.attempt_id.to_string()) {
+                Some((i, o)) => {
+                    rin += i;
+                    rout += o;
+                }
+                None => complete = false,
+            }
+        }
+        (rin, rout, complete)
     }
 
     /// The restart strategy, as Flink prints it.

@@ -109,6 +109,13 @@ impl JobManager {
         self.emit(actions);
     }
 
+    /// A finished task reported how many records it read and wrote.
+    pub fn task_counts(&self, job: JobId, attempt_id: &str, records_in: u64, records_out: u64) {
+        if let Some(jm) = self.lock().jobs.get_mut(&job) {
+            jm.record_counts(attempt_id, records_in, records_out);
+        }
+    }
+
     /// A task reported a state change.
     pub fn task_state(&self, job: JobId, attempt_id: &str, state: ExecutionState, failure: Option<(String, String)>) {
         let now = now_ms();

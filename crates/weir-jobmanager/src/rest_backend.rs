@@ -116,7 +116,8 @@ fn detail_of(jm: &JobMaster, now: i64) -> JobDetail {
         .execution_graph
         .job_vertices
         .iter()
-        .map(|ejv| {
+        .enumerate()
+        .map(|(vi, ejv)| {
             let states: Vec<_> = ejv.task_vertices.iter().map(|t| t.current.state).collect();
             let start = ejv
                 .task_vertices
@@ -152,7 +153,16 @@ fn detail_of(jm: &JobMaster, now: i64) -> JobDetail {
                 end_time: v_end,
                 duration: v_duration,
                 tasks: counts(states),
-                metrics: VertexMetrics::default(),
+                metrics: {
+                    let (read, written, complete) = jm.vertex_record_counts(vi);
+                    VertexMetrics {
+                        read_records: read as i64,
+                        read_records_complete: complete,
+                        write_records: written as i64,
+                        write_records_complete: complete,
+                        ..VertexMetrics::default()
+                    }
+                },
             }
         })
         .collect();

@@ -95,6 +95,9 @@ impl JobMasterGateway for JobManagerRpc {
             JobId::parse(&r.job_id).ok_or_else(|| Status::invalid_argument(format!("bad job id '{}'", r.job_id)))?;
         let state = parse_execution_state(&r.state)
             .ok_or_else(|| Status::invalid_argument(format!("unknown execution state '{}'", r.state)))?;
+        if state == ExecutionState::Finished {
+            self.jm.task_counts(job, &r.attempt_id, r.records_in, r.records_out);
+        }
         let failure = (state == ExecutionState::Failed).then_some((r.failure_name, r.failure_message));
         self.jm.task_state(job, &r.attempt_id, state, failure);
         Ok(Response::new(Ack {}))

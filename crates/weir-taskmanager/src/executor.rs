@@ -133,6 +133,17 @@ impl TaskExecutor {
     }
 
     fn report(&self, job_id: &str, attempt_id: &str, state: &str, failure: Option<(String, String)>) {
+        self.report_with_counts(job_id, attempt_id, state, failure, (0, 0));
+    }
+
+    fn report_with_counts(
+        &self,
+        job_id: &str,
+        attempt_id: &str,
+        state: &str,
+        failure: Option<(String, String)>,
+        (records_in, records_out): (u64, u64),
+    ) {
         let (failure_name, failure_message) = failure.unwrap_or_default();
         let _ = self.reports.send(TaskExecutionState {
             job_id: job_id.to_string(),
@@ -141,8 +152,8 @@ impl TaskExecutor {
             failure_name,
             failure_message,
             resource_id: self.settings.resource_id.clone(),
-            records_in: 0,
-            records_out: 0,
+            records_in,
+            records_out,
         });
     }
 
@@ -299,7 +310,10 @@ impl TaskExecutor {
         })();
         self.lock().tasks.remove(&attempt);
         match result {
-            Ok(_) => self.report(&job, &attempt, "FINISHED", None),
+            Ok(outcome) => {
+                let counts = (outcome.records_in, outcome.records_out);
+                self.report_with_counts(&job, &attempt, "FINISHED", None, counts)
+            }
             Err(TaskError::Cancelled) => self.report(&job, &attempt, "CANCELED", None),
             Err(TaskError::Network(e)) if e.is_cancelled() || cancel.is_cancelled() => {
                 self.report(&job, &attempt, "CANCELED", None)

@@ -53,6 +53,9 @@ fn keyed_sum_at_p4_across_two_taskmanagers_gives_the_local_result() {
         assert_eq!(v["tasks"]["FINISHED"], 4);
     }
     assert_eq!(detail["plan"]["nodes"].as_array().unwrap().len(), 2);
+    assert_eq!(vertices[0]["metrics"]["write-records"], 200_000);
+    assert_eq!(vertices[1]["metrics"]["read-records"], 200_000);
+    assert_eq!(vertices[1]["metrics"]["read-records-complete"], true);
     assert!(detail["end-time"].as_i64().unwrap() >= detail["start-time"].as_i64().unwrap());
     let (_, overview) = get(&cluster.rest, "/jobs/overview");
     let job = &overview["jobs"][0];

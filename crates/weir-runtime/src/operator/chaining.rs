@@ -93,6 +93,9 @@ impl<T: Serialize> Flushable for SharedWriter<T> {
     fn flush(&mut self) -> Result<(), TaskError> {
         Ok(self.0.borrow_mut().flush_all()?)
     }
+    fn records_out(&self) -> u64 {
+        self.0.borrow().records_out()
+    }
 }
 
 /// The end of a chain at a network edge.

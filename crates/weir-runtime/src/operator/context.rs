@@ -9,6 +9,10 @@ use weir_core::KeyGroupRange;
 pub trait Flushable {
     /// Hands every partially filled buffer to the network.
     fn flush(&mut self) -> Result<(), crate::error::TaskError>;
+    /// Records written so far.
+    fn records_out(&self) -> u64 {
+        0
+    }
 }
 
 /// The subtask an operator chain runs in. Built on the task's own thread.
@@ -79,6 +83,11 @@ impl TaskContext {
     /// Registers buffered output to flush on the buffer timeout.
     pub fn register_flushable(&self, f: Rc<RefCell<dyn Flushable>>) {
         self.flushables.borrow_mut().push(f);
+    }
+
+    /// Records written to the network by every registered output.
+    pub fn records_out(&self) -> u64 {
+        self.flushables.borrow().iter().map(|f| f.borrow().records_out()).sum()
     }
 
     /// Flushes every registered output.

@@ -47,6 +47,8 @@ pub struct TaskSpec {
 pub struct TaskOutcome {
     /// Records read from the network.
     pub records_in: u64,
+    /// Records written to the network.
+    pub records_out: u64,
 }
 
 /// Runs a subtask to completion on the calling thread; user panics become errors.
@@ -134,6 +136,7 @@ fn run_task_inner(spec: TaskSpec) -> Result<TaskOutcome, TaskError> {
         },
     }
     ctx.flush_all()?;
+    outcome.records_out = ctx.records_out();
     Ok(outcome)
 }
 
