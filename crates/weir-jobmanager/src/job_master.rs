@@ -78,6 +78,30 @@ pub struct Failure {
     pub location: Option<(String, String)>,
 }
 
+/// The counters an attempt reported last (live with heartbeats, final when it finished).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AttemptMetrics {
+    /// Records read from the network.
+    pub records_in: u64,
+    /// Records written to the network.
+    pub records_out: u64,
+    /// Milliseconds busy.
+    pub busy_ms: u64,
+    /// Milliseconds waiting for input.
+    pub idle_ms: u64,
+    /// Milliseconds waiting for output buffers.
+    pub backpressured_ms: u64,
+}
+
+/// Totals of a vertex's current attempts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct VertexMetricsTotals {
+    /// Sum over subtasks.
+    pub totals: AttemptMetrics,
+    /// True when every subtask has finished and reported its final counters.
+    pub complete: bool,
+}
+
 /// Where a deployed attempt runs.
 #[derive(Debug, Clone)]
 struct Deployed {
@@ -115,7 +139,7 @@ pub struct JobMaster {
     slot_request_timeout_ms: i64,
     generation: u32,
     attempts: HashMap<String, Deployed>,
-    counts: HashMap<String, (u64, u64)>,
+    metrics: HashMap<String, AttemptMetrics>,
     restart_at: Option<i64>,
 }
 
@@ -153,7 +177,7 @@ impl JobMaster {
             slot_request_timeout_ms,
             generation: 0,
             attempts: HashMap::new(),
-            counts: HashMap::new(),
+            metrics: HashMap::new(),
             restart_at: None,
         }
     }
@@ -501,7 +525,7 @@ impl JobMaster {
         self.restart_at = None;
         self.generation += 1;
         self.attempts.clear();
-        self.counts.clear();
+        self.metrics.clear();
         for v in &mut self.execution_graph.job_vertices {
             for t in &mut v.task_vertices {
                 let _ = t.reset_for_new_execution(now_ms);
@@ -526,30 +550,37 @@ impl JobMaster {
         actions
     }
 
-    /// Records read from and written to the network by a finished attempt.
-    pub fn record_counts(&mut self, attempt_id: &str, records_in: u64, records_out: u64) {
+    /// Counters reported by an attempt of this job (stale attempts are ignored).
+    pub fn record_metrics(&mut self, attempt_id: &str, metrics: AttemptMetrics) {
         if self.attempts.contains_key(attempt_id) {
-            self.counts.insert(attempt_id.to_string(), (records_in, records_out));
+            self.metrics.insert(attempt_id.to_string(), metrics);
         }
     }
 
-    /// Records read and written by the current attempts of `vertex` that reported
-    /// them, and whether every subtask has (it finished).
-    pub fn vertex_record_counts(&self, vertex: usize) -> (u64, u64, bool) {
+    /// Totals of the current attempts of `vertex`.
+    pub fn vertex_metrics(&self, vertex: usize) -> VertexMetricsTotals {
         let Some(v) = self.execution_graph.job_vertices.get(vertex) else {
-            return (0, 0, false);
+            return VertexMetricsTotals::default();
         };
-        let (mut rin, mut rout, mut complete) = (0, 0, true);
+        let mut out = VertexMetricsTotals {
+            totals: AttemptMetrics::default(),
+            complete: true,
+        };
         for t in &v.task_vertices {
-            match self.counts.get(&t.current.attempt_id.to_string()) {
-                Some((i, o)) => {
-                    rin += i;
-                    rout += o;
-                }
-                None => complete = false,
+            if t.current.state != ExecutionState::Finished {
+                out.complete = false;
+            }
+            if let Some(m) = self.metrics.get(&t.current.attempt_id.to_string()) {
+                out.totals.records_in += m.records_in;
+                out.totals.records_out += m.records_out;
+                out.totals.busy_ms += m.busy_ms;
+                out.totals.idle_ms += m.idle_ms;
+                out.totals.backpressured_ms += m.backpressured_ms;
+            } else {
+                out.complete = false;
             }
         }
-        (rin, rout, complete)
+        out
     }
 
     /// The restart strategy, as Flink prints it.

@@ -109,10 +109,10 @@ impl JobManager {
         self.emit(actions);
     }
 
-    /// A finished task reported how many records it read and wrote.
-    pub fn task_counts(&self, job: JobId, attempt_id: &str, records_in: u64, records_out: u64) {
+    /// Counters reported by a task (with a heartbeat, or final with FINISHED).
+    pub fn task_metrics(&self, job: JobId, attempt_id: &str, metrics: crate::job_master::AttemptMetrics) {
         if let Some(jm) = self.lock().jobs.get_mut(&job) {
-            jm.record_counts(attempt_id, records_in, records_out);
+            jm.record_metrics(attempt_id, metrics);
         }
     }
 

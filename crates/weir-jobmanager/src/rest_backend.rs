@@ -154,12 +154,15 @@ fn detail_of(jm: &JobMaster, now: i64) -> JobDetail {
                 duration: v_duration,
                 tasks: counts(states),
                 metrics: {
-                    let (read, written, complete) = jm.vertex_record_counts(vi);
+                    let m = jm.vertex_metrics(vi);
                     VertexMetrics {
-                        read_records: read as i64,
-                        read_records_complete: complete,
-                        write_records: written as i64,
-                        write_records_complete: complete,
+                        read_records: m.totals.records_in as i64,
+                        read_records_complete: m.complete,
+                        write_records: m.totals.records_out as i64,
+                        write_records_complete: m.complete,
+                        accumulated_backpressured_time: m.totals.backpressured_ms as i64,
+                        accumulated_idle_time: m.totals.idle_ms as i64,
+                        accumulated_busy_time: m.totals.busy_ms as f64,
                         ..VertexMetrics::default()
                     }
                 },

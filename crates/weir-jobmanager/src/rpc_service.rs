@@ -1,6 +1,7 @@
 //! The JobManager's gRPC services: `ResourceManager` (registration, heartbeats) and
 //! `JobMasterGateway` (task state reports).
 
+use crate::job_master::AttemptMetrics;
 use crate::jobmanager::JobManager;
 use crate::slot_table::TaskManagerRegistration;
 use std::sync::Arc;
@@ -82,7 +83,24 @@ impl ResourceManager for JobManagerRpc {
     }
 
     async fn heartbeat(&self, request: Request<TaskExecutorHeartbeat>) -> Result<Response<HeartbeatResponse>, Status> {
-        let known = self.jm.taskmanager_heartbeat(&request.into_inner().resource_id);
+        let hb = request.into_inner();
+        let known = self.jm.taskmanager_heartbeat(&hb.resource_id);
+        if known {
+            for m in hb.task_metrics {
+                let Some(job) = JobId::parse(&m.job_id) else { continue };
+                self.jm.task_metrics(
+                    job,
+                    &m.attempt_id,
+                    AttemptMetrics {
+                        records_in: m.records_in,
+                        records_out: m.records_out,
+                        busy_ms: m.busy_ms,
+                        idle_ms: m.idle_ms,
+                        backpressured_ms: m.backpressured_ms,
+                    },
+                );
+            }
+        }
         Ok(Response::new(HeartbeatResponse { known }))
     }
 }
@@ -96,7 +114,17 @@ impl JobMasterGateway for JobManagerRpc {
         let state = parse_execution_state(&r.state)
             .ok_or_else(|| Status::invalid_argument(format!("unknown execution state '{}'", r.state)))?;
         if state == ExecutionState::Finished {
-            self.jm.task_counts(job, &r.attempt_id, r.records_in, r.records_out);
+            self.jm.task_metrics(
+                job,
+                &r.attempt_id,
+                AttemptMetrics {
+                    records_in: r.records_in,
+                    records_out: r.records_out,
+                    busy_ms: r.busy_ms,
+                    idle_ms: r.idle_ms,
+                    backpressured_ms: r.backpressured_ms,
+                },
+            );
         }
         let failure = (state == ExecutionState::Failed).then_some((r.failure_name, r.failure_message));
         self.jm.task_state(job, &r.attempt_id, state, failure);

@@ -12,10 +12,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::mpsc::UnboundedSender;
 use weir_api::program::{ProgramInvocation, ProgramRegistry};
 use weir_graph::JobGraph;
-use weir_rpc::{SlotStatus, TaskDeploymentDescriptor, TaskExecutionState};
+use weir_rpc::{SlotStatus, TaskDeploymentDescriptor, TaskExecutionState, TaskMetricsReport};
 use weir_runtime::executor::ExecutableGraph;
 use weir_runtime::network::{CancelToken, ChannelSpec, NetworkEnvironment, PartitionId};
 use weir_runtime::task::chain::NetworkOutput;
+use weir_runtime::task::metrics::{TaskMetrics, TaskMetricsSnapshot};
 use weir_runtime::task::{run_task, TaskSpec};
 use weir_runtime::TaskError;
 
@@ -29,6 +30,7 @@ struct RunningTask {
     job_id: String,
     generation: u32,
     cancel: CancelToken,
+    metrics: Arc<TaskMetrics>,
 }
 
 #[derive(Default)]
@@ -133,7 +135,27 @@ impl TaskExecutor {
     }
 
     fn report(&self, job_id: &str, attempt_id: &str, state: &str, failure: Option<(String, String)>) {
-        self.report_with_counts(job_id, attempt_id, state, failure, (0, 0));
+        self.report_with_counts(job_id, attempt_id, state, failure, TaskMetricsSnapshot::default());
+    }
+
+    /// Live counters of every running task.
+    pub fn metrics_report(&self) -> Vec<TaskMetricsReport> {
+        self.lock()
+            .tasks
+            .iter()
+            .map(|(attempt, t)| {
+                let s = t.metrics.snapshot();
+                TaskMetricsReport {
+                    job_id: t.job_id.clone(),
+                    attempt_id: attempt.clone(),
+                    records_in: s.records_in,
+                    records_out: s.records_out,
+                    busy_ms: s.busy_ms,
+                    idle_ms: s.idle_ms,
+                    backpressured_ms: s.backpressured_ms,
+                }
+            })
+            .collect()
     }
 
     fn report_with_counts(
@@ -142,7 +164,7 @@ impl TaskExecutor {
         attempt_id: &str,
         state: &str,
         failure: Option<(String, String)>,
-        (records_in, records_out): (u64, u64),
+        counts: TaskMetricsSnapshot,
     ) {
         let (failure_name, failure_message) = failure.unwrap_or_default();
         let _ = self.reports.send(TaskExecutionState {
@@ -152,8 +174,11 @@ impl TaskExecutor {
             failure_name,
             failure_message,
             resource_id: self.settings.resource_id.clone(),
-            records_in,
-            records_out,
+            records_in: counts.records_in,
+            records_out: counts.records_out,
+            busy_ms: counts.busy_ms,
+            idle_ms: counts.idle_ms,
+            backpressured_ms: counts.backpressured_ms,
         });
     }
 
@@ -210,6 +235,7 @@ impl TaskExecutor {
             return Err(format!("job has no vertex {vertex}"));
         }
         let cancel = CancelToken::new();
+        let metrics = Arc::new(TaskMetrics::new());
         let mut outputs = Vec::new();
         for out in &tdd.outputs {
             let pid = out
@@ -254,6 +280,7 @@ impl TaskExecutor {
                 job_id: tdd.job_id.clone(),
                 generation: tdd.generation,
                 cancel: cancel.clone(),
+                metrics: metrics.clone(),
             },
         );
         let me = self.clone();
@@ -265,7 +292,7 @@ impl TaskExecutor {
         );
         let spawned = std::thread::Builder::new()
             .name(name)
-            .spawn(move || me.run(tdd, code, specs, outputs, cancel));
+            .spawn(move || me.run(tdd, code, specs, outputs, cancel, metrics));
         if let Err(e) = spawned {
             return Err(format!("cannot start task thread: {e}"));
         }
@@ -279,6 +306,7 @@ impl TaskExecutor {
         specs: [Vec<ChannelSpec>; 2],
         outputs: Vec<NetworkOutput>,
         cancel: CancelToken,
+        metrics: Arc<TaskMetrics>,
     ) {
         let (job, attempt) = (tdd.job_id.clone(), tdd.attempt_id.clone());
         self.report(&job, &attempt, "INITIALIZING", None);
@@ -306,13 +334,14 @@ impl TaskExecutor {
                 second_input,
                 outputs,
                 cancel: cancel.clone(),
+                metrics: metrics.clone(),
             })
         })();
         self.lock().tasks.remove(&attempt);
         match result {
             Ok(outcome) => {
-                let counts = (outcome.records_in, outcome.records_out);
-                self.report_with_counts(&job, &attempt, "FINISHED", None, counts)
+                let _ = outcome;
+                self.report_with_counts(&job, &attempt, "FINISHED", None, metrics.snapshot())
             }
             Err(TaskError::Cancelled) => self.report(&job, &attempt, "CANCELED", None),
             Err(TaskError::Network(e)) if e.is_cancelled() || cancel.is_cancelled() => {

@@ -87,6 +87,7 @@ pub async fn run_registration(executor: Arc<TaskExecutor>, rpc_address: String, 
             let hb = TaskExecutorHeartbeat {
                 resource_id: settings.resource_id.clone(),
                 slots: executor.slot_report(),
+                task_metrics: executor.metrics_report(),
             };
             match client.heartbeat(hb).await {
                 Ok(r) if r.get_ref().known => last_ok = Instant::now(),

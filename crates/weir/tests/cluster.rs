@@ -200,6 +200,13 @@ fn two_jobs_run_side_by_side_and_cancel_works() {
     let quick = cluster.submit(keyed_sum_job(b.path(), 2, 50_000, 0));
     assert_eq!(cluster.wait_terminal(&quick, Duration::from_secs(60)), "FINISHED");
     assert_eq!(read_parts(b.path()), expected_sums(40, 50_000, 7));
+    // While it runs, the heartbeats carry live counters into the job's vertex metrics.
+    wait_until(Duration::from_secs(30), || {
+        let v = get(&cluster.rest, &format!("/jobs/{slow}")).1;
+        v["vertices"][0]["metrics"]["write-records"].as_u64().unwrap_or(0) > 0
+            && v["vertices"][1]["metrics"]["read-records"].as_u64().unwrap_or(0) > 0
+            && v["vertices"][0]["metrics"]["write-records-complete"] == false
+    });
     let (code, _) = send(&cluster.rest, "PATCH", &format!("/jobs/{slow}?mode=cancel"), None);
     assert_eq!(code, 202);
     assert_eq!(cluster.wait_terminal(&slow, Duration::from_secs(30)), "CANCELED");

@@ -96,6 +96,9 @@ impl<T: Serialize> Flushable for SharedWriter<T> {
     fn records_out(&self) -> u64 {
         self.0.borrow().records_out()
     }
+    fn backpressured_time(&self) -> std::time::Duration {
+        self.0.borrow().backpressured_time()
+    }
 }
 
 /// The end of a chain at a network edge.

@@ -13,6 +13,10 @@ pub trait Flushable {
     fn records_out(&self) -> u64 {
         0
     }
+    /// Time spent blocked waiting for output buffers so far.
+    fn backpressured_time(&self) -> std::time::Duration {
+        std::time::Duration::ZERO
+    }
 }
 
 /// The subtask an operator chain runs in. Built on the task's own thread.
@@ -88,6 +92,15 @@ impl TaskContext {
     /// Records written to the network by every registered output.
     pub fn records_out(&self) -> u64 {
         self.flushables.borrow().iter().map(|f| f.borrow().records_out()).sum()
+    }
+
+    /// Time every registered output spent waiting for buffers.
+    pub fn backpressured_time(&self) -> std::time::Duration {
+        self.flushables
+            .borrow()
+            .iter()
+            .map(|f| f.borrow().backpressured_time())
+            .sum()
     }
 
     /// Flushes every registered output.

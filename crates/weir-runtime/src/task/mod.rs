@@ -5,6 +5,7 @@
 pub mod chain;
 pub mod combined_watermark;
 pub mod input;
+pub mod metrics;
 pub mod stream_task;
 pub mod two_input;
 pub mod valve;

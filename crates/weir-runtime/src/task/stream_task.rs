@@ -14,6 +14,7 @@ use crate::network::{CancelToken, InputGate};
 use crate::operator::{ProcessingTimeService, SourceStatus, TaskContext};
 use crate::task::chain::{build_chain, Invokable, NetworkOutput};
 use crate::task::input::InputStatus;
+use crate::task::metrics::{TaskMetrics, TaskMetricsSnapshot};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -40,6 +41,8 @@ pub struct TaskSpec {
     pub outputs: Vec<NetworkOutput>,
     /// Cancels the task.
     pub cancel: CancelToken,
+    /// Where the task publishes its live counters.
+    pub metrics: Arc<TaskMetrics>,
 }
 
 /// What a finished task reports.
@@ -94,6 +97,19 @@ fn run_task_inner(spec: TaskSpec) -> Result<TaskOutcome, TaskError> {
     let timeout = (ctx.buffer_timeout_ms > 0).then(|| Duration::from_millis(ctx.buffer_timeout_ms as u64));
     let mut next_flush = timeout.map(|t| Instant::now() + t);
     let mut outcome = TaskOutcome::default();
+    let started = Instant::now();
+    let mut idle = Duration::ZERO;
+    let publish = |records_in: u64, idle: Duration| {
+        let backpressured = ctx.backpressured_time();
+        let elapsed = started.elapsed();
+        spec.metrics.publish(TaskMetricsSnapshot {
+            records_in,
+            records_out: ctx.records_out(),
+            busy_ms: elapsed.saturating_sub(idle).saturating_sub(backpressured).as_millis() as u64,
+            idle_ms: idle.as_millis() as u64,
+            backpressured_ms: backpressured.as_millis() as u64,
+        });
+    };
     let timers = ctx.processing_time_service();
     match invokable {
         Invokable::Source(mut driver) => loop {
@@ -101,6 +117,7 @@ fn run_task_inner(spec: TaskSpec) -> Result<TaskOutcome, TaskError> {
                 return Err(TaskError::Cancelled);
             }
             let status = driver.run_batch()?;
+            publish(0, idle);
             if let Some(now) = due_wakeup(&timers) {
                 driver.on_processing_time(now)?;
             }
@@ -122,7 +139,12 @@ fn run_task_inner(spec: TaskSpec) -> Result<TaskOutcome, TaskError> {
                 let until = at.saturating_sub(timers.current_processing_time()).max(0) as u64;
                 wait = wait.min(Duration::from_millis(until));
             }
+            let waited = Instant::now();
             let status = processor.process(Some(wait))?;
+            if status == InputStatus::NothingAvailable {
+                idle += waited.elapsed();
+            }
+            publish(processor.records_in(), idle);
             if status != InputStatus::EndOfInput {
                 if let Some(now) = due_wakeup(&timers) {
                     processor.on_processing_time(now)?;
@@ -137,6 +159,7 @@ fn run_task_inner(spec: TaskSpec) -> Result<TaskOutcome, TaskError> {
     }
     ctx.flush_all()?;
     outcome.records_out = ctx.records_out();
+    publish(outcome.records_in, idle);
     Ok(outcome)
 }
 
