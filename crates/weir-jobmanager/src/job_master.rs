@@ -140,6 +140,8 @@ pub struct JobMaster {
     generation: u32,
     attempts: HashMap<String, Deployed>,
     metrics: HashMap<String, AttemptMetrics>,
+    /// Per attempt: the sample before the last one, with its time, for rates.
+    previous_metrics: HashMap<String, (i64, AttemptMetrics, i64)>,
     restart_at: Option<i64>,
 }
 
@@ -178,6 +180,7 @@ impl JobMaster {
             generation: 0,
             attempts: HashMap::new(),
             metrics: HashMap::new(),
+            previous_metrics: HashMap::new(),
             restart_at: None,
         }
     }
@@ -526,6 +529,7 @@ impl JobMaster {
         self.generation += 1;
         self.attempts.clear();
         self.metrics.clear();
+        self.previous_metrics.clear();
         for v in &mut self.execution_graph.job_vertices {
             for t in &mut v.task_vertices {
                 let _ = t.reset_for_new_execution(now_ms);
@@ -551,10 +555,44 @@ impl JobMaster {
     }
 
     /// Counters reported by an attempt of this job (stale attempts are ignored).
-    pub fn record_metrics(&mut self, attempt_id: &str, metrics: AttemptMetrics) {
-        if self.attempts.contains_key(attempt_id) {
-            self.metrics.insert(attempt_id.to_string(), metrics);
+    pub fn record_metrics(&mut self, attempt_id: &str, metrics: AttemptMetrics, now_ms: i64) {
+        if !self.attempts.contains_key(attempt_id) {
+            return;
         }
+        let last_time = self.previous_metrics.get(attempt_id).map(|p| p.2);
+        if let (Some(prev), Some(at)) = (self.metrics.get(attempt_id).copied(), last_time) {
+            self.previous_metrics.insert(attempt_id.to_string(), (at, prev, now_ms));
+        } else {
+            self.previous_metrics
+                .insert(attempt_id.to_string(), (now_ms, metrics, now_ms));
+        }
+        self.metrics.insert(attempt_id.to_string(), metrics);
+    }
+
+    /// Per subtask of `vertex`: the shares of time (back-pressured, idle, busy) over the
+    /// last two samples; `(0, 0, NaN)` until two samples exist.
+    pub fn vertex_time_ratios(&self, vertex: usize) -> Vec<(f64, f64, f64)> {
+        let Some(v) = self.execution_graph.job_vertices.get(vertex) else {
+            return Vec::new();
+        };
+        v.task_vertices
+            .iter()
+            .map(|t| {
+                let id = t.current.attempt_id.to_string();
+                match (self.previous_metrics.get(&id), self.metrics.get(&id)) {
+                    (Some((from, prev, to)), Some(last)) if to > from => {
+                        let dt = (to - from) as f64;
+                        let share = |a: u64, b: u64| (a.saturating_sub(b) as f64 / dt).clamp(0.0, 1.0);
+                        (
+                            share(last.backpressured_ms, prev.backpressured_ms),
+                            share(last.idle_ms, prev.idle_ms),
+                            share(last.busy_ms, prev.busy_ms),
+                        )
+                    }
+                    _ => (0.0, 0.0, f64::NAN),
+                }
+            })
+            .collect()
     }
 
     /// Totals of the current attempts of `vertex`.

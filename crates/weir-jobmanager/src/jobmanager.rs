@@ -112,7 +112,7 @@ impl JobManager {
     /// Counters reported by a task (with a heartbeat, or final with FINISHED).
     pub fn task_metrics(&self, job: JobId, attempt_id: &str, metrics: crate::job_master::AttemptMetrics) {
         if let Some(jm) = self.lock().jobs.get_mut(&job) {
-            jm.record_metrics(attempt_id, metrics);
+            jm.record_metrics(attempt_id, metrics, now_ms());
         }
     }
 

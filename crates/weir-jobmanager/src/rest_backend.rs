@@ -12,8 +12,8 @@ use weir_rest::{
     ExecutionStateCounts, HardwareDescription, JobConfig, JobDetail, JobExceptions, JobOverview, JobPlan, JobStatus,
     JobStatusTimestamps, JobSubmitRequest, JobSubmitResponse, JobTaskCounts, JobType, JobsOverview,
     MemoryConfiguration, Overview, PlanInput, PlanNode, ResourceProfileInfo, RestBackend, RestError, RootExceptionInfo,
-    SchedulerType, TaskManagerDetail, TaskManagerInfo, TaskManagerMetrics, TaskManagersList, VertexDetail,
-    VertexMetrics,
+    SchedulerType, TaskManagerDetail, TaskManagerInfo, TaskManagerMetrics, TaskManagersList, VertexBackPressure,
+    VertexDetail, VertexMetrics,
 };
 
 /// The REST backend over a JobManager.
@@ -344,6 +344,21 @@ impl RestBackend for JobManagerRest {
                 truncated: total > limit,
             },
         })
+    }
+
+    fn vertex_backpressure(&self, jid: JobId, vertex_id: &str) -> Result<VertexBackPressure, RestError> {
+        let st = self.jm.lock();
+        let jm = st.jobs.get(&jid).ok_or(RestError::JobNotFound(jid))?;
+        let vertex = jm
+            .execution_graph
+            .job_vertices
+            .iter()
+            .position(|v| v.id.to_string() == vertex_id)
+            .ok_or_else(|| RestError::NotFound(format!("Vertex {vertex_id} not found in job {jid}")))?;
+        Ok(VertexBackPressure::from_ratios(
+            now_ms(),
+            &jm.vertex_time_ratios(vertex),
+        ))
     }
 
     fn job_config(&self, jid: JobId) -> Result<JobConfig, RestError> {

@@ -65,6 +65,12 @@ pub trait RestBackend: Send + Sync + 'static {
     /// [`RestError::JobNotFound`].
     fn job_config(&self, jid: JobId) -> Result<JobConfig, RestError>;
 
+    /// `GET /jobs/:jid/vertices/:vid/backpressure`: back-pressure of a vertex's subtasks.
+    fn vertex_backpressure(&self, jid: JobId, vertex_id: &str) -> Result<crate::VertexBackPressure, RestError> {
+        let _ = jid;
+        Err(RestError::NotFound(format!("Vertex {vertex_id} not found")))
+    }
+
     /// `GET /taskmanagers`: every registered TaskManager.
     fn taskmanagers(&self) -> TaskManagersList;
 

@@ -24,6 +24,7 @@
 //! state into these types.
 
 pub mod backend;
+pub mod backpressure;
 pub mod config;
 pub mod error;
 pub mod exceptions;
@@ -43,6 +44,7 @@ mod router_tests;
 mod sample_check;
 
 pub use backend::RestBackend;
+pub use backpressure::{BackPressureLevel, SubtaskBackPressure, VertexBackPressure};
 pub use config::{ConfigEntry, DashboardConfig, DashboardFeatures, ExecutionConfigInfo, JobConfig};
 pub use error::{ErrorResponse, RestError};
 pub use exceptions::{ExceptionHistory, ExceptionInfo, JobExceptions, RootExceptionInfo};

@@ -81,6 +81,10 @@ pub fn router(backend: Arc<dyn RestBackend>) -> Router {
             .route(&format!("{prefix}/jobs/{{jid}}/plan"), get(job_plan))
             .route(&format!("{prefix}/jobs/{{jid}}/exceptions"), get(job_exceptions))
             .route(&format!("{prefix}/jobs/{{jid}}/config"), get(job_config))
+            .route(
+                &format!("{prefix}/jobs/{{jid}}/vertices/{{vid}}/backpressure"),
+                get(vertex_backpressure),
+            )
             .route(&format!("{prefix}/taskmanagers"), get(taskmanagers))
             .route(&format!("{prefix}/taskmanagers/{{tmid}}"), get(taskmanager_detail))
             .route(&format!("{prefix}/jobmanager/config"), get(jobmanager_config));
@@ -253,6 +257,16 @@ async fn job_plan(State(b): State<Backend>, path: Result<Path<String>, PathRejec
             .and_then(|jid| call(|| b.job_plan(jid)))
             .map(|plan| JobPlanInfo { plan }),
     )
+}
+
+async fn vertex_backpressure(
+    State(b): State<Backend>,
+    path: Result<Path<(String, String)>, PathRejection>,
+) -> Response {
+    let parsed = path
+        .map_err(|e| RestError::BadRequest(format!("Bad request, could not parse parameters: {e}")))
+        .and_then(|Path((jid, vid))| Ok((job_id(Ok(Path(jid)))?, vid)));
+    reply(parsed.and_then(|(jid, vid)| call(|| b.vertex_backpressure(jid, &vid))))
 }
 
 async fn job_config(State(b): State<Backend>, path: Result<Path<String>, PathRejection>) -> Response {

@@ -207,6 +207,21 @@ fn two_jobs_run_side_by_side_and_cancel_works() {
             && v["vertices"][1]["metrics"]["read-records"].as_u64().unwrap_or(0) > 0
             && v["vertices"][0]["metrics"]["write-records-complete"] == false
     });
+    let detail = get(&cluster.rest, &format!("/jobs/{slow}")).1;
+    let vid = detail["vertices"][0]["id"].as_str().unwrap().to_string();
+    let (code, bp) = get(&cluster.rest, &format!("/jobs/{slow}/vertices/{vid}/backpressure"));
+    assert_eq!(code, 200, "{bp}");
+    assert_eq!(bp["status"], "ok");
+    assert_eq!(bp["subtasks"].as_array().unwrap().len(), 2);
+    assert!(
+        ["ok", "low", "high"].contains(&bp["backpressure-level"].as_str().unwrap()),
+        "{bp}"
+    );
+    let (code, _) = get(
+        &cluster.rest,
+        &format!("/jobs/{slow}/vertices/00000000000000000000000000000000/backpressure"),
+    );
+    assert_eq!(code, 404);
     let (code, _) = send(&cluster.rest, "PATCH", &format!("/jobs/{slow}?mode=cancel"), None);
     assert_eq!(code, 202);
     assert_eq!(cluster.wait_terminal(&slow, Duration::from_secs(30)), "CANCELED");
