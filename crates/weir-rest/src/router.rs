@@ -89,10 +89,19 @@ pub fn router(backend: Arc<dyn RestBackend>) -> Router {
             .route(&format!("{prefix}/taskmanagers/{{tmid}}"), get(taskmanager_detail))
             .route(&format!("{prefix}/jobmanager/config"), get(jobmanager_config));
     }
+    r = r.route("/", get(web_ui)).route("/index.html", get(web_ui));
     r.fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::map_response(allow_any_origin))
         .with_state(backend)
+}
+
+/// The web UI: one page that reads this REST API (jobs, their vertices and root
+/// exception, TaskManagers, cancel).
+const WEB_UI: &str = include_str!("web/index.html");
+
+async fn web_ui() -> Response {
+    ([(axum::http::header::CONTENT_TYPE, "text/html; charset=utf-8")], WEB_UI).into_response()
 }
 
 /// Serves [`router()`] on `listener` until the listener fails.

@@ -598,3 +598,27 @@ async fn real_socket_serves_and_shuts_down() {
         "nothing listens after shutdown"
     );
 }
+
+#[tokio::test]
+async fn the_web_ui_is_served_at_the_root() {
+    let (_, app) = app();
+    for uri in ["/", "/index.html"] {
+        let request = Request::builder()
+            .method(Method::GET)
+            .uri(uri)
+            .body(Body::empty())
+            .expect("valid request");
+        let response = app.clone().oneshot(request).await.expect("infallible");
+        assert_eq!(response.status(), StatusCode::OK);
+        let content_type = response
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string();
+        assert!(content_type.starts_with("text/html"), "{content_type}");
+        let bytes = axum::body::to_bytes(response.into_body(), 1 << 20).await.expect("body");
+        let page = String::from_utf8_lossy(&bytes);
+        assert!(page.contains("Weir") && page.contains("/jobs/overview"), "{page}");
+    }
+}
