@@ -432,7 +432,9 @@ impl JobMaster {
         self.handle_failure(failure, slots, now_ms)
     }
 
-    fn cancel_running(&mut self, now_ms: i64) -> Vec<Action> {
+    /// Cancels every live attempt (on TaskManagers still registered), then frees the
+    /// job's slots and tells their TaskManagers to release the job.
+    fn stop_all(&mut self, slots: &mut SlotTable, now_ms: i64) -> Vec<Action> {
         let mut actions = Vec::new();
         for (id, d) in &self.attempts {
             let Some(ev) = self.execution_graph.execution_vertex_mut(d.vertex, d.subtask) else {
@@ -442,15 +444,15 @@ impl JobMaster {
                 continue;
             }
             let _ = ev.current.transition(ExecutionState::Canceled, now_ms);
-            actions.push((d.slot.resource_id.clone(), id.clone()));
+            if let Some(tm) = slots.get(&d.slot.resource_id) {
+                actions.push(Action::Cancel {
+                    rpc_address: tm.registration.rpc_address.clone(),
+                    attempt_id: id.clone(),
+                });
+            }
         }
+        actions.extend(self.release(slots));
         actions
-            .into_iter()
-            .map(|(tm, attempt_id)| Action::Cancel {
-                rpc_address: tm,
-                attempt_id,
-            })
-            .collect()
     }
 
     fn release(&mut self, slots: &mut SlotTable) -> Vec<Action> {
@@ -468,26 +470,8 @@ impl JobMaster {
         }]
     }
 
-    fn resolve_cancel_addresses(&self, actions: Vec<Action>, slots: &SlotTable) -> Vec<Action> {
-        actions
-            .into_iter()
-            .filter_map(|a| match a {
-                Action::Cancel {
-                    rpc_address: tm,
-                    attempt_id,
-                } => slots.get(&tm).map(|t| Action::Cancel {
-                    rpc_address: t.registration.rpc_address.clone(),
-                    attempt_id,
-                }),
-                other => Some(other),
-            })
-            .collect()
-    }
-
     fn handle_failure(&mut self, failure: Failure, slots: &mut SlotTable, now_ms: i64) -> Vec<Action> {
-        let cancels = self.cancel_running(now_ms);
-        let mut actions = self.resolve_cancel_addresses(cancels, slots);
-        actions.extend(self.release(slots));
+        let actions = self.stop_all(slots, now_ms);
         let (endpoint, taskmanager_id) = match &failure.location {
             Some((e, t)) => (Some(e.clone()), Some(t.clone())),
             None => (None, None),
@@ -546,9 +530,7 @@ impl JobMaster {
             return Vec::new();
         }
         self.set_status(JobStatus::Cancelling, now_ms);
-        let cancels = self.cancel_running(now_ms);
-        let mut actions = self.resolve_cancel_addresses(cancels, slots);
-        actions.extend(self.release(slots));
+        let actions = self.stop_all(slots, now_ms);
         self.restart_at = None;
         self.set_status(JobStatus::Canceled, now_ms);
         actions

@@ -192,12 +192,4 @@ impl JobManager {
         self.emit(actions);
         Some(Ok(()))
     }
-
-    /// The parallelism a submission gets when it sets none (`parallelism.default`).
-    pub fn default_parallelism(&self) -> u32 {
-        self.settings
-            .config
-            .get(&weir_config::options::PARALLELISM_DEFAULT)
-            .unwrap_or(1)
-    }
 }

@@ -5,7 +5,6 @@ use crate::job_master::JobMaster;
 use crate::jobmanager::{now_ms, JobManager};
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use weir_api::program::ProgramInvocation;
 use weir_core::ids::JobId;
 use weir_rest::{
     AllocatedSlot, ConfigEntry, ExceptionHistory, ExceptionInfo, ExecutionConfigInfo, ExecutionState as RestState,
@@ -431,34 +430,8 @@ impl RestBackend for JobManagerRest {
     }
 
     fn submit_job(&self, request: JobSubmitRequest) -> Result<JobSubmitResponse, RestError> {
-        let mut invocation = ProgramInvocation::new(request.program.clone());
-        invocation.args = request.args.clone();
-        invocation.parallelism = request.parallelism.unwrap_or_else(|| self.jm.default_parallelism());
-        invocation.max_parallelism = request.max_parallelism;
-        invocation.job_name = request.job_name.clone().unwrap_or_else(|| request.program.clone());
-        let config = &request.config;
-        if let Some(v) = config.get("pipeline.operator-chaining.enabled") {
-            invocation.chaining_enabled = v.trim() != "false";
-        }
-        if let Some(v) = config.get("execution.buffer-timeout.interval") {
-            let d = weir_config::parse_duration(v)
-                .map_err(|e| RestError::BadRequest(format!("execution.buffer-timeout.interval: {e}")))?;
-            invocation.buffer_timeout_ms = d.as_millis() as i64;
-        }
-        let watermark_interval = match config.get("pipeline.auto-watermark-interval") {
-            Some(v) => Some(v.clone()),
-            None => self
-                .jm
-                .settings
-                .config
-                .get_string("pipeline.auto-watermark-interval")
-                .map(str::to_string),
-        };
-        if let Some(v) = watermark_interval {
-            let d = weir_config::parse_duration(&v)
-                .map_err(|e| RestError::BadRequest(format!("pipeline.auto-watermark-interval: {e}")))?;
-            invocation.auto_watermark_interval_ms = d.as_millis() as i64;
-        }
+        let invocation = crate::invocation::from_submission(&self.jm.settings.config, &request)
+            .map_err(|e| RestError::BadRequest(e.to_string()))?;
         let jobid = self.jm.submit(invocation).map_err(|e| RestError::BadRequest(e.0))?;
         Ok(JobSubmitResponse { jobid })
     }

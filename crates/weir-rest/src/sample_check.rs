@@ -14,12 +14,12 @@ use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 
-/// The directory of the copied Flink samples.
-const SAMPLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/samples");
-
-/// The text of `tests/samples/<name>`.
+/// The text of `tests/samples/<name>`. The crate directory is read when the test runs
+/// (cargo sets it), not baked in at compile time, so a build shared by several
+/// checkouts of the repository reads its own checkout's samples.
 fn sample_text(name: &str) -> String {
-    let path = format!("{SAMPLES}/{name}");
+    let dir = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").to_string());
+    let path = format!("{dir}/tests/samples/{name}");
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {path}: {e}"))
 }
 

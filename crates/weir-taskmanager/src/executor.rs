@@ -339,10 +339,7 @@ impl TaskExecutor {
         })();
         self.lock().tasks.remove(&attempt);
         match result {
-            Ok(outcome) => {
-                let _ = outcome;
-                self.report_with_counts(&job, &attempt, "FINISHED", None, metrics.snapshot())
-            }
+            Ok(counts) => self.report_with_counts(&job, &attempt, "FINISHED", None, counts),
             Err(TaskError::Cancelled) => self.report(&job, &attempt, "CANCELED", None),
             Err(TaskError::Network(e)) if e.is_cancelled() || cancel.is_cancelled() => {
                 self.report(&job, &attempt, "CANCELED", None)

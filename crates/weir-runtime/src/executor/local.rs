@@ -1,9 +1,9 @@
 //! The in-process cluster (`weir local`, Flink's MiniCluster).
 //!
-//! Compiles the StreamGraph to a JobGraph and ExecutionGraph, creates one result
-//! partition per (producing subtask, outgoing JobEdge) and one input gate per consuming
-//! subtask in one process-wide [`NetworkEnvironment`], and runs every subtask on its own
-//! thread. The first task failure cancels the others; the job's result names the
+//! Compiles the StreamGraph to a JobGraph, creates one result partition per (producing
+//! subtask, outgoing JobEdge) and one gate per input of each consuming subtask in one
+//! process-wide [`NetworkEnvironment`] (the subtask wiring of the ExecutionGraph), and
+//! runs every subtask on its own thread. The first task failure cancels the others; the job's result names the
 //! failing subtask and its root cause.
 
 use super::ExecutableGraph;
@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use weir_core::ids::JobId;
-use weir_graph::{consumed_subpartitions, num_subpartitions, ExecutionGraph, ExecutionState, JobGraph};
+use weir_graph::{consumed_subpartitions, num_subpartitions, JobGraph};
 
 /// The outcome of a finished job.
 #[derive(Debug, Clone)]
@@ -52,7 +52,6 @@ impl LocalExecutor {
             }
         }
         let job_id = JobId::random();
-        let execution_graph = Arc::new(Mutex::new(ExecutionGraph::new(job_id, &job_graph)));
         let program = Arc::new(program);
         let env = NetworkEnvironment::new(self.network.clone());
         let cancel = CancelToken::new();
@@ -125,24 +124,17 @@ impl LocalExecutor {
                     metrics: Arc::new(crate::task::metrics::TaskMetrics::new()),
                 };
                 let name = format!("{} ({}/{})", v.name, i + 1, v.parallelism);
-                let (cancel, first_error, eg) = (cancel.clone(), first_error.clone(), execution_graph.clone());
-                set_state(&eg, vi, i, ExecutionState::Deploying);
+                let (cancel, first_error) = (cancel.clone(), first_error.clone());
                 let handle = std::thread::Builder::new()
-                    .name(thread_name(&name))
-                    .spawn(move || {
-                        set_state(&eg, vi, i, ExecutionState::Initializing);
-                        set_state(&eg, vi, i, ExecutionState::Running);
-                        match run_task(spec) {
-                            Ok(_) => set_state(&eg, vi, i, ExecutionState::Finished),
-                            Err(TaskError::Cancelled) => set_state(&eg, vi, i, ExecutionState::Canceled),
-                            Err(e) => {
-                                set_state(&eg, vi, i, ExecutionState::Failed);
-                                let mut slot = first_error.lock().unwrap_or_else(|p| p.into_inner());
-                                if slot.is_none() {
-                                    *slot = Some((name, e));
-                                }
-                                cancel.cancel();
+                    .name(name.clone())
+                    .spawn(move || match run_task(spec) {
+                        Ok(_) | Err(TaskError::Cancelled) => {}
+                        Err(e) => {
+                            let mut slot = first_error.lock().unwrap_or_else(|p| p.into_inner());
+                            if slot.is_none() {
+                                *slot = Some((name, e));
                             }
+                            cancel.cancel();
                         }
                     })
                     .map_err(RuntimeError::Spawn)?;
@@ -163,23 +155,4 @@ impl LocalExecutor {
             subtasks,
         })
     }
-}
-
-fn set_state(eg: &Mutex<ExecutionGraph>, vertex: usize, subtask: u32, state: ExecutionState) {
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0);
-    let mut eg = eg.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(ev) = eg.execution_vertex_mut(vertex, subtask) {
-        // Local runs drive the lifecycle themselves; an illegal step is a bug worth a log line, not a failure.
-        if let Err(e) = ev.current.transition(state, now) {
-            tracing::debug!("execution state of {vertex}/{subtask}: {e}");
-        }
-    }
-}
-
-/// Thread names are limited to 15 bytes on Linux; keep the subtask suffix visible.
-fn thread_name(name: &str) -> String {
-    name.to_string()
 }

@@ -45,17 +45,9 @@ pub struct TaskSpec {
     pub metrics: Arc<TaskMetrics>,
 }
 
-/// What a finished task reports.
-#[derive(Debug, Clone, Default)]
-pub struct TaskOutcome {
-    /// Records read from the network.
-    pub records_in: u64,
-    /// Records written to the network.
-    pub records_out: u64,
-}
-
-/// Runs a subtask to completion on the calling thread; user panics become errors.
-pub fn run_task(spec: TaskSpec) -> Result<TaskOutcome, TaskError> {
+/// Runs a subtask to completion on the calling thread and returns its final counters
+/// (also published to `spec.metrics`); user panics become errors.
+pub fn run_task(spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> {
     match catch_unwind(AssertUnwindSafe(move || run_task_inner(spec))) {
         Ok(Err(TaskError::Network(e))) if e.is_cancelled() => Err(TaskError::Cancelled),
         Ok(result) => result,
@@ -70,7 +62,7 @@ pub fn run_task(spec: TaskSpec) -> Result<TaskOutcome, TaskError> {
     }
 }
 
-fn run_task_inner(spec: TaskSpec) -> Result<TaskOutcome, TaskError> {
+fn run_task_inner(spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> {
     let jv = spec
         .job_graph
         .vertices
@@ -96,7 +88,7 @@ fn run_task_inner(spec: TaskSpec) -> Result<TaskOutcome, TaskError> {
     )?;
     let timeout = (ctx.buffer_timeout_ms > 0).then(|| Duration::from_millis(ctx.buffer_timeout_ms as u64));
     let mut next_flush = timeout.map(|t| Instant::now() + t);
-    let mut outcome = TaskOutcome::default();
+    let mut records_in = 0;
     let started = Instant::now();
     let mut idle = Duration::ZERO;
     let publish = |records_in: u64, idle: Duration| {
@@ -152,15 +144,14 @@ fn run_task_inner(spec: TaskSpec) -> Result<TaskOutcome, TaskError> {
             }
             maybe_flush(&ctx, timeout, &mut next_flush)?;
             if status == InputStatus::EndOfInput {
-                outcome.records_in = processor.records_in();
+                records_in = processor.records_in();
                 break;
             }
         },
     }
     ctx.flush_all()?;
-    outcome.records_out = ctx.records_out();
-    publish(outcome.records_in, idle);
-    Ok(outcome)
+    publish(records_in, idle);
+    Ok(spec.metrics.snapshot())
 }
 
 /// The current processing time if a wake-up is due (taking the due ones).

@@ -7,10 +7,10 @@
 //! to the same job at p=2 inside this process, with their ratio.
 
 use super::client;
+use super::daemon::Daemon;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// Options of `weir bench-cluster`.
@@ -24,48 +24,9 @@ pub struct BenchClusterArgs {
     pub keys: u64,
 }
 
-struct Daemon {
-    child: Child,
-    line: String,
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn daemon(role: &str, dynamic: &[String]) -> Result<Daemon> {
     let exe = std::env::current_exe().context("cannot find the weir binary")?;
-    let mut cmd = Command::new(exe);
-    cmd.arg(role);
-    for d in dynamic {
-        cmd.arg("-D").arg(d);
-    }
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .with_context(|| format!("cannot start {role}"))?;
-    let stdout = child.stdout.take().ok_or_else(|| anyhow!("no stdout of {role}"))?;
-    let mut reader = BufReader::new(stdout);
-    let mut line = String::new();
-    reader.read_line(&mut line)?;
-    std::thread::spawn(move || {
-        let mut sink = String::new();
-        while reader.read_line(&mut sink).map(|n| n > 0).unwrap_or(false) {
-            sink.clear();
-        }
-    });
-    Ok(Daemon { child, line })
-}
-
-fn field(line: &str, key: &str) -> Result<String> {
-    line.split_whitespace()
-        .find_map(|w| w.strip_prefix(&format!("{key}=")))
-        .map(str::to_string)
-        .ok_or_else(|| anyhow!("unexpected start-up line: {line}"))
+    Daemon::start(&exe, role, dynamic, Stdio::null())
 }
 
 fn rss_mib(pid: u32) -> f64 {
@@ -83,8 +44,8 @@ fn rss_mib(pid: u32) -> f64 {
 pub fn run(args: &BenchClusterArgs) -> Result<()> {
     let start = Instant::now();
     let jm = daemon("jobmanager", &["jobmanager.rpc.port=0".into(), "rest.port=0".into()])?;
-    let rest = field(&jm.line, "rest")?;
-    let rpc_port = field(&jm.line, "rpc")?.rsplit(':').next().unwrap_or("0").to_string();
+    let rest = jm.field("rest")?;
+    let rpc_port = jm.field("rpc")?.rsplit(':').next().unwrap_or("0").to_string();
     let tm_conf = vec![
         format!("jobmanager.rpc.port={rpc_port}"),
         "taskmanager.numberOfTaskSlots=1".to_string(),

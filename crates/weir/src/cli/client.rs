@@ -78,28 +78,28 @@ pub struct RunArgs {
 
 /// `weir run`: submits a job; without `-d` waits for it to end and prints its final state.
 pub fn run(args: &RunArgs) -> Result<()> {
-    let mut kv = BTreeMap::new();
-    for a in &args.job.args {
-        let (k, v) = a
-            .split_once('=')
-            .ok_or_else(|| anyhow!("malformed --arg '{a}': expected key=value"))?;
-        kv.insert(k.to_string(), v.to_string());
-    }
+    let inv = super::commands::invocation(&args.job)?;
     let mut config = BTreeMap::new();
-    if args.job.disable_chaining {
-        config.insert("pipeline.operator-chaining.enabled".to_string(), "false".to_string());
+    if !inv.chaining_enabled {
+        config.insert("pipeline.operator-chaining.enabled", "false".to_string());
     }
     if let Some(ms) = args.job.auto_watermark_interval {
-        config.insert("pipeline.auto-watermark-interval".to_string(), format!("{ms} ms"));
+        config.insert("pipeline.auto-watermark-interval", format!("{ms} ms"));
     }
-    if let Some(t) = args.job.buffer_timeout {
-        config.insert("execution.buffer-timeout.interval".to_string(), format!("{t} ms"));
+    match args.job.buffer_timeout {
+        Some(-1) => {
+            config.insert("execution.buffer-timeout.enabled", "false".to_string());
+        }
+        Some(t) => {
+            config.insert("execution.buffer-timeout.interval", format!("{t} ms"));
+        }
+        None => {}
     }
-    let mut body = serde_json::json!({ "program": args.job.program, "args": kv, "config": config });
+    let mut body = serde_json::json!({ "program": inv.program, "args": inv.args, "config": config });
     if let Some(p) = args.job.parallelism {
         body["parallelism"] = p.into();
     }
-    if let Some(m) = args.job.max_parallelism {
+    if let Some(m) = inv.max_parallelism {
         body["max-parallelism"] = m.into();
     }
     let (code, resp) = call("POST", &args.target.jobmanager, "/jobs", Some(&body.to_string()))?;

@@ -4,34 +4,40 @@ use super::JobArgs;
 use crate::programs::builtin_registry;
 use anyhow::{Context, Result};
 use weir_api::prelude::*;
+use weir_api::program::ProgramInvocation;
 use weir_graph::{JobGraph, JobPlan};
 use weir_runtime::executor::ExecutableGraph;
 
-/// Builds the program of `job` into an environment configured from `job`.
-pub fn build_job(job: &JobArgs) -> Result<(StreamExecutionEnvironment, ExecutableGraph)> {
-    let registry = builtin_registry();
-    let program = registry.get(&job.program)?;
-    let args = ProgramArgs::parse(&job.args)?;
-    let mut env = StreamExecutionEnvironment::new();
+/// The program invocation `job` describes (program, arguments, job settings).
+pub fn invocation(job: &JobArgs) -> Result<ProgramInvocation> {
+    let mut inv = ProgramInvocation::new(job.program.clone());
+    inv.args = ProgramArgs::parse(&job.args)?
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
     if let Some(p) = job.parallelism {
-        env.set_parallelism(p);
+        inv.parallelism = p;
     }
-    if let Some(m) = job.max_parallelism {
-        env.set_max_parallelism(m);
-    }
-    if job.disable_chaining {
-        env.disable_operator_chaining();
-    }
+    inv.max_parallelism = job.max_parallelism;
+    inv.chaining_enabled = !job.disable_chaining;
     if let Some(t) = job.buffer_timeout {
         if t < -1 {
             anyhow::bail!("invalid buffer timeout {t}: expected -1, 0 or a positive number of milliseconds");
         }
-        env.set_buffer_timeout(t);
+        inv.buffer_timeout_ms = t;
     }
     if let Some(ms) = job.auto_watermark_interval {
-        env.set_auto_watermark_interval(std::time::Duration::from_millis(ms));
+        inv.auto_watermark_interval_ms = ms as i64;
     }
-    program.build_into(&env, &args)?;
+    Ok(inv)
+}
+
+/// Builds the program of `job` into an environment configured from `job`.
+pub fn build_job(job: &JobArgs) -> Result<(StreamExecutionEnvironment, ExecutableGraph)> {
+    let inv = invocation(job)?;
+    let program = builtin_registry().get(&inv.program)?.clone();
+    let env = inv.environment();
+    program.build_into(&env, &ProgramArgs::from_pairs(inv.args.clone()))?;
     let graph = env.build_graph(program.name)?;
     Ok((env, graph))
 }

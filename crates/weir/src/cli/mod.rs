@@ -5,6 +5,7 @@ pub mod bench_cluster;
 pub mod client;
 pub mod cluster;
 pub mod commands;
+pub mod daemon;
 
 use clap::{Args, Parser, Subcommand};
 

@@ -4,65 +4,21 @@
 
 pub mod enrich;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// One `weir` process, killed on drop.
-pub struct Proc {
-    pub child: Child,
-    pub line: String,
-}
+pub type Proc = weir::cli::daemon::Daemon;
 
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Proc {
-    /// SIGKILLs the process.
-    pub fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Starts `weir <role> -D ...` and waits for its first stdout line.
+/// Starts `weir <role> -D ...` and waits for its start-up line.
 fn spawn(role: &str, dynamic: &[String]) -> Proc {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_weir"));
-    cmd.arg(role);
-    for d in dynamic {
-        cmd.arg("-D").arg(d);
-    }
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("spawn weir");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut reader = BufReader::new(stdout);
-    let mut line = String::new();
-    reader.read_line(&mut line).expect("first line");
-    // Keep draining stdout so the process never blocks on a full pipe.
-    std::thread::spawn(move || {
-        let mut sink = String::new();
-        while reader.read_line(&mut sink).map(|n| n > 0).unwrap_or(false) {
-            sink.clear();
-        }
-    });
-    Proc {
-        child,
-        line: line.trim().to_string(),
-    }
-}
-
-fn field(line: &str, key: &str) -> String {
-    line.split_whitespace()
-        .find_map(|w| w.strip_prefix(&format!("{key}=")))
-        .unwrap_or_else(|| panic!("no {key}= in '{line}'"))
-        .to_string()
+    Proc::start(
+        std::path::Path::new(env!("CARGO_BIN_EXE_weir")),
+        role,
+        dynamic,
+        Stdio::inherit(),
+    )
+    .expect("start weir")
 }
 
 /// A JobManager and TaskManagers.
@@ -86,8 +42,14 @@ impl Cluster {
         ];
         d.extend(jm_dynamic.iter().map(|s| s.to_string()));
         let jm = spawn("jobmanager", &d);
-        let rest = field(&jm.line, "rest");
-        let rpc_port = field(&jm.line, "rpc").rsplit(':').next().unwrap_or("0").to_string();
+        let rest = jm.field("rest").expect("rest address");
+        let rpc_port = jm
+            .field("rpc")
+            .expect("rpc address")
+            .rsplit(':')
+            .next()
+            .unwrap_or("0")
+            .to_string();
         let tm_dynamic = vec![
             format!("jobmanager.rpc.port={rpc_port}"),
             format!("taskmanager.numberOfTaskSlots={slots}"),
