@@ -15,8 +15,7 @@ use weir_core::StreamRecord;
 use weir_graph::Partitioner;
 use weir_runtime::error::{TaskError, UserError};
 use weir_runtime::operator::factory::Data;
-use weir_runtime::operator::{CoElement, OperatorFactory, Output, SelectorFactory};
-use weir_state::HeapKeyedStateBackend;
+use weir_runtime::operator::{register_checkpointed, CoElement, OperatorFactory, Output, SelectorFactory};
 
 /// A shared key selector.
 type KeySelector<T, K> = Arc<dyn Fn(&T) -> K + Send + Sync>;
@@ -227,15 +226,15 @@ impl<K: KeyType, A: Data, B: Data> KeyedConnectedStreams<K, A, B> {
         });
         let adapter = CoProcessAdapter { f, _t: PhantomData };
         let factory = OperatorFactory::two_input::<A, B, O>(move |ctx, out| {
-            let backend = HeapKeyedStateBackend::new(ctx.key_group_range(), ctx.max_parallelism);
-            Ok(Box::new(KeyedProcessOperator::with_processing_time(
+            let op = KeyedProcessOperator::restored(
                 "KeyedCoProcess".to_string(),
                 adapter.clone(),
                 key.clone(),
-                backend,
+                crate::keyed_state::restore_keyed(ctx)?,
                 ctx.processing_time_service(),
                 out,
-            )?))
+            )?;
+            register_checkpointed(ctx, op)
         });
         self.first
             .transform_two_input(&self.second, "KeyedCoProcess", true, factory)

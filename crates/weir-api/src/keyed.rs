@@ -12,8 +12,8 @@ use std::sync::Arc;
 use weir_graph::NodeKind;
 use weir_runtime::error::UserError;
 use weir_runtime::operator::factory::Data;
-use weir_runtime::operator::OperatorFactory;
-use weir_state::{HeapKeyedStateBackend, ValueStateDescriptor};
+use weir_runtime::operator::{register_checkpointed, OperatorFactory};
+use weir_state::ValueStateDescriptor;
 
 /// A stream whose records are partitioned by `K`.
 pub struct KeyedStream<K, T> {
@@ -44,15 +44,15 @@ impl<K: KeyType, T: Data> KeyedStream<K, T> {
         let ks = self.key_selector.clone();
         let op_name = name.to_string();
         let factory = OperatorFactory::one_input::<T, O>(move |ctx, out| {
-            let backend = HeapKeyedStateBackend::new(ctx.key_group_range(), ctx.max_parallelism);
-            Ok(Box::new(KeyedProcessOperator::with_processing_time(
+            let op = KeyedProcessOperator::restored(
                 op_name.clone(),
                 f.clone(),
                 ks.clone(),
-                backend,
+                crate::keyed_state::restore_keyed(ctx)?,
                 ctx.processing_time_service(),
                 out,
-            )?))
+            )?;
+            register_checkpointed(ctx, op)
         });
         self.stream.transform(name, NodeKind::Operator, true, factory)
     }

@@ -38,6 +38,7 @@ pub mod env;
 pub mod error;
 pub mod functions;
 pub mod keyed;
+pub mod keyed_state;
 pub mod operators;
 pub mod program;
 pub mod side_output;

@@ -154,19 +154,41 @@ impl<K: KeyType, I, O, F: KeyedProcessFunction<K, I, O>> KeyedProcessOperator<K,
     /// The operator of one subtask on the task's processing-time service.
     pub fn with_processing_time(
         name: String,
-        mut f: F,
+        f: F,
         key_selector: Arc<dyn Fn(&I) -> K + Send + Sync>,
         backend: HeapKeyedStateBackend<K>,
         processing_time: ProcessingTimeService,
         out: Box<dyn Output<O>>,
     ) -> Result<Self, TaskError> {
+        Self::restored(
+            name,
+            f,
+            key_selector,
+            (backend, TimerService::new()),
+            processing_time,
+            out,
+        )
+    }
+
+    /// The operator of one subtask starting from restored state and timers.
+    pub fn restored(
+        name: String,
+        mut f: F,
+        key_selector: Arc<dyn Fn(&I) -> K + Send + Sync>,
+        (backend, timers): (HeapKeyedStateBackend<K>, TimerService<K, VoidNamespace>),
+        processing_time: ProcessingTimeService,
+        out: Box<dyn Output<O>>,
+    ) -> Result<Self, TaskError> {
         f.open().map_err(|e| TaskError::user(&name, e))?;
+        if let Some(at) = timers.next_processing_time_timer() {
+            processing_time.register_wakeup(at);
+        }
         Ok(Self {
             name,
             f,
             key_selector,
             backend,
-            timers: TimerService::new(),
+            timers,
             processing_time,
             out,
         })
@@ -192,6 +214,14 @@ impl<K: KeyType, I, O, F: KeyedProcessFunction<K, I, O>> KeyedProcessOperator<K,
             return Err(e);
         }
         r.map_err(|e| TaskError::user(&self.name, e))
+    }
+}
+
+impl<K: KeyType, I, O, F: KeyedProcessFunction<K, I, O>> weir_runtime::checkpoint::CheckpointedOperator
+    for KeyedProcessOperator<K, I, O, F>
+{
+    fn snapshot_state(&mut self, _checkpoint_id: u64) -> Result<weir_state::OperatorSnapshot, TaskError> {
+        crate::keyed_state::snapshot_keyed(&self.backend, &self.timers)
     }
 }
 

@@ -133,13 +133,13 @@ impl Configuration {
     /// `None` for `Option<_>` options. A configured value that does not parse is an
     /// error naming key, value, expected type and origin.
     pub fn get<T: ConfigValue>(&self, option: &ConfigOption<T>) -> Result<T, ConfigError> {
-        if let Some(value) = self.values.get(option.key()) {
+        if let Some((key, value)) = self.configured_entry(option) {
             return T::parse_config_value(value).map_err(|reason| ConfigError::InvalidValue {
-                key: option.key().to_string(),
+                key: key.to_string(),
                 value: value.clone(),
                 expected: T::TYPE_NAME,
                 reason,
-                origin: self.origin_suffix(option.key()),
+                origin: self.origin_suffix(key),
             });
         }
         match option.default_text() {
@@ -156,8 +156,16 @@ impl Configuration {
         }
     }
 
-    /// Sets `option` to `value` (stored in its text form); `None` for an `Option<_>`
-    /// option removes the key.
+    /// The key under which `option` is configured and its raw value: the main key if
+    /// set, else the first deprecated key that is set.
+    fn configured_entry<T>(&self, option: &ConfigOption<T>) -> Option<(&'static str, &String)> {
+        std::iter::once(option.key())
+            .chain(option.deprecated_keys().iter().copied())
+            .find_map(|key| self.values.get(key).map(|value| (key, value)))
+    }
+
+    /// Sets `option` to `value` (stored in its text form, under the main key); `None`
+    /// for an `Option<_>` option removes the key.
     pub fn set<T: ConfigValue>(&mut self, option: &ConfigOption<T>, value: T) -> &mut Self {
         match value.to_config_string() {
             Some(text) => {
@@ -190,10 +198,10 @@ impl Configuration {
         self.values.remove(key)
     }
 
-    /// Whether `option` is explicitly configured (a default does not count), as Flink's
-    /// `Configuration.contains`.
+    /// Whether `option` is explicitly configured under its key or a deprecated key (a
+    /// default does not count), as Flink's `Configuration.contains`.
     pub fn contains<T>(&self, option: &ConfigOption<T>) -> bool {
-        self.values.contains_key(option.key())
+        self.configured_entry(option).is_some()
     }
 
     /// Whether the raw `key` is configured.
@@ -228,10 +236,13 @@ impl Configuration {
     }
 
     /// The configured entries plus the default of every registered option that is not
-    /// set: the effective settings, for printing.
+    /// set (under its key or a deprecated key): the effective settings, for printing.
     pub fn to_map_with_defaults(&self) -> BTreeMap<String, String> {
         let mut map = self.values.clone();
         for info in ALL_OPTIONS {
+            if info.deprecated_keys.iter().any(|old| self.values.contains_key(*old)) {
+                continue;
+            }
             if let Some(default) = info.default {
                 map.entry(info.key.to_string()).or_insert_with(|| default.to_string());
             }
@@ -636,6 +647,118 @@ mod tests {
             Err(ConfigError::MissingValue {
                 key: "weir.test.required".to_string()
             })
+        );
+    }
+
+    #[test]
+    fn checkpoint_options_default_to_flinks_values() {
+        use crate::value::ExternalizedCheckpointRetention;
+        use weir_core::CheckpointingMode;
+        let conf = Configuration::new();
+        assert_eq!(conf.get(&CHECKPOINTING_MODE), Ok(CheckpointingMode::ExactlyOnce));
+        assert_eq!(conf.get(&CHECKPOINTING_TIMEOUT), Ok(Duration::from_secs(600)));
+        assert_eq!(conf.get(&CHECKPOINTING_MIN_PAUSE), Ok(Duration::ZERO));
+        assert_eq!(conf.get(&CHECKPOINTING_MAX_CONCURRENT), Ok(1));
+        assert_eq!(conf.get(&CHECKPOINTING_TOLERABLE_FAILURES), Ok(0));
+        assert_eq!(conf.get(&CHECKPOINTING_NUM_RETAINED), Ok(1));
+        assert_eq!(
+            conf.get(&CHECKPOINTING_EXTERNALIZED_RETENTION),
+            Ok(ExternalizedCheckpointRetention::NoExternalizedCheckpoints)
+        );
+        assert_eq!(conf.get(&CHECKPOINTS_DIRECTORY), Ok(None));
+        assert_eq!(conf.get(&SAVEPOINT_DIRECTORY), Ok(None));
+        assert_eq!(
+            conf.get(&CHECKPOINTING_DATA_INLINE_THRESHOLD),
+            Ok(MemorySize(20 * 1024))
+        );
+        assert_eq!(conf.get(&CHECKPOINTING_UNALIGNED_ENABLED), Ok(false));
+        assert_eq!(conf.get(&CHECKPOINTING_ALIGNED_TIMEOUT), Ok(Duration::ZERO));
+        assert_eq!(conf.get(&CHECKPOINTS_HISTORY_SIZE), Ok(10));
+    }
+
+    #[test]
+    fn checkpoint_enums_parse_case_insensitively() {
+        use crate::value::ExternalizedCheckpointRetention;
+        use weir_core::CheckpointingMode;
+        let conf = yaml(
+            "execution.checkpointing.mode: at_least_once\n\
+             execution.checkpointing.externalized-checkpoint-retention: retain_on_cancellation\n",
+        )
+        .unwrap();
+        assert_eq!(conf.get(&CHECKPOINTING_MODE), Ok(CheckpointingMode::AtLeastOnce));
+        assert_eq!(
+            conf.get(&CHECKPOINTING_EXTERNALIZED_RETENTION),
+            Ok(ExternalizedCheckpointRetention::RetainOnCancellation)
+        );
+        let mut conf = Configuration::new();
+        conf.set(
+            &CHECKPOINTING_EXTERNALIZED_RETENTION,
+            ExternalizedCheckpointRetention::DeleteOnCancellation,
+        )
+        .set(&CHECKPOINTING_MODE, CheckpointingMode::AtLeastOnce);
+        assert_eq!(
+            conf.get_string("execution.checkpointing.externalized-checkpoint-retention"),
+            Some("DELETE_ON_CANCELLATION")
+        );
+        assert_eq!(conf.get(&CHECKPOINTING_MODE), Ok(CheckpointingMode::AtLeastOnce));
+    }
+
+    #[test]
+    fn deprecated_checkpoint_keys_are_read_when_the_new_key_is_unset() {
+        let conf = yaml(
+            "state.checkpoints.num-retained: 3\nstate.checkpoints.dir: /old/chk\n\
+             state.savepoints.dir: /old/sp\n",
+        )
+        .unwrap();
+        assert_eq!(conf.get(&CHECKPOINTING_NUM_RETAINED), Ok(3));
+        let effective = conf.to_map_with_defaults();
+        assert!(!effective.contains_key("execution.checkpointing.num-retained"));
+        assert_eq!(conf.get(&CHECKPOINTS_DIRECTORY), Ok(Some("/old/chk".to_string())));
+        assert_eq!(conf.get(&SAVEPOINT_DIRECTORY), Ok(Some("/old/sp".to_string())));
+        assert!(conf.contains(&CHECKPOINTING_NUM_RETAINED));
+        assert!(conf.unknown_keys().is_empty(), "{:?}", conf.unknown_keys());
+        assert_eq!(
+            find_option("state.checkpoints.dir").map(|o| o.key),
+            Some("execution.checkpointing.dir")
+        );
+    }
+
+    #[test]
+    fn the_new_checkpoint_key_wins_over_its_deprecated_key() {
+        let conf = yaml("state.checkpoints.num-retained: 3\nexecution.checkpointing.num-retained: 5\n").unwrap();
+        assert_eq!(conf.get(&CHECKPOINTING_NUM_RETAINED), Ok(5));
+    }
+
+    #[test]
+    fn a_bad_checkpoint_value_names_the_key_it_was_configured_under() {
+        let conf = yaml(
+            "execution.checkpointing.mode: twice
+",
+        )
+        .unwrap();
+        let err = conf.get(&CHECKPOINTING_MODE).unwrap_err().to_string();
+        assert!(err.contains("'twice' for key 'execution.checkpointing.mode'"), "{err}");
+        assert!(err.contains("EXACTLY_ONCE, AT_LEAST_ONCE"), "{err}");
+        let conf = yaml(
+            "state.checkpoints.num-retained: -1
+",
+        )
+        .unwrap();
+        let err = conf.get(&CHECKPOINTING_NUM_RETAINED).unwrap_err();
+        assert!(
+            matches!(&err, ConfigError::InvalidValue { key, .. } if key == "state.checkpoints.num-retained"),
+            "{err:?}"
+        );
+        assert_eq!(conf.validate(), Err(err));
+        let conf = yaml(
+            "execution.checkpointing.externalized-checkpoint-retention: KEEP
+",
+        )
+        .unwrap();
+        let err = conf.validate().unwrap_err().to_string();
+        assert!(
+            err.contains("KEEP is an unknown value of ExternalizedCheckpointRetention"),
+            "{err}"
         );
     }
 }

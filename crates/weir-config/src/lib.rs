@@ -39,4 +39,6 @@ pub use error::ConfigError;
 pub use memory::{MemoryConfiguration, TaskExecutorMemory};
 pub use option::{ConfigOption, OptionInfo};
 pub use options::{find_option, options_markdown, ALL_OPTIONS};
-pub use value::{format_duration, parse_duration, ConfigValue, MemorySize, RestartStrategyType};
+pub use value::{
+    format_duration, parse_duration, ConfigValue, ExternalizedCheckpointRetention, MemorySize, RestartStrategyType,
+};

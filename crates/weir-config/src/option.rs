@@ -5,6 +5,9 @@
 //! default and a configured value can never be interpreted differently. A test parses
 //! every registered default. Options without a default have an `Option<T>` type and
 //! read as `None` when unset.
+//!
+//! An option may have *deprecated keys* (Flink's `withDeprecatedKeys`): older names
+//! that are read when the main key is not set. The main key always wins.
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -15,6 +18,7 @@ use crate::value::ConfigValue;
 /// default in text form, and a description.
 pub struct ConfigOption<T> {
     key: &'static str,
+    deprecated_keys: &'static [&'static str],
     default: Option<&'static str>,
     description: &'static str,
     _type: PhantomData<fn() -> T>,
@@ -26,10 +30,25 @@ impl<T> ConfigOption<T> {
     pub const fn new(key: &'static str, default: Option<&'static str>, description: &'static str) -> Self {
         ConfigOption {
             key,
+            deprecated_keys: &[],
             default,
             description,
             _type: PhantomData,
         }
+    }
+
+    /// The same option, also read under the older `keys` (in order) when the main key
+    /// is not set.
+    pub const fn with_deprecated_keys(self, keys: &'static [&'static str]) -> Self {
+        ConfigOption {
+            deprecated_keys: keys,
+            ..self
+        }
+    }
+
+    /// The deprecated keys, read when the main key is not set.
+    pub const fn deprecated_keys(&self) -> &'static [&'static str] {
+        self.deprecated_keys
     }
 
     /// The key, e.g. `taskmanager.numberOfTaskSlots`.
@@ -53,6 +72,7 @@ impl<T: ConfigValue> ConfigOption<T> {
     pub const fn info(&self) -> OptionInfo {
         OptionInfo {
             key: self.key,
+            deprecated_keys: self.deprecated_keys,
             type_name: T::TYPE_NAME,
             default: self.default,
             description: self.description,
@@ -91,6 +111,8 @@ fn check_value<T: ConfigValue>(text: &str) -> Result<(), String> {
 pub struct OptionInfo {
     /// The key.
     pub key: &'static str,
+    /// Older keys read when the main key is not set.
+    pub deprecated_keys: &'static [&'static str],
     /// The type name (`Integer`, `Duration`, `MemorySize`, …).
     pub type_name: &'static str,
     /// The default in text form; `None` when the option has no default.
@@ -105,6 +127,7 @@ impl fmt::Debug for OptionInfo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("OptionInfo")
             .field("key", &self.key)
+            .field("deprecated_keys", &self.deprecated_keys)
             .field("type_name", &self.type_name)
             .field("default", &self.default)
             .finish()

@@ -16,14 +16,18 @@
 use std::time::Duration;
 
 use crate::option::{ConfigOption, OptionInfo};
-use crate::value::{MemorySize, RestartStrategyType};
+use weir_core::CheckpointingMode;
+
+use crate::value::{ExternalizedCheckpointRetention, MemorySize, RestartStrategyType};
 
 macro_rules! config_options {
-    ($( $(#[$attr:meta])* $name:ident : $ty:ty = ($key:literal, $default:expr, $desc:literal); )*) => {
+    ($( $(#[$attr:meta])* $name:ident : $ty:ty = ($key:literal, $default:expr, $desc:literal
+        $(, deprecated = [$($old:literal),* $(,)?])? ); )*) => {
         $(
             #[doc = concat!("`", $key, "`: ", $desc)]
             $(#[$attr])*
-            pub const $name: ConfigOption<$ty> = ConfigOption::new($key, $default, $desc);
+            pub const $name: ConfigOption<$ty> =
+                ConfigOption::new($key, $default, $desc).with_deprecated_keys(&[$($($old),*)?]);
         )*
 
         /// Every option of the registry, in declaration order.
@@ -75,6 +79,38 @@ config_options! {
         "Interval of periodic watermark emission; 0 disables periodic watermarks.");
     CHECKPOINTING_INTERVAL: Option<Duration> = ("execution.checkpointing.interval", None,
         "Interval between checkpoints; unset disables checkpointing.");
+    CHECKPOINTING_MODE: CheckpointingMode = ("execution.checkpointing.mode", Some("EXACTLY_ONCE"),
+        "The checkpointing mode (exactly-once vs. at-least-once).");
+    CHECKPOINTING_TIMEOUT: Duration = ("execution.checkpointing.timeout", Some("10 min"),
+        "The maximum time that a checkpoint may take before being discarded.");
+    CHECKPOINTING_MIN_PAUSE: Duration = ("execution.checkpointing.min-pause", Some("0 ms"),
+        "The minimal pause between checkpointing attempts. This setting defines how soon the checkpoint coordinator may trigger another checkpoint after it becomes possible to trigger another checkpoint with respect to the maximum number of concurrent checkpoints (see execution.checkpointing.max-concurrent-checkpoints).");
+    CHECKPOINTING_MAX_CONCURRENT: u32 = ("execution.checkpointing.max-concurrent-checkpoints", Some("1"),
+        "The maximum number of checkpoint attempts that may be in progress at the same time. If this value is n, then no checkpoints will be triggered while n checkpoint attempts are currently in flight. For the next checkpoint to be triggered, one checkpoint attempt would need to finish or expire.");
+    CHECKPOINTING_TOLERABLE_FAILURES: u32 = ("execution.checkpointing.tolerable-failed-checkpoints", Some("0"),
+        "The tolerable checkpoint consecutive failure number. If set to 0, that means we do not tolerance any checkpoint failure. This only applies to the following failure reasons: IOException on the Job Manager, failures in the async phase on the Task Managers and checkpoint expiration due to a timeout. Failures originating from the sync phase on the Task Managers are always forcing failover of an affected task. Other types of checkpoint failures (such as checkpoint being subsumed) are being ignored.");
+    CHECKPOINTING_NUM_RETAINED: u32 = ("execution.checkpointing.num-retained", Some("1"),
+        "The maximum number of completed checkpoints to retain.",
+        deprecated = ["state.checkpoints.num-retained"]);
+    CHECKPOINTING_EXTERNALIZED_RETENTION: ExternalizedCheckpointRetention = ("execution.checkpointing.externalized-checkpoint-retention", Some("NO_EXTERNALIZED_CHECKPOINTS"),
+        "Externalized checkpoints write their meta data out to persistent storage and are not automatically cleaned up when the owning job fails or is suspended (terminating with job status FAILED or SUSPENDED). In this case, you have to manually clean up the checkpoint state, both the meta data and actual program state. The mode defines how an externalized checkpoint should be cleaned up on job cancellation. If you choose to retain externalized checkpoints on cancellation you have to handle checkpoint clean up manually when you cancel the job as well (terminating with job status CANCELED). The target directory for externalized checkpoints' meta data is configured via execution.checkpointing.dir. Values: NO_EXTERNALIZED_CHECKPOINTS, RETAIN_ON_CANCELLATION, DELETE_ON_CANCELLATION.");
+    CHECKPOINTS_DIRECTORY: Option<String> = ("execution.checkpointing.dir", None,
+        "The default directory used for storing the data files and meta data of checkpoints in a Flink supported filesystem. The storage path must be accessible from all participating processes/nodes(i.e. all TaskManagers and JobManagers). Unset: checkpoints are kept in the JobManager's memory.",
+        deprecated = ["state.checkpoints.dir"]);
+    SAVEPOINT_DIRECTORY: Option<String> = ("execution.checkpointing.savepoint-dir", None,
+        "The default directory for savepoints. Used by the state backends that write savepoints to file systems (HashMapStateBackend, EmbeddedRocksDBStateBackend).",
+        deprecated = ["state.savepoints.dir"]);
+    CHECKPOINTING_DATA_INLINE_THRESHOLD: MemorySize = ("execution.checkpointing.data-inline-threshold", Some("20kb"),
+        "The minimum size of state data files. All state chunks smaller than that are stored inline in the root checkpoint metadata file. The max memory threshold for this configuration is 1MB.",
+        deprecated = ["state.storage.fs.memory-threshold"]);
+    CHECKPOINTING_UNALIGNED_ENABLED: bool = ("execution.checkpointing.unaligned.enabled", Some("false"),
+        "Enables unaligned checkpoints, which greatly reduce checkpointing times under backpressure. Unaligned checkpoints contain data stored in buffers as part of the checkpoint state, which allows checkpoint barriers to overtake these buffers. Thus, the checkpoint duration becomes independent of the current throughput as checkpoint barriers are effectively not embedded into the stream of data anymore. Unaligned checkpoints can only be enabled if execution.checkpointing.mode is EXACTLY_ONCE and if execution.checkpointing.max-concurrent-checkpoints is 1.",
+        deprecated = ["execution.checkpointing.unaligned"]);
+    CHECKPOINTING_ALIGNED_TIMEOUT: Duration = ("execution.checkpointing.aligned-checkpoint-timeout", Some("0 ms"),
+        "Only relevant if execution.checkpointing.unaligned.enabled is enabled. If timeout is 0, checkpoints will always start unaligned. If timeout has a positive value, checkpoints will start aligned. If during checkpointing, checkpoint start delay exceeds this timeout, alignment will timeout and checkpoint barrier will start working as unaligned checkpoint.",
+        deprecated = ["execution.checkpointing.alignment-timeout"]);
+    CHECKPOINTS_HISTORY_SIZE: u32 = ("web.checkpoints.history", Some("10"),
+        "Number of checkpoints to remember for recent history.");
     EXCEPTION_HISTORY_SIZE: u32 = ("web.exception-history-size", Some("16"),
         "Number of root failures kept in a job's exception history.");
 
@@ -151,9 +187,12 @@ config_options! {
         "Total memory of the JobManager process.");
 }
 
-/// The registry entry for `key`, if Weir knows the key.
+/// The registry entry for `key` (a main or a deprecated key), if Weir knows the key.
 pub fn find_option(key: &str) -> Option<&'static OptionInfo> {
-    ALL_OPTIONS.iter().find(|info| info.key == key)
+    ALL_OPTIONS
+        .iter()
+        .find(|info| info.key == key)
+        .or_else(|| ALL_OPTIONS.iter().find(|info| info.deprecated_keys.contains(&key)))
 }
 
 /// The registry as a Markdown table (key, type, default, description), for `weir
@@ -193,9 +232,11 @@ mod tests {
         let mut seen = BTreeSet::new();
         for info in ALL_OPTIONS {
             assert!(seen.insert(info.key), "duplicate key {}", info.key);
+            for old in info.deprecated_keys {
+                assert!(seen.insert(old), "duplicate key {old}");
+            }
             assert!(!info.description.is_empty(), "{} has no description", info.key);
         }
-        assert_eq!(seen.len(), ALL_OPTIONS.len());
     }
 
     #[test]
@@ -222,6 +263,38 @@ mod tests {
             ("taskmanager.memory.process.size", "MemorySize", Some("1728m")),
             ("jobmanager.memory.process.size", "MemorySize", Some("1600m")),
             ("web.exception-history-size", "Integer", Some("16")),
+            ("execution.checkpointing.mode", "Enum", Some("EXACTLY_ONCE")),
+            ("execution.checkpointing.timeout", "Duration", Some("10 min")),
+            (
+                "execution.checkpointing.max-concurrent-checkpoints",
+                "Integer",
+                Some("1"),
+            ),
+            (
+                "execution.checkpointing.tolerable-failed-checkpoints",
+                "Integer",
+                Some("0"),
+            ),
+            ("execution.checkpointing.num-retained", "Integer", Some("1")),
+            ("state.checkpoints.num-retained", "Integer", Some("1")),
+            (
+                "execution.checkpointing.externalized-checkpoint-retention",
+                "Enum",
+                Some("NO_EXTERNALIZED_CHECKPOINTS"),
+            ),
+            ("execution.checkpointing.dir", "String", None),
+            (
+                "execution.checkpointing.data-inline-threshold",
+                "MemorySize",
+                Some("20kb"),
+            ),
+            ("execution.checkpointing.unaligned.enabled", "Boolean", Some("false")),
+            (
+                "execution.checkpointing.aligned-checkpoint-timeout",
+                "Duration",
+                Some("0 ms"),
+            ),
+            ("web.checkpoints.history", "Integer", Some("10")),
         ];
         for (key, type_name, default) in expect {
             let info = find_option(key).unwrap_or_else(|| panic!("{key} is not registered"));

@@ -488,6 +488,82 @@ impl ConfigValue for RestartStrategyType {
     }
 }
 
+/// Flink's `ExternalizedCheckpointRetention`
+/// (`execution.checkpointing.externalized-checkpoint-retention`): what happens to the
+/// retained checkpoints when the job ends. Names are read case-insensitively.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum ExternalizedCheckpointRetention {
+    /// Checkpoints are deleted when the job reaches any terminal state (the default).
+    NoExternalizedCheckpoints,
+    /// Checkpoints are kept when the job is cancelled or fails.
+    RetainOnCancellation,
+    /// Checkpoints are deleted when the job is cancelled, kept when it fails.
+    DeleteOnCancellation,
+}
+
+impl ExternalizedCheckpointRetention {
+    /// Every accepted name, in Flink's order.
+    pub const ACCEPTED_VALUES: &'static [&'static str] = &[
+        "DELETE_ON_CANCELLATION",
+        "RETAIN_ON_CANCELLATION",
+        "NO_EXTERNALIZED_CHECKPOINTS",
+    ];
+
+    /// Flink's name.
+    pub const fn flink_name(self) -> &'static str {
+        match self {
+            ExternalizedCheckpointRetention::NoExternalizedCheckpoints => "NO_EXTERNALIZED_CHECKPOINTS",
+            ExternalizedCheckpointRetention::RetainOnCancellation => "RETAIN_ON_CANCELLATION",
+            ExternalizedCheckpointRetention::DeleteOnCancellation => "DELETE_ON_CANCELLATION",
+        }
+    }
+}
+
+impl fmt::Display for ExternalizedCheckpointRetention {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.flink_name())
+    }
+}
+
+impl ConfigValue for ExternalizedCheckpointRetention {
+    const TYPE_NAME: &'static str = "Enum";
+
+    fn parse_config_value(text: &str) -> Result<Self, String> {
+        let trimmed = text.trim();
+        match trimmed.to_ascii_uppercase().replace('-', "_").as_str() {
+            "NO_EXTERNALIZED_CHECKPOINTS" => Ok(ExternalizedCheckpointRetention::NoExternalizedCheckpoints),
+            "RETAIN_ON_CANCELLATION" => Ok(ExternalizedCheckpointRetention::RetainOnCancellation),
+            "DELETE_ON_CANCELLATION" => Ok(ExternalizedCheckpointRetention::DeleteOnCancellation),
+            _ => Err(format!(
+                "{trimmed} is an unknown value of ExternalizedCheckpointRetention. Accepted values: {}",
+                Self::ACCEPTED_VALUES.join(", ")
+            )),
+        }
+    }
+
+    fn to_config_string(&self) -> Option<String> {
+        Some(self.flink_name().to_string())
+    }
+}
+
+/// `execution.checkpointing.mode`: `EXACTLY_ONCE` or `AT_LEAST_ONCE`, case-insensitive.
+impl ConfigValue for weir_core::CheckpointingMode {
+    const TYPE_NAME: &'static str = "Enum";
+
+    fn parse_config_value(text: &str) -> Result<Self, String> {
+        weir_core::CheckpointingMode::parse(text).ok_or_else(|| {
+            format!(
+                "{} is an unknown value of CheckpointingMode. Accepted values: EXACTLY_ONCE, AT_LEAST_ONCE",
+                text.trim()
+            )
+        })
+    }
+
+    fn to_config_string(&self) -> Option<String> {
+        Some(self.flink_name().to_string())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -81,6 +81,9 @@ pub enum Event {
     EndOfPartition,
     /// The producing subtask became idle or active again.
     WatermarkStatus(WatermarkStatus),
+    /// Everything before it on this channel belongs to checkpoint `id`, everything
+    /// after it to the next one.
+    CheckpointBarrier(crate::checkpoint::CheckpointBarrier),
 }
 
 #[cfg(test)]
@@ -94,6 +97,13 @@ mod tests {
             Event::EndOfPartition,
             Event::WatermarkStatus(WatermarkStatus::Idle),
             Event::WatermarkStatus(WatermarkStatus::Active),
+            Event::CheckpointBarrier(crate::checkpoint::CheckpointBarrier {
+                id: 3,
+                timestamp: 1_700_000_000_000,
+                options: crate::checkpoint::CheckpointOptions::checkpoint(
+                    crate::checkpoint::CheckpointingMode::AtLeastOnce,
+                ),
+            }),
         ] {
             let bytes = crate::codec::encode(&event).unwrap();
             assert_eq!(crate::codec::decode::<Event>(&bytes).unwrap(), event);

@@ -79,6 +79,12 @@ hex_id!(
     /// Identifies one execution attempt of one subtask.
     ExecutionAttemptId
 );
+hex_id!(
+    /// Identifies an operator across job versions (Flink's `OperatorID`): derived from
+    /// its `uid` when one is set, else from its place in the StreamGraph. Checkpointed
+    /// state is stored and matched by it.
+    OperatorId
+);
 
 #[cfg(test)]
 mod tests {

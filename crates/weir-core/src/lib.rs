@@ -5,6 +5,7 @@
 //!
 //! Nothing here knows about threads, processes or the network.
 
+pub mod checkpoint;
 pub mod codec;
 pub mod element;
 pub mod error;
@@ -13,6 +14,7 @@ pub mod key_group;
 pub mod key_hash;
 pub mod murmur;
 
+pub use checkpoint::{CheckpointBarrier, CheckpointId, CheckpointOptions, CheckpointingMode, SnapshotType};
 pub use element::{Event, StreamRecord, Watermark};
 pub use error::CoreError;
 pub use key_group::KeyGroupRange;

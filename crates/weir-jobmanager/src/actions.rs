@@ -58,11 +58,29 @@ async fn execute(jm: Arc<JobManager>, clients: Clients, action: Action) {
         Action::Deploy { rpc_address, tdd } => {
             let (job, attempt) = (tdd.job_id.clone(), tdd.attempt_id.clone());
             let result = match clients.get(&rpc_address) {
-                Some(mut c) => c
-                    .submit_task(*tdd)
-                    .await
-                    .map(|r| r.into_inner())
-                    .map_err(|e| e.to_string()),
+                Some(mut c) => match c.submit_task(*tdd).await {
+                    Ok(r) => Ok(r.into_inner()),
+                    Err(status) => {
+                        if status.code() == tonic::Code::Unavailable {
+                            // Its RPC endpoint refuses connections: the TaskManager is gone.
+                            // Declare it lost first, so the restart does not pick its slots.
+                            clients.remove(&rpc_address);
+                            let lost = jm
+                                .lock()
+                                .slots
+                                .iter()
+                                .find(|t| t.registration.rpc_address == rpc_address)
+                                .map(|t| t.registration.resource_id.clone());
+                            if let Some(id) = lost {
+                                jm.taskmanager_lost(
+                                    &id,
+                                    &format!("TaskManager with id {id} is no longer reachable: {}", status.message()),
+                                );
+                            }
+                        }
+                        Err(status.to_string())
+                    }
+                },
                 None => Err(format!("bad TaskManager address {rpc_address}")),
             };
             let failure = match result {
@@ -90,6 +108,83 @@ async fn execute(jm: Arc<JobManager>, clients: Clients, action: Action) {
                         attempt_id,
                     })
                     .await;
+            }
+        }
+        Action::TriggerCheckpoint {
+            rpc_address,
+            job_id,
+            attempt_id,
+            barrier,
+        } => {
+            let Some(mut c) = clients.get(&rpc_address) else { return };
+            let request = weir_rpc::TriggerCheckpointRequest {
+                job_id: job_id.clone(),
+                attempt_id: attempt_id.clone(),
+                checkpoint_id: barrier.id,
+                timestamp: barrier.timestamp,
+                snapshot_type: barrier.options.snapshot_type.flink_name().to_string(),
+                mode: barrier.options.mode.flink_name().to_string(),
+            };
+            if let Err(status) = c.trigger_checkpoint(request).await {
+                if let Some(job) = JobId::parse(&job_id) {
+                    jm.decline_checkpoint(
+                        job,
+                        &attempt_id,
+                        barrier.id,
+                        format!("{}: {}", crate::job_master::TRIGGER_NOT_DELIVERED, status.message()),
+                    );
+                }
+            }
+        }
+        Action::NotifyCheckpoint {
+            rpc_address,
+            job_id,
+            attempt_ids,
+            checkpoint_id,
+            completed,
+        } => {
+            let Some(mut c) = clients.get(&rpc_address) else { return };
+            let request = weir_rpc::NotifyCheckpointRequest {
+                job_id,
+                attempt_ids,
+                checkpoint_id,
+                completed,
+            };
+            if let Err(status) = c.notify_checkpoint(request).await {
+                tracing::warn!(
+                    "checkpoint {checkpoint_id} notification to {rpc_address} failed: {}",
+                    status.message()
+                );
+            }
+        }
+        Action::WriteCheckpointMetadata {
+            job_id,
+            checkpoint_id,
+            metadata,
+            target,
+        } => {
+            let result = match target {
+                None => Ok(None),
+                Some(location) => tokio::task::spawn_blocking(move || {
+                    weir_checkpoint::write_metadata(&location, &metadata)
+                        .map(Some)
+                        .map_err(|e| e.to_string())
+                })
+                .await
+                .unwrap_or_else(|e| Err(format!("metadata writer panicked: {e}"))),
+            };
+            jm.checkpoint_metadata_written(job_id, checkpoint_id, result);
+        }
+        Action::DiscardCheckpoint { location } => {
+            let outcome = tokio::task::spawn_blocking(move || {
+                let r = weir_checkpoint::discard(&location);
+                (location, r)
+            })
+            .await;
+            match outcome {
+                Ok((_, Ok(()))) => {}
+                Ok((location, Err(e))) => tracing::warn!("cannot discard checkpoint {location}: {e}"),
+                Err(e) => tracing::warn!("checkpoint discard panicked: {e}"),
             }
         }
         Action::ReleaseJob {

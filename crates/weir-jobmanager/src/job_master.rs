@@ -8,6 +8,10 @@
 //! time; outputs are [`Action`]s that the JobManager's I/O shell carries out. The slot
 //! table is passed in so that allocation is part of the same decision.
 
+mod checkpointing;
+
+pub use checkpointing::{vertex_infos, CheckpointAck, SUBSUMED_BY_NEWER, TRIGGER_NOT_DELIVERED};
+
 use crate::restart_strategy::{RestartBackoffTimeStrategy, RestartDecision};
 use crate::slot_assignment::assign_slots;
 use crate::slot_table::{SlotRef, SlotTable};
@@ -36,6 +40,47 @@ pub enum Action {
         rpc_address: String,
         /// The attempt.
         attempt_id: String,
+    },
+    /// Ask a source task to take a checkpoint.
+    TriggerCheckpoint {
+        /// TaskManager RPC address.
+        rpc_address: String,
+        /// The job.
+        job_id: String,
+        /// The source attempt.
+        attempt_id: String,
+        /// The checkpoint's barrier.
+        barrier: weir_core::CheckpointBarrier,
+    },
+    /// Tell the attempts on one TaskManager that a checkpoint completed or was aborted.
+    NotifyCheckpoint {
+        /// TaskManager RPC address.
+        rpc_address: String,
+        /// The job.
+        job_id: String,
+        /// The attempts there.
+        attempt_ids: Vec<String>,
+        /// The checkpoint.
+        checkpoint_id: u64,
+        /// Completed (true) or aborted.
+        completed: bool,
+    },
+    /// Write a checkpoint's `_metadata` (into `target`, or nowhere for JobManager
+    /// storage) and report back with `checkpoint_metadata_written`.
+    WriteCheckpointMetadata {
+        /// The job.
+        job_id: JobId,
+        /// The checkpoint.
+        checkpoint_id: u64,
+        /// What to write.
+        metadata: Box<weir_checkpoint::CheckpointMetadata>,
+        /// The checkpoint directory.
+        target: Option<String>,
+    },
+    /// Delete a checkpoint directory.
+    DiscardCheckpoint {
+        /// The directory.
+        location: String,
     },
     /// Tell TaskManagers to drop everything of this job (its slots are already free).
     ReleaseJob {
@@ -143,6 +188,11 @@ pub struct JobMaster {
     /// Per attempt: the sample before the last one, with its time, for rates.
     previous_metrics: HashMap<String, (i64, AttemptMetrics, i64)>,
     restart_at: Option<i64>,
+    checkpoints: Option<weir_checkpoint::CheckpointCoordinator>,
+    checkpoint_settings: Option<weir_rpc::CheckpointingSettings>,
+    checkpoint_scheduler_started: bool,
+    restore_vertices: Vec<weir_checkpoint::RestoreVertex>,
+    restore_plan: Option<weir_checkpoint::RestoreAssignment>,
 }
 
 impl JobMaster {
@@ -182,6 +232,11 @@ impl JobMaster {
             metrics: HashMap::new(),
             previous_metrics: HashMap::new(),
             restart_at: None,
+            checkpoints: None,
+            checkpoint_settings: None,
+            checkpoint_scheduler_started: false,
+            restore_vertices: Vec::new(),
+            restore_plan: None,
         }
     }
 
@@ -205,6 +260,9 @@ impl JobMaster {
 
     /// Starts scheduling: the job turns RUNNING and its subtasks wait for slots.
     pub fn start(&mut self, slots: &mut SlotTable, now_ms: i64) -> Vec<Action> {
+        if let Err(failure) = self.plan_restore(now_ms) {
+            return self.handle_failure(failure, slots, now_ms);
+        }
         self.set_status(JobStatus::Running, now_ms);
         self.slot_request_since = Some(now_ms);
         self.try_schedule(slots, now_ms)
@@ -220,7 +278,7 @@ impl JobMaster {
         if self.status == JobStatus::Running && self.slots.is_none() {
             return self.try_schedule(slots, now_ms);
         }
-        Vec::new()
+        self.checkpoint_tick(slots, now_ms)
     }
 
     fn try_schedule(&mut self, slots: &mut SlotTable, now_ms: i64) -> Vec<Action> {
@@ -317,6 +375,7 @@ impl JobMaster {
                 }
             }
         }
+        let (checkpointing, restore) = self.restore_for(vi, i);
         let tdd = TaskDeploymentDescriptor {
             job_id: job.clone(),
             program: Some(crate::invocation::to_proto(&self.invocation)),
@@ -329,6 +388,8 @@ impl JobMaster {
             inputs,
             outputs,
             generation: self.generation,
+            checkpointing,
+            restore,
         };
         let rpc_address = tm.registration.rpc_address.clone();
         self.attempts.insert(
@@ -393,7 +454,9 @@ impl JobMaster {
         let _ = ev.current.transition(state, now_ms);
         if state == ExecutionState::Finished && self.all_finished() {
             self.set_status(JobStatus::Finished, now_ms);
-            return self.release(slots);
+            let mut actions = self.checkpoints_shutdown(weir_checkpoint::JobTermination::Finished, slots, now_ms);
+            actions.extend(self.release(slots));
+            return actions;
         }
         Vec::new()
     }
@@ -471,7 +534,8 @@ impl JobMaster {
     }
 
     fn handle_failure(&mut self, failure: Failure, slots: &mut SlotTable, now_ms: i64) -> Vec<Action> {
-        let actions = self.stop_all(slots, now_ms);
+        let mut actions = self.checkpoints_abort_all("The job fails over.", slots, now_ms);
+        actions.extend(self.stop_all(slots, now_ms));
         let (endpoint, taskmanager_id) = match &failure.location {
             Some((e, t)) => (Some(e.clone()), Some(t.clone())),
             None => (None, None),
@@ -503,6 +567,7 @@ impl JobMaster {
                 });
                 self.set_status(JobStatus::Failing, now_ms);
                 self.set_status(JobStatus::Failed, now_ms);
+                actions.extend(self.checkpoints_shutdown(weir_checkpoint::JobTermination::Failed, slots, now_ms));
             }
         }
         actions
@@ -519,6 +584,9 @@ impl JobMaster {
                 let _ = t.reset_for_new_execution(now_ms);
             }
         }
+        if let Err(failure) = self.plan_restore(now_ms) {
+            return self.handle_failure(failure, slots, now_ms);
+        }
         self.set_status(JobStatus::Running, now_ms);
         self.slot_request_since = Some(now_ms);
         self.try_schedule(slots, now_ms)
@@ -530,9 +598,11 @@ impl JobMaster {
             return Vec::new();
         }
         self.set_status(JobStatus::Cancelling, now_ms);
-        let actions = self.stop_all(slots, now_ms);
+        let mut actions = self.checkpoints_abort_all("The job is cancelled.", slots, now_ms);
+        actions.extend(self.stop_all(slots, now_ms));
         self.restart_at = None;
         self.set_status(JobStatus::Canceled, now_ms);
+        actions.extend(self.checkpoints_shutdown(weir_checkpoint::JobTermination::Cancelled, slots, now_ms));
         actions
     }
 

@@ -116,6 +116,44 @@ impl JobManager {
         }
     }
 
+    /// A task acknowledged a checkpoint.
+    pub fn acknowledge_checkpoint(&self, job: JobId, attempt_id: &str, ack: crate::job_master::CheckpointAck) {
+        self.with_job(job, |jm, slots, now| {
+            jm.acknowledge_checkpoint(attempt_id, ack, slots, now)
+        });
+    }
+
+    /// A task declined a checkpoint.
+    pub fn decline_checkpoint(&self, job: JobId, attempt_id: &str, checkpoint_id: u64, reason: String) {
+        tracing::info!("job {job}: checkpoint {checkpoint_id} declined by {attempt_id}: {reason}");
+        self.with_job(job, |jm, slots, now| {
+            jm.decline_checkpoint(attempt_id, checkpoint_id, reason, slots, now)
+        });
+    }
+
+    /// The I/O shell finished writing a checkpoint's `_metadata`.
+    pub fn checkpoint_metadata_written(&self, job: JobId, checkpoint_id: u64, result: Result<Option<String>, String>) {
+        if let Err(e) = &result {
+            tracing::warn!("job {job}: checkpoint {checkpoint_id} could not be finalized: {e}");
+        }
+        self.with_job(job, |jm, slots, now| {
+            jm.checkpoint_metadata_written(checkpoint_id, result, slots, now)
+        });
+    }
+
+    /// Runs `f` on job `job`'s JobMaster under the lock and emits its actions.
+    fn with_job(&self, job: JobId, f: impl FnOnce(&mut JobMaster, &mut SlotTable, i64) -> Vec<Action>) {
+        let now = now_ms();
+        let mut st = self.lock();
+        let State { slots, jobs } = &mut *st;
+        let actions = match jobs.get_mut(&job) {
+            Some(jm) => f(jm, slots, now),
+            None => Vec::new(),
+        };
+        drop(st);
+        self.emit(actions);
+    }
+
     /// A task reported a state change.
     pub fn task_state(&self, job: JobId, attempt_id: &str, state: ExecutionState, failure: Option<(String, String)>) {
         let now = now_ms();
@@ -157,8 +195,15 @@ impl JobManager {
             JobGraph::from_stream_graph(&program.stream_graph).map_err(|e| SubmissionError(e.to_string()))?;
         let fingerprint = program.stream_graph.fingerprint();
         let job_id = JobId::random();
-        let restart = RestartBackoffTimeStrategy::from_config(&self.settings.config, false, job_id.0 as u64)
+        let checkpoint_config = weir_checkpoint::CheckpointConfig::from_config(&self.settings.config)
             .map_err(|e| SubmissionError(e.to_string()))?;
+        let restart = RestartBackoffTimeStrategy::from_config(
+            &self.settings.config,
+            checkpoint_config.is_enabled(),
+            job_id.0 as u64,
+        )
+        .map_err(|e| SubmissionError(e.to_string()))?;
+        let vertices = crate::job_master::vertex_infos(&job_graph, &program.stream_graph);
         let now = now_ms();
         let mut jm = JobMaster::new(
             job_id,
@@ -169,6 +214,9 @@ impl JobManager {
             self.settings.slot_request_timeout.as_millis() as i64,
             now,
         );
+        if checkpoint_config.is_enabled() {
+            jm.enable_checkpointing(checkpoint_config, vertices);
+        }
         let mut st = self.lock();
         let actions = jm.start(&mut st.slots, now);
         st.jobs.insert(job_id, jm);

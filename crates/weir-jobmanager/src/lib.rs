@@ -13,6 +13,7 @@
 #![warn(missing_docs)]
 
 pub mod actions;
+pub mod checkpoint_rest;
 pub mod invocation;
 pub mod job_master;
 pub mod jobmanager;

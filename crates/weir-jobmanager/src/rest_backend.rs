@@ -1,18 +1,19 @@
 //! The JobManager's REST view: Flink's response shapes filled from the JobMasters and
 //! the slot table, and submissions and cancellations handed to the core.
 
+use crate::checkpoint_rest::{checkpoint_config_info, checkpoint_details, checkpointing_statistics};
 use crate::job_master::JobMaster;
 use crate::jobmanager::{now_ms, JobManager};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use weir_core::ids::JobId;
 use weir_rest::{
-    AllocatedSlot, ConfigEntry, ExceptionHistory, ExceptionInfo, ExecutionConfigInfo, ExecutionState as RestState,
-    ExecutionStateCounts, HardwareDescription, JobConfig, JobDetail, JobExceptions, JobOverview, JobPlan, JobStatus,
-    JobStatusTimestamps, JobSubmitRequest, JobSubmitResponse, JobTaskCounts, JobType, JobsOverview,
-    MemoryConfiguration, Overview, PlanInput, PlanNode, ResourceProfileInfo, RestBackend, RestError, RootExceptionInfo,
-    SchedulerType, TaskManagerDetail, TaskManagerInfo, TaskManagerMetrics, TaskManagersList, VertexBackPressure,
-    VertexDetail, VertexMetrics,
+    AllocatedSlot, CheckpointConfigInfo, CheckpointDetails, CheckpointingStatistics, ConfigEntry, ExceptionHistory,
+    ExceptionInfo, ExecutionConfigInfo, ExecutionState as RestState, ExecutionStateCounts, HardwareDescription,
+    JobConfig, JobDetail, JobExceptions, JobOverview, JobPlan, JobStatus, JobStatusTimestamps, JobSubmitRequest,
+    JobSubmitResponse, JobTaskCounts, JobType, JobsOverview, MemoryConfiguration, Overview, PlanInput, PlanNode,
+    ResourceProfileInfo, RestBackend, RestError, RootExceptionInfo, SchedulerType, TaskManagerDetail, TaskManagerInfo,
+    TaskManagerMetrics, TaskManagersList, VertexBackPressure, VertexDetail, VertexMetrics,
 };
 
 /// The REST backend over a JobManager.
@@ -373,6 +374,31 @@ impl RestBackend for JobManagerRest {
                 user_config: jm.invocation.args.clone(),
             },
         })
+    }
+
+    fn job_checkpoints(&self, jid: JobId) -> Result<CheckpointingStatistics, RestError> {
+        let st = self.jm.lock();
+        let jm = st.jobs.get(&jid).ok_or(RestError::JobNotFound(jid))?;
+        Ok(jm
+            .checkpoint_coordinator()
+            .map_or_else(CheckpointingStatistics::disabled, checkpointing_statistics))
+    }
+
+    fn job_checkpoints_config(&self, jid: JobId) -> Result<CheckpointConfigInfo, RestError> {
+        let st = self.jm.lock();
+        let jm = st.jobs.get(&jid).ok_or(RestError::JobNotFound(jid))?;
+        Ok(jm
+            .checkpoint_coordinator()
+            .map_or_else(CheckpointConfigInfo::disabled, |c| checkpoint_config_info(c.config())))
+    }
+
+    fn job_checkpoint_details(&self, jid: JobId, checkpoint_id: u64) -> Result<CheckpointDetails, RestError> {
+        let st = self.jm.lock();
+        let jm = st.jobs.get(&jid).ok_or(RestError::JobNotFound(jid))?;
+        match jm.checkpoint_coordinator() {
+            Some(c) => checkpoint_details(c, checkpoint_id),
+            None => Err(RestError::checkpoint_not_found(checkpoint_id)),
+        }
     }
 
     fn taskmanagers(&self) -> TaskManagersList {

@@ -130,4 +130,44 @@ impl JobMasterGateway for JobManagerRpc {
         self.jm.task_state(job, &r.attempt_id, state, failure);
         Ok(Response::new(Ack {}))
     }
+
+    async fn acknowledge_checkpoint(
+        &self,
+        request: Request<weir_rpc::AcknowledgeCheckpointRequest>,
+    ) -> Result<Response<Ack>, Status> {
+        let r = request.into_inner();
+        let job =
+            JobId::parse(&r.job_id).ok_or_else(|| Status::invalid_argument(format!("bad job id '{}'", r.job_id)))?;
+        let handle = match &r.handle {
+            Some(h) => Some(h.to_domain().ok_or_else(|| {
+                Status::invalid_argument(format!(
+                    "checkpoint {} acknowledged with an empty state handle",
+                    r.checkpoint_id
+                ))
+            })?),
+            None => None,
+        };
+        let ack = crate::job_master::CheckpointAck {
+            checkpoint_id: r.checkpoint_id,
+            handle,
+            state_size: r.state_size,
+            sync_duration_ms: r.sync_duration_ms,
+            async_duration_ms: r.async_duration_ms,
+            alignment_duration_ms: r.alignment_duration_ms,
+        };
+        self.jm.acknowledge_checkpoint(job, &r.attempt_id, ack);
+        Ok(Response::new(Ack {}))
+    }
+
+    async fn decline_checkpoint(
+        &self,
+        request: Request<weir_rpc::DeclineCheckpointRequest>,
+    ) -> Result<Response<Ack>, Status> {
+        let r = request.into_inner();
+        let job =
+            JobId::parse(&r.job_id).ok_or_else(|| Status::invalid_argument(format!("bad job id '{}'", r.job_id)))?;
+        self.jm
+            .decline_checkpoint(job, &r.attempt_id, r.checkpoint_id, r.reason);
+        Ok(Response::new(Ack {}))
+    }
 }

@@ -12,6 +12,8 @@
 //! bodies, status codes and Flink's error texts, and applying `maxExceptions` and
 //! `failureLabelFilter` to what [`RestBackend::job_exceptions`] returns.
 
+use crate::checkpoint_config::CheckpointConfigInfo;
+use crate::checkpoints::{CheckpointDetails, CheckpointingStatistics};
 use crate::config::{ConfigEntry, DashboardConfig, JobConfig};
 use crate::error::RestError;
 use crate::exceptions::JobExceptions;
@@ -64,6 +66,38 @@ pub trait RestBackend: Send + Sync + 'static {
     /// `GET /jobs/:jid/config`: the job's execution configuration, or
     /// [`RestError::JobNotFound`].
     fn job_config(&self, jid: JobId) -> Result<JobConfig, RestError>;
+
+    /// `GET /jobs/:jid/checkpoints`: the job's checkpoint counts, summary, latest
+    /// checkpoints and recent history, or [`RestError::JobNotFound`].
+    ///
+    /// Defaults to what Flink 2.3 answers for a known job without checkpointing (200,
+    /// [`CheckpointingStatistics::disabled`]); the job is looked up with
+    /// [`RestBackend::job_detail`].
+    fn job_checkpoints(&self, jid: JobId) -> Result<CheckpointingStatistics, RestError> {
+        self.job_detail(jid).map(|_| CheckpointingStatistics::disabled())
+    }
+
+    /// `GET /jobs/:jid/checkpoints/config`: how the job checkpoints, or
+    /// [`RestError::JobNotFound`].
+    ///
+    /// Defaults to what Flink 2.3 answers for a known job without checkpointing (200,
+    /// [`CheckpointConfigInfo::disabled`]: interval `Long.MAX_VALUE`).
+    fn job_checkpoints_config(&self, jid: JobId) -> Result<CheckpointConfigInfo, RestError> {
+        self.job_detail(jid).map(|_| CheckpointConfigInfo::disabled())
+    }
+
+    /// `GET /jobs/:jid/checkpoints/details/:checkpointid`: one checkpoint with its
+    /// per-vertex statistics; [`RestError::JobNotFound`] for an unknown job and
+    /// [`RestError::checkpoint_not_found`] for a checkpoint the job does not know
+    /// (never triggered, or no longer in the history). The router has already parsed
+    /// the id.
+    ///
+    /// Defaults to the latter for every known job (a job without checkpointing has
+    /// none).
+    fn job_checkpoint_details(&self, jid: JobId, checkpoint_id: u64) -> Result<CheckpointDetails, RestError> {
+        self.job_detail(jid)
+            .and_then(|_| Err(RestError::checkpoint_not_found(checkpoint_id)))
+    }
 
     /// `GET /jobs/:jid/vertices/:vid/backpressure`: back-pressure of a vertex's subtasks.
     fn vertex_backpressure(&self, jid: JobId, vertex_id: &str) -> Result<crate::VertexBackPressure, RestError> {

@@ -74,6 +74,22 @@ impl RestError {
         ))
     }
 
+    /// Flink's answer for a checkpoint id the job has no statistics for: 404
+    /// `Could not find checkpointing statistics for checkpoint <id>.`
+    pub fn checkpoint_not_found(checkpoint_id: u64) -> Self {
+        RestError::NotFound(format!(
+            "Could not find checkpointing statistics for checkpoint {checkpoint_id}."
+        ))
+    }
+
+    /// Flink's answer to `GET /jobs/:jid/checkpoints/config` for a job that has no
+    /// checkpoint coordinator at all (Flink: batch jobs): 404 `Checkpointing is not
+    /// enabled for this job (<jid>).` A streaming job without checkpointing answers
+    /// 200 with [`crate::CheckpointConfigInfo::disabled`] instead.
+    pub fn checkpointing_not_enabled(jid: JobId) -> Self {
+        RestError::NotFound(format!("Checkpointing is not enabled for this job ({jid})."))
+    }
+
     /// The HTTP status of this error.
     pub fn status(&self) -> StatusCode {
         match self {
@@ -188,6 +204,22 @@ mod tests {
         assert_eq!(ours, first_two);
         assert!(body.errors[1].ends_with("\n\nEnd of exception on server side>"));
         assert!(flink_detail.ends_with("\n\nEnd of exception on server side>"));
+    }
+
+    #[test]
+    fn checkpoint_errors_carry_flinks_texts_and_404() {
+        let e = RestError::checkpoint_not_found(7);
+        assert_eq!(e.status(), 404);
+        assert_eq!(
+            e.body().errors,
+            vec!["Could not find checkpointing statistics for checkpoint 7.".to_string()]
+        );
+        let e = RestError::checkpointing_not_enabled(JobId(0xab));
+        assert_eq!(e.status(), 404);
+        assert_eq!(
+            e.body().errors,
+            vec!["Checkpointing is not enabled for this job (000000000000000000000000000000ab).".to_string()]
+        );
     }
 
     #[test]

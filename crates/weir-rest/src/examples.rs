@@ -2,6 +2,10 @@
 //! samples they are compared with (lists non-empty where the sample's are, maps empty
 //! where the sample's are).
 
+use crate::checkpoints::{
+    CheckpointCounts, CheckpointDetails, CheckpointOutcome, CheckpointStatistics, CheckpointStatus, CheckpointSummary,
+    CheckpointType, CheckpointingStatistics, LatestCheckpoints, TaskCheckpointStatistics,
+};
 use crate::config::{ConfigEntry, DashboardConfig, ExecutionConfigInfo, JobConfig};
 use crate::exceptions::{ExceptionHistory, ExceptionInfo, JobExceptions, RootExceptionInfo};
 use crate::jobs::{
@@ -260,4 +264,100 @@ pub(crate) fn taskmanager_detail() -> TaskManagerDetail {
             ..TaskManagerMetrics::default()
         },
     }
+}
+
+/// A completed checkpoint of the example job as `history` lists it (no `tasks`).
+pub(crate) fn completed_checkpoint(
+    id: u64,
+    trigger: i64,
+    ack: i64,
+    size: i64,
+    processed: i64,
+    discarded: bool,
+) -> CheckpointStatistics {
+    CheckpointStatistics {
+        id,
+        is_savepoint: false,
+        savepoint_format: None,
+        trigger_timestamp: trigger,
+        latest_ack_timestamp: ack,
+        checkpointed_size: size,
+        state_size: size,
+        end_to_end_duration: ack - trigger,
+        alignment_buffered: 0,
+        processed_data: processed,
+        persisted_data: 0,
+        num_subtasks: 4,
+        num_acknowledged_subtasks: 4,
+        checkpoint_type: CheckpointType::Checkpoint,
+        tasks: BTreeMap::new(),
+        outcome: CheckpointOutcome::Completed {
+            external_path: Some("<checkpoint-not-externally-addressable>".to_string()),
+            discarded,
+        },
+    }
+}
+
+/// A checkpoint declined by the tasks, as in `job_checkpoints_finished.json`.
+pub(crate) fn failed_checkpoint(id: u64, trigger: i64) -> CheckpointStatistics {
+    CheckpointStatistics {
+        latest_ack_timestamp: -1,
+        checkpointed_size: 0,
+        state_size: 0,
+        end_to_end_duration: 99,
+        processed_data: 0,
+        num_acknowledged_subtasks: 0,
+        outcome: CheckpointOutcome::Failed {
+            failure_timestamp: trigger + 99,
+            failure_message: Some("Checkpoint was declined (tasks not ready)".to_string()),
+        },
+        ..completed_checkpoint(id, trigger, trigger, 0, 0, false)
+    }
+}
+
+/// The statistics of `job_checkpoints_running.json`: three completed checkpoints.
+pub(crate) fn job_checkpoints_running() -> CheckpointingStatistics {
+    let history = vec![
+        completed_checkpoint(3, 1_795_941_225_062, 1_795_941_225_411, 8_441_702, 7126, false),
+        completed_checkpoint(2, 1_795_941_223_242, 1_795_941_223_930, 8_865_702, 219_675, true),
+        completed_checkpoint(1, 1_795_941_221_061, 1_795_941_222_864, 9_727_194, 0, true),
+    ];
+    CheckpointingStatistics {
+        counts: CheckpointCounts {
+            restored: 0,
+            total: 4,
+            in_progress: 0,
+            completed: 3,
+            failed: 1,
+        },
+        summary: CheckpointSummary::of_completed(&history),
+        latest: LatestCheckpoints {
+            completed: Some(history[0].clone()),
+            ..LatestCheckpoints::default()
+        },
+        history,
+    }
+}
+
+/// The details of checkpoint 3 of the running example, per vertex.
+pub(crate) fn checkpoint_details() -> CheckpointDetails {
+    let task = |ack: i64, size: i64, duration: i64, processed: i64| TaskCheckpointStatistics {
+        id: 3,
+        status: CheckpointStatus::Completed,
+        latest_ack_timestamp: ack,
+        checkpointed_size: size,
+        state_size: size,
+        end_to_end_duration: duration,
+        alignment_buffered: 0,
+        processed_data: processed,
+        persisted_data: 0,
+        num_subtasks: 2,
+        num_acknowledged_subtasks: 2,
+    };
+    let mut details = completed_checkpoint(3, 1_795_941_225_062, 1_795_941_225_411, 8_441_702, 7126, false);
+    details.tasks = BTreeMap::from([
+        (SINK_VERTEX.to_string(), task(1_795_941_225_201, 441_300, 139, 7126)),
+        (SOURCE_VERTEX.to_string(), task(1_795_941_225_411, 8_000_402, 349, 0)),
+    ]);
+    details
 }

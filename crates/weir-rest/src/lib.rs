@@ -14,6 +14,8 @@
 //! - [`config`]: `GET /config`, `GET /jobmanager/config`, `GET /jobs/:jid/config`.
 //! - [`jobs`]: `GET /jobs`, `/jobs/overview`, `/jobs/:jid`, `/jobs/:jid/plan`.
 //! - [`exceptions`]: `GET /jobs/:jid/exceptions`.
+//! - [`checkpoints`]: `GET /jobs/:jid/checkpoints`, `/jobs/:jid/checkpoints/details/:checkpointid`.
+//! - [`checkpoint_config`]: `GET /jobs/:jid/checkpoints/config`.
 //! - [`taskmanagers`]: `GET /taskmanagers`, `/taskmanagers/:tmid`.
 //! - [`submit`]: Weir's own `POST /jobs` body and its response.
 //! - [`error`]: [`RestError`] and the `{"errors": [...]}` body.
@@ -25,6 +27,8 @@
 
 pub mod backend;
 pub mod backpressure;
+pub mod checkpoint_config;
+pub mod checkpoints;
 pub mod config;
 pub mod error;
 pub mod exceptions;
@@ -37,6 +41,10 @@ pub mod submit;
 pub mod taskmanagers;
 
 #[cfg(test)]
+mod checkpoint_router_tests;
+#[cfg(test)]
+mod checkpoints_tests;
+#[cfg(test)]
 mod examples;
 #[cfg(test)]
 mod router_tests;
@@ -45,6 +53,14 @@ mod sample_check;
 
 pub use backend::RestBackend;
 pub use backpressure::{BackPressureLevel, SubtaskBackPressure, VertexBackPressure};
+pub use checkpoint_config::{
+    CheckpointConfigInfo, CheckpointingProcessingMode, ExternalizedCheckpointInfo, DISABLED_CHECKPOINT_INTERVAL,
+};
+pub use checkpoints::{
+    CheckpointCounts, CheckpointDetails, CheckpointOutcome, CheckpointStatistics, CheckpointStatus, CheckpointSummary,
+    CheckpointType, CheckpointingStatistics, LatestCheckpoints, RestoredCheckpointStatistics, StatsSummary,
+    TaskCheckpointStatistics,
+};
 pub use config::{ConfigEntry, DashboardConfig, DashboardFeatures, ExecutionConfigInfo, JobConfig};
 pub use error::{ErrorResponse, RestError};
 pub use exceptions::{ExceptionHistory, ExceptionInfo, JobExceptions, RootExceptionInfo};

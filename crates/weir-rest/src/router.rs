@@ -15,6 +15,9 @@
 //! | `GET /jobs/:jid/plan` | [`RestBackend::job_plan`] | 200 `{"plan"}` |
 //! | `GET /jobs/:jid/exceptions?maxExceptions=&failureLabelFilter=` | [`RestBackend::job_exceptions`] | 200 |
 //! | `GET /jobs/:jid/config` | [`RestBackend::job_config`] | 200 |
+//! | `GET /jobs/:jid/checkpoints` | [`RestBackend::job_checkpoints`] | 200 |
+//! | `GET /jobs/:jid/checkpoints/config` | [`RestBackend::job_checkpoints_config`] | 200 |
+//! | `GET /jobs/:jid/checkpoints/details/:checkpointid` | [`RestBackend::job_checkpoint_details`] | 200 |
 //! | `GET /taskmanagers` | [`RestBackend::taskmanagers`] | 200 |
 //! | `GET /taskmanagers/:tmid` | [`RestBackend::taskmanager_detail`] | 200 |
 //! | `GET /jobmanager/config` | [`RestBackend::jobmanager_config`] | 200 |
@@ -22,7 +25,10 @@
 //! Errors, all `{"errors": [...]}` (see [`RestError`] for the backend's):
 //! - a job id that is not 32 hex characters: 400 `Bad request, could not parse
 //!   parameters: Cannot resolve path parameter (jobid) from value "…".`; likewise a
-//!   bad `maxExceptions`, `failureLabelFilter` or `mode` query parameter;
+//!   bad `maxExceptions`, `failureLabelFilter` or `mode` query parameter, or a
+//!   checkpoint id that is not a decimal `long` (`… path parameter (checkpointid) …`);
+//!   a negative checkpoint id is 404 `Could not find checkpointing statistics for
+//!   checkpoint <id>.` as in Flink;
 //! - `PATCH /jobs/:jid` without `mode` cancels (Flink's default); `mode=stop` is 400
 //!   with Flink's "has been removed" text; cancelling an unknown job is 404 `Job could
 //!   not be found.`;
@@ -81,6 +87,15 @@ pub fn router(backend: Arc<dyn RestBackend>) -> Router {
             .route(&format!("{prefix}/jobs/{{jid}}/plan"), get(job_plan))
             .route(&format!("{prefix}/jobs/{{jid}}/exceptions"), get(job_exceptions))
             .route(&format!("{prefix}/jobs/{{jid}}/config"), get(job_config))
+            .route(&format!("{prefix}/jobs/{{jid}}/checkpoints"), get(job_checkpoints))
+            .route(
+                &format!("{prefix}/jobs/{{jid}}/checkpoints/config"),
+                get(job_checkpoints_config),
+            )
+            .route(
+                &format!("{prefix}/jobs/{{jid}}/checkpoints/details/{{checkpointid}}"),
+                get(job_checkpoint_details),
+            )
             .route(
                 &format!("{prefix}/jobs/{{jid}}/vertices/{{vid}}/backpressure"),
                 get(vertex_backpressure),
@@ -97,7 +112,7 @@ pub fn router(backend: Arc<dyn RestBackend>) -> Router {
 }
 
 /// The web UI: one page that reads this REST API (jobs, their vertices and root
-/// exception, TaskManagers, cancel).
+/// exception, checkpoints, TaskManagers, cancel).
 const WEB_UI: &str = include_str!("web/index.html");
 
 async fn web_ui() -> Response {
@@ -280,6 +295,32 @@ async fn vertex_backpressure(
 
 async fn job_config(State(b): State<Backend>, path: Result<Path<String>, PathRejection>) -> Response {
     reply(job_id(path).and_then(|jid| call(|| b.job_config(jid))))
+}
+
+async fn job_checkpoints(State(b): State<Backend>, path: Result<Path<String>, PathRejection>) -> Response {
+    reply(job_id(path).and_then(|jid| call(|| b.job_checkpoints(jid))))
+}
+
+async fn job_checkpoints_config(State(b): State<Backend>, path: Result<Path<String>, PathRejection>) -> Response {
+    reply(job_id(path).and_then(|jid| call(|| b.job_checkpoints_config(jid))))
+}
+
+async fn job_checkpoint_details(
+    State(b): State<Backend>,
+    path: Result<Path<(String, String)>, PathRejection>,
+) -> Response {
+    let parsed = path
+        .map_err(|e| RestError::BadRequest(format!("Bad request, could not parse parameters: {e}")))
+        .and_then(|Path((jid, raw))| {
+            let jid = job_id(Ok(Path(jid)))?;
+            // Flink reads the id with `Long.parseLong`: an optional sign, then digits.
+            let id: i64 = raw.parse().map_err(|_| bad_parameter("path", "checkpointid", &raw))?;
+            let id = u64::try_from(id).map_err(|_| {
+                RestError::NotFound(format!("Could not find checkpointing statistics for checkpoint {id}."))
+            })?;
+            Ok((jid, id))
+        });
+    reply(parsed.and_then(|(jid, id)| call(|| b.job_checkpoint_details(jid, id))))
 }
 
 async fn job_exceptions(

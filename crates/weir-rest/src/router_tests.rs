@@ -143,15 +143,16 @@ impl RestBackend for FakeBackend {
     }
 }
 
-struct Answer {
-    status: StatusCode,
-    headers: HeaderMap,
-    json: Value,
+/// A response as the tests look at it.
+pub(crate) struct Answer {
+    pub(crate) status: StatusCode,
+    pub(crate) headers: HeaderMap,
+    pub(crate) json: Value,
 }
 
 impl Answer {
     /// The error messages of an error body.
-    fn errors(&self) -> Vec<String> {
+    pub(crate) fn errors(&self) -> Vec<String> {
         self.json["errors"]
             .as_array()
             .map(|a| a.iter().map(|e| e.as_str().unwrap_or_default().to_string()).collect())
@@ -159,7 +160,7 @@ impl Answer {
     }
 }
 
-async fn send(app: &Router, method: Method, uri: &str, body: &str) -> Answer {
+pub(crate) async fn send(app: &Router, method: Method, uri: &str, body: &str) -> Answer {
     let request = Request::builder()
         .method(method)
         .uri(uri)
@@ -178,7 +179,7 @@ async fn send(app: &Router, method: Method, uri: &str, body: &str) -> Answer {
     Answer { status, headers, json }
 }
 
-async fn get(app: &Router, uri: &str) -> Answer {
+pub(crate) async fn get(app: &Router, uri: &str) -> Answer {
     send(app, Method::GET, uri, "").await
 }
 

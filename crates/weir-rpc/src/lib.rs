@@ -12,3 +12,5 @@ pub mod v1 {
 }
 
 pub use v1::*;
+
+pub mod convert;

@@ -41,6 +41,14 @@ pub enum TaskError {
     /// A user function panicked.
     #[error("{0}")]
     Panicked(String),
+    /// The task's state could not be restored from a checkpoint.
+    #[error("cannot restore state from checkpoint {checkpoint_id}: {reason}")]
+    Restore {
+        /// The checkpoint.
+        checkpoint_id: u64,
+        /// What was wrong (a missing or corrupt file, …).
+        reason: String,
+    },
 }
 
 impl TaskError {

@@ -5,10 +5,12 @@
 //! - [`partitioner`]: channel selection for each ship strategy.
 //! - [`operator`]: the type-erased interface between the API's operators and the
 //!   runtime ([`operator::Output`], [`operator::OperatorFactory`]) and the chain glue.
+//! - [`checkpoint`]: barrier alignment, the chain's registered state, acknowledgements.
 //! - [`task`]: one subtask: its operator chain on one thread in a mailbox-style loop.
 //! - [`executor`]: the in-process cluster (`weir local`) that deploys an
 //!   ExecutionGraph onto threads.
 
+pub mod checkpoint;
 pub mod error;
 pub mod executor;
 pub mod network;

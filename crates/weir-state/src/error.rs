@@ -21,6 +21,9 @@ pub enum StateError {
         /// Range end (inclusive).
         end: u32,
     },
+    /// Snapshot bytes that are not a snapshot this build can read.
+    #[error("corrupt state snapshot: {0}")]
+    CorruptSnapshot(String),
     /// A snapshot could not be written or read.
     #[error("state snapshot: {0}")]
     Snapshot(#[from] weir_core::CoreError),

@@ -82,6 +82,11 @@ impl<K: Key> HeapKeyedStateBackend<K> {
         self.range
     }
 
+    /// The number of key groups of the job vertex.
+    pub fn max_parallelism(&self) -> u32 {
+        self.max_parallelism
+    }
+
     /// Makes `key` the current key; returns its key group.
     pub fn set_current_key(&mut self, key: K) -> Result<u32, StateError> {
         let kg = assign_to_key_group(key_hash(&key), self.max_parallelism);

@@ -13,11 +13,13 @@
 pub mod descriptor;
 pub mod error;
 pub mod heap;
+pub mod snapshot;
 pub mod timers;
 
 pub use descriptor::{ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor};
 pub use error::StateError;
-pub use heap::{HeapKeyedStateBackend, ListState, MapState, ValueState};
+pub use heap::{HeapKeyedStateBackend, KeyGroupSnapshot, ListState, MapState, ValueState};
+pub use snapshot::{OperatorSnapshot, RestoredState, TaskSnapshot};
 pub use timers::{TimeDomain, Timer, TimerService};
 
 /// The namespace of state that belongs to no window.

@@ -11,8 +11,13 @@
 //! timer is registered at most once; popping a timer removes it, so it can be
 //! registered again while firing.
 
+use crate::error::StateError;
+use crate::heap::KeyGroupSnapshot;
 use crate::Key;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+use weir_core::key_group::assign_to_key_group;
+use weir_core::key_hash::key_hash;
+use weir_core::{codec, KeyGroupRange};
 
 /// One registered timer.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -164,7 +169,65 @@ impl<K: Key + Ord, N: Key + Ord> TimerService<K, N> {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// Serialises the timers of each key group of `range` (event-time and
+    /// processing-time apart), as `(key group, [(name, bytes)])` in the layout of keyed
+    /// state snapshots; groups without timers are left out.
+    pub fn snapshot(
+        &self,
+        range: KeyGroupRange,
+        max_parallelism: u32,
+    ) -> Result<Vec<(u32, KeyGroupSnapshot)>, StateError>
+    where
+        K: serde::Serialize,
+        N: serde::Serialize,
+    {
+        let mut groups: BTreeMap<u32, KeyGroupSnapshot> = BTreeMap::new();
+        for (name, queue) in [(EVENT_TIMERS, &self.event), (PROCESSING_TIMERS, &self.processing)] {
+            let mut per_group: BTreeMap<u32, Vec<(i64, &K, &N)>> = BTreeMap::new();
+            for t in &queue.queue {
+                let kg = assign_to_key_group(key_hash(&t.key), max_parallelism);
+                if range.contains(kg) {
+                    per_group
+                        .entry(kg)
+                        .or_default()
+                        .push((t.timestamp, &t.key, &t.namespace));
+                }
+            }
+            for (kg, timers) in per_group {
+                groups
+                    .entry(kg)
+                    .or_default()
+                    .push((name.to_string(), codec::encode(&timers)?));
+            }
+        }
+        Ok(groups.into_iter().collect())
+    }
+
+    /// Registers the timers of a snapshot made by [`snapshot`](Self::snapshot): the
+    /// entries named `_timers/…` of each group (other entries are skipped).
+    pub fn restore(&mut self, groups: &[(u32, KeyGroupSnapshot)]) -> Result<(), StateError> {
+        for (_, group) in groups {
+            for (name, bytes) in group {
+                let queue = match name.as_str() {
+                    EVENT_TIMERS => &mut self.event,
+                    PROCESSING_TIMERS => &mut self.processing,
+                    _ => continue,
+                };
+                let timers: Vec<(i64, K, N)> = codec::decode(bytes)?;
+                for (timestamp, key, namespace) in timers {
+                    queue.register(key, namespace, timestamp);
+                }
+            }
+        }
+        Ok(())
+    }
 }
+
+/// State name of event-time timers in a keyed snapshot.
+pub const EVENT_TIMERS: &str = "_timers/event";
+/// State name of processing-time timers in a keyed snapshot.
+pub const PROCESSING_TIMERS: &str = "_timers/processing";
 
 #[cfg(test)]
 mod tests {
@@ -221,6 +284,32 @@ mod tests {
         assert_eq!(t.advance_and_pop(20).map(|x| x.timestamp), Some(10));
         assert_eq!(t.advance_and_pop(5), None);
         assert_eq!(t.current_watermark(), 20);
+    }
+
+    #[test]
+    fn timers_snapshotted_per_key_group_restore_into_the_subtasks_that_own_them() {
+        let mut t: TimerService<u32, u8> = TimerService::new();
+        for key in 0..50u32 {
+            t.register_event_time_timer(key, 1, 100 + key as i64);
+            t.register_processing_time_timer(key, 2, 5_000 + key as i64);
+        }
+        let snap = t.snapshot(KeyGroupRange::new(0, 127), 128).unwrap();
+        let mut halves = [TimerService::<u32, u8>::new(), TimerService::<u32, u8>::new()];
+        for (i, half) in halves.iter_mut().enumerate() {
+            let range = KeyGroupRange::for_subtask(128, 2, i as u32);
+            let mine: Vec<_> = snap.iter().filter(|(kg, _)| range.contains(*kg)).cloned().collect();
+            half.restore(&mine).unwrap();
+        }
+        assert_eq!(halves[0].len() + halves[1].len(), 100);
+        let mut fired: Vec<u32> = Vec::new();
+        for half in &mut halves {
+            while let Some(timer) = half.advance_and_pop(i64::MAX) {
+                fired.push(timer.key);
+            }
+            assert_eq!(half.len_of(TimeDomain::ProcessingTime), half.len());
+        }
+        fired.sort();
+        assert_eq!(fired, (0..50).collect::<Vec<_>>());
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! its input channels (local or remote, waiting for producers that deploy later), runs
 //! the chain, and reports every state change to the JobMaster.
 
+use crate::checkpointing::{task_checkpointing, Report};
 use crate::settings::TaskManagerSettings;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -16,6 +17,7 @@ use weir_rpc::{SlotStatus, TaskDeploymentDescriptor, TaskExecutionState, TaskMet
 use weir_runtime::executor::ExecutableGraph;
 use weir_runtime::network::{CancelToken, ChannelSpec, NetworkEnvironment, PartitionId};
 use weir_runtime::task::chain::NetworkOutput;
+use weir_runtime::task::mailbox::{Mailbox, MailboxSender, TaskMail};
 use weir_runtime::task::metrics::{TaskMetrics, TaskMetricsSnapshot};
 use weir_runtime::task::{run_task, TaskSpec};
 use weir_runtime::TaskError;
@@ -31,6 +33,7 @@ struct RunningTask {
     generation: u32,
     cancel: CancelToken,
     metrics: Arc<TaskMetrics>,
+    mailbox: MailboxSender,
 }
 
 #[derive(Default)]
@@ -40,13 +43,22 @@ struct ExecutorState {
     jobs: HashMap<String, Arc<JobCode>>,
 }
 
+/// What a deployment prepared for its task thread.
+struct PreparedTask {
+    specs: [Vec<ChannelSpec>; 2],
+    outputs: Vec<NetworkOutput>,
+    cancel: CancelToken,
+    metrics: Arc<TaskMetrics>,
+    checkpointing: Option<weir_runtime::task::TaskCheckpointing>,
+}
+
 /// Runs the tasks the JobManager deploys here.
 pub struct TaskExecutor {
     settings: TaskManagerSettings,
     registry: Arc<ProgramRegistry>,
     network: Arc<NetworkEnvironment>,
     state: Mutex<ExecutorState>,
-    reports: UnboundedSender<TaskExecutionState>,
+    reports: UnboundedSender<Report>,
 }
 
 /// The wire form of a program invocation, read back.
@@ -82,6 +94,7 @@ fn describe_failure(e: &TaskError) -> (String, String) {
         TaskError::Codec(_) => "weir.runtime.SerializationException",
         TaskError::Build(_) => "weir.runtime.TaskBuildException",
         TaskError::Cancelled => "weir.runtime.CancelTaskException",
+        TaskError::Restore { .. } => "weir.runtime.state.StateRestoreException",
     };
     (name.to_string(), e.to_string())
 }
@@ -92,7 +105,7 @@ impl TaskExecutor {
         settings: TaskManagerSettings,
         registry: Arc<ProgramRegistry>,
         network: Arc<NetworkEnvironment>,
-        reports: UnboundedSender<TaskExecutionState>,
+        reports: UnboundedSender<Report>,
     ) -> Arc<Self> {
         let state = ExecutorState {
             slots: vec![None; settings.num_slots as usize],
@@ -167,7 +180,7 @@ impl TaskExecutor {
         counts: TaskMetricsSnapshot,
     ) {
         let (failure_name, failure_message) = failure.unwrap_or_default();
-        let _ = self.reports.send(TaskExecutionState {
+        let _ = self.reports.send(Report::State(TaskExecutionState {
             job_id: job_id.to_string(),
             attempt_id: attempt_id.to_string(),
             state: state.to_string(),
@@ -179,7 +192,7 @@ impl TaskExecutor {
             busy_ms: counts.busy_ms,
             idle_ms: counts.idle_ms,
             backpressured_ms: counts.backpressured_ms,
-        });
+        }));
     }
 
     fn job_code(&self, tdd: &TaskDeploymentDescriptor) -> Result<Arc<JobCode>, String> {
@@ -274,6 +287,13 @@ impl TaskExecutor {
             };
             specs[(i.input_index as usize).min(1)].push(spec);
         }
+        let (mailbox_tx, mailbox) = Mailbox::new();
+        let checkpointing = task_checkpointing(
+            &tdd,
+            &code.job_graph.vertices[vertex].id.to_string(),
+            mailbox,
+            self.reports.clone(),
+        )?;
         self.lock().tasks.insert(
             tdd.attempt_id.clone(),
             RunningTask {
@@ -281,6 +301,7 @@ impl TaskExecutor {
                 generation: tdd.generation,
                 cancel: cancel.clone(),
                 metrics: metrics.clone(),
+                mailbox: mailbox_tx,
             },
         );
         let me = self.clone();
@@ -290,24 +311,33 @@ impl TaskExecutor {
             tdd.subtask_index + 1,
             code.job_graph.vertices[vertex].parallelism
         );
-        let spawned = std::thread::Builder::new()
-            .name(name)
-            .spawn(move || me.run(tdd, code, specs, outputs, cancel, metrics));
+        let spawned = std::thread::Builder::new().name(name).spawn(move || {
+            me.run(
+                tdd,
+                code,
+                PreparedTask {
+                    specs,
+                    outputs,
+                    cancel,
+                    metrics,
+                    checkpointing,
+                },
+            )
+        });
         if let Err(e) = spawned {
             return Err(format!("cannot start task thread: {e}"));
         }
         Ok(())
     }
 
-    fn run(
-        self: Arc<Self>,
-        tdd: TaskDeploymentDescriptor,
-        code: Arc<JobCode>,
-        specs: [Vec<ChannelSpec>; 2],
-        outputs: Vec<NetworkOutput>,
-        cancel: CancelToken,
-        metrics: Arc<TaskMetrics>,
-    ) {
+    fn run(self: Arc<Self>, tdd: TaskDeploymentDescriptor, code: Arc<JobCode>, task: PreparedTask) {
+        let PreparedTask {
+            specs,
+            outputs,
+            cancel,
+            metrics,
+            checkpointing,
+        } = task;
         let (job, attempt) = (tdd.job_id.clone(), tdd.attempt_id.clone());
         self.report(&job, &attempt, "INITIALIZING", None);
         let result = (|| {
@@ -335,6 +365,7 @@ impl TaskExecutor {
                 outputs,
                 cancel: cancel.clone(),
                 metrics: metrics.clone(),
+                checkpointing,
             })
         })();
         self.lock().tasks.remove(&attempt);
@@ -348,6 +379,14 @@ impl TaskExecutor {
                 tracing::warn!("task {attempt} of job {job} failed: {e}");
                 self.report(&job, &attempt, "FAILED", Some(describe_failure(&e)))
             }
+        }
+    }
+
+    /// Hands a control mail to a running attempt; false when it is not running here.
+    pub fn send_mail(&self, attempt_id: &str, mail: TaskMail) -> bool {
+        match self.lock().tasks.get(attempt_id) {
+            Some(t) => t.mailbox.send(mail).is_ok(),
+            None => false,
         }
     }
 

@@ -7,6 +7,7 @@
 //! changes. Records go through its `NetworkEnvironment`: in memory between its own
 //! tasks, over its data server to and from other TaskManagers.
 
+pub mod checkpointing;
 pub mod error;
 pub mod executor;
 pub mod process;

@@ -6,6 +6,7 @@
 //! the JobManager cannot be reached for `heartbeat.timeout`, every task is cancelled and
 //! every slot freed (the JobManager has failed them over) before registering again.
 
+use crate::checkpointing::Report;
 use crate::executor::TaskExecutor;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -13,7 +14,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use tonic::transport::Channel;
 use weir_rpc::job_master_gateway_client::JobMasterGatewayClient;
 use weir_rpc::resource_manager_client::ResourceManagerClient;
-use weir_rpc::{Hardware, RegisterTaskExecutorRequest, TaskExecutionState, TaskExecutorHeartbeat};
+use weir_rpc::{Hardware, RegisterTaskExecutorRequest, TaskExecutorHeartbeat};
 
 async fn connect(address: &str) -> Option<Channel> {
     let endpoint = Channel::from_shared(format!("http://{address}"))
@@ -111,8 +112,9 @@ pub async fn run_registration(executor: Arc<TaskExecutor>, rpc_address: String, 
     }
 }
 
-/// Sends task state reports to the JobMaster, in order, retrying while it is unreachable.
-pub async fn run_reporter(jobmanager_rpc: String, mut reports: UnboundedReceiver<TaskExecutionState>) {
+/// Sends task state reports and checkpoint acknowledgements to the JobMaster, in
+/// order, retrying while it is unreachable.
+pub async fn run_reporter(jobmanager_rpc: String, mut reports: UnboundedReceiver<Report>) {
     let mut client: Option<JobMasterGatewayClient<Channel>> = None;
     while let Some(report) = reports.recv().await {
         for attempt in 0..50 {
@@ -120,10 +122,15 @@ pub async fn run_reporter(jobmanager_rpc: String, mut reports: UnboundedReceiver
                 client = connect(&jobmanager_rpc).await.map(JobMasterGatewayClient::new);
             }
             if let Some(c) = client.as_mut() {
-                match c.update_task_execution_state(report.clone()).await {
-                    Ok(_) => break,
+                let sent = match report.clone() {
+                    Report::State(s) => c.update_task_execution_state(s).await.map(|_| ()),
+                    Report::Acknowledge(a) => c.acknowledge_checkpoint(a).await.map(|_| ()),
+                    Report::Decline(d) => c.decline_checkpoint(d).await.map(|_| ()),
+                };
+                match sent {
+                    Ok(()) => break,
                     Err(e) => {
-                        tracing::debug!("state report failed (attempt {attempt}): {e}");
+                        tracing::debug!("report to the JobMaster failed (attempt {attempt}): {e}");
                         client = None;
                     }
                 }

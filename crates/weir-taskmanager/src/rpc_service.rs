@@ -5,9 +5,10 @@ use std::sync::Arc;
 use tonic::{Request, Response, Status};
 use weir_rpc::task_executor_gateway_server::TaskExecutorGateway;
 use weir_rpc::{
-    Ack, CancelTaskRequest, HeartbeatResponse, JobManagerHeartbeat, ReleaseJobRequest, SubmitTaskResponse,
-    TaskDeploymentDescriptor,
+    Ack, CancelTaskRequest, HeartbeatResponse, JobManagerHeartbeat, NotifyCheckpointRequest, ReleaseJobRequest,
+    SubmitTaskResponse, TaskDeploymentDescriptor, TriggerCheckpointRequest,
 };
+use weir_runtime::task::mailbox::TaskMail;
 
 /// Serves the gateway over a [`TaskExecutor`].
 pub struct TaskExecutorService {
@@ -60,5 +61,35 @@ impl TaskExecutorGateway for TaskExecutorService {
 
     async fn heartbeat(&self, _request: Request<JobManagerHeartbeat>) -> Result<Response<HeartbeatResponse>, Status> {
         Ok(Response::new(HeartbeatResponse { known: true }))
+    }
+
+    async fn trigger_checkpoint(&self, request: Request<TriggerCheckpointRequest>) -> Result<Response<Ack>, Status> {
+        let r = request.into_inner();
+        let barrier = weir_rpc::convert::barrier_from_wire(r.checkpoint_id, r.timestamp, &r.snapshot_type, &r.mode)
+            .map_err(Status::invalid_argument)?;
+        if !self
+            .executor
+            .send_mail(&r.attempt_id, TaskMail::TriggerCheckpoint(barrier))
+        {
+            return Err(Status::not_found(format!(
+                "task {} of job {} is not running on this TaskManager",
+                r.attempt_id, r.job_id
+            )));
+        }
+        Ok(Response::new(Ack {}))
+    }
+
+    async fn notify_checkpoint(&self, request: Request<NotifyCheckpointRequest>) -> Result<Response<Ack>, Status> {
+        let r = request.into_inner();
+        let mail = if r.completed {
+            TaskMail::NotifyCheckpointComplete(r.checkpoint_id)
+        } else {
+            TaskMail::NotifyCheckpointAborted(r.checkpoint_id)
+        };
+        for attempt in &r.attempt_ids {
+            // A task that finished or failed meanwhile has nothing to commit or abort.
+            self.executor.send_mail(attempt, mail);
+        }
+        Ok(Response::new(Ack {}))
     }
 }

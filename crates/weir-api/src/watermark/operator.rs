@@ -188,6 +188,14 @@ impl<T: 'static> SourceFunction<T> for WatermarkedSource<T> {
         }
         self.core.on_processing_time(now, output)
     }
+
+    fn snapshot_position(&mut self) -> Result<Vec<Vec<u8>>, TaskError> {
+        self.source.snapshot_position()
+    }
+
+    fn restore_position(&mut self, positions: Vec<Vec<u8>>) -> Result<(), TaskError> {
+        self.source.restore_position(positions)
+    }
 }
 
 #[cfg(test)]

@@ -92,13 +92,36 @@ where
         out: Box<dyn Output<O>>,
         late: Option<SideOutput<T>>,
     ) -> Self {
+        Self::restored(
+            spec,
+            contents,
+            (backend, TimerService::new()),
+            processing_time,
+            out,
+            late,
+        )
+    }
+
+    /// The operator of one subtask starting from restored state and timers (window
+    /// contents, trigger state and merging sets live in the keyed state).
+    pub fn restored(
+        spec: WindowSpec<K, T, W>,
+        contents: C,
+        (backend, timers): (HeapKeyedStateBackend<K>, TimerService<K, W>),
+        processing_time: ProcessingTimeService,
+        out: Box<dyn Output<O>>,
+        late: Option<SideOutput<T>>,
+    ) -> Self {
+        if let Some(at) = timers.next_processing_time_timer() {
+            processing_time.register_wakeup(at);
+        }
         Self {
             event_time: spec.assigner.is_event_time(),
             merging: spec.assigner.is_merging(),
             spec,
             contents,
             backend,
-            timers: TimerService::new(),
+            timers,
             processing_time,
             out,
             late,
@@ -465,6 +488,18 @@ where
             set.retire_window(window).map_err(|e| TaskError::user(&name, e))?;
         }
         Ok(())
+    }
+}
+
+impl<K, T, O, W, C> weir_runtime::checkpoint::CheckpointedOperator for WindowOperator<K, T, O, W, C>
+where
+    K: KeyType,
+    T: Clone + 'static,
+    W: Window,
+    C: WindowContents<K, T, O, W>,
+{
+    fn snapshot_state(&mut self, _checkpoint_id: u64) -> Result<weir_state::OperatorSnapshot, TaskError> {
+        crate::keyed_state::snapshot_keyed(&self.backend, &self.timers)
     }
 }
 

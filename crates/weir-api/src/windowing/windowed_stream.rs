@@ -19,9 +19,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use weir_graph::NodeKind;
 use weir_runtime::operator::factory::Data;
-use weir_runtime::operator::OperatorFactory;
+use weir_runtime::operator::{register_checkpointed, OperatorFactory};
 use weir_state::heap::StateValue;
-use weir_state::HeapKeyedStateBackend;
 
 /// A keyed stream with a window assigner, trigger and lateness.
 pub struct WindowedStream<K, T, W> {
@@ -117,19 +116,19 @@ impl<K: KeyType, T: Data, W: Window> WindowedStream<K, T, W> {
         };
         let late_tag = self.late_tag.clone();
         let factory = OperatorFactory::one_input_with_side_outputs::<T, O>(move |ctx, out, side| {
-            let backend = HeapKeyedStateBackend::new(ctx.key_group_range(), ctx.max_parallelism);
             let late = match &late_tag {
                 Some(tag) => side.get::<T>(tag)?,
                 None => None,
             };
-            Ok(Box::new(WindowOperator::new(
+            let op = WindowOperator::restored(
                 spec.clone(),
                 make_contents(),
-                backend,
+                crate::keyed_state::restore_keyed(ctx)?,
                 ctx.processing_time_service(),
                 out,
                 late,
-            )))
+            );
+            register_checkpointed(ctx, op)
         });
         let result = self.stream.transform(name, NodeKind::Operator, true, factory);
         if self.non_parallel {

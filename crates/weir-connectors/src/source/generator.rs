@@ -4,7 +4,7 @@
 //! indices `s, s+p, s+2p, …` below the count, so the records are the same at every
 //! parallelism.
 
-use super::SOURCE_BATCH;
+use super::{SplitPosition, SOURCE_BATCH};
 use crate::rng::Rng;
 use std::sync::Arc;
 use weir_core::StreamRecord;
@@ -16,6 +16,7 @@ pub type GeneratorFn<T> = Arc<dyn Fn(u64, &mut Rng) -> T + Send + Sync>;
 
 /// Generates this subtask's share of `count` records.
 pub struct GeneratorSource<T> {
+    subtask: u32,
     next: u64,
     count: u64,
     step: u64,
@@ -31,6 +32,7 @@ impl<T> GeneratorSource<T> {
     /// Subtask `subtask` of `parallelism` of a generator of `count` records.
     pub fn new(count: u64, seed: u64, f: GeneratorFn<T>, subtask: u32, parallelism: u32) -> Self {
         Self {
+            subtask,
             next: subtask as u64,
             count,
             step: parallelism.max(1) as u64,
@@ -84,5 +86,22 @@ impl<T> SourceFunction<T> for GeneratorSource<T> {
         } else {
             SourceStatus::More
         })
+    }
+
+    fn snapshot_position(&mut self) -> Result<Vec<Vec<u8>>, TaskError> {
+        Ok(vec![SplitPosition {
+            split: self.subtask,
+            num_splits: self.step as u32,
+            offset: self.next,
+            byte_offset: 0,
+        }
+        .encode()?])
+    }
+
+    fn restore_position(&mut self, positions: Vec<Vec<u8>>) -> Result<(), TaskError> {
+        if let Some(p) = SplitPosition::find(&positions, self.subtask, self.step as u32, "generator source")? {
+            self.next = p.offset;
+        }
+        Ok(())
     }
 }

@@ -3,11 +3,13 @@
 pub mod collection;
 pub mod generator;
 pub mod numbered_lines;
+pub mod position;
 pub mod text_file;
 
 pub use collection::CollectionSource;
 pub use generator::GeneratorSource;
 pub use numbered_lines::NumberedLinesSource;
+pub use position::SplitPosition;
 pub use text_file::TextFileSource;
 
 /// Records one `poll_next` call emits at most.

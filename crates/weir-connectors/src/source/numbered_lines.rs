@@ -3,9 +3,9 @@
 //! `s+1, s+1+p, …` (every subtask reads the file; with parallelism 1 the lines come
 //! in file order).
 
-use super::SOURCE_BATCH;
+use super::{SplitPosition, SOURCE_BATCH};
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Seek, SeekFrom};
 use std::path::PathBuf;
 use weir_core::StreamRecord;
 use weir_runtime::operator::{Output, SourceFunction, SourceStatus};
@@ -16,6 +16,7 @@ pub struct NumberedLinesSource {
     path: PathBuf,
     reader: Option<BufReader<File>>,
     line_no: u64,
+    byte_offset: u64,
     subtask: u64,
     step: u64,
 }
@@ -27,6 +28,7 @@ impl NumberedLinesSource {
             path: path.into(),
             reader: None,
             line_no: 0,
+            byte_offset: 0,
             subtask: subtask as u64,
             step: parallelism.max(1) as u64,
         }
@@ -40,7 +42,8 @@ impl NumberedLinesSource {
 impl SourceFunction<(u64, String)> for NumberedLinesSource {
     fn poll_next(&mut self, output: &mut dyn Output<(u64, String)>) -> Result<SourceStatus, TaskError> {
         if self.reader.is_none() {
-            let f = File::open(&self.path).map_err(|e| self.error(e))?;
+            let mut f = File::open(&self.path).map_err(|e| self.error(e))?;
+            f.seek(SeekFrom::Start(self.byte_offset)).map_err(|e| self.error(e))?;
             self.reader = Some(BufReader::new(f));
         }
         let mut line = String::new();
@@ -54,6 +57,7 @@ impl SourceFunction<(u64, String)> for NumberedLinesSource {
             if n == 0 {
                 return Ok(SourceStatus::Finished);
             }
+            self.byte_offset += n as u64;
             let mine = self.line_no % self.step == self.subtask;
             self.line_no += 1;
             if mine {
@@ -62,6 +66,30 @@ impl SourceFunction<(u64, String)> for NumberedLinesSource {
             }
         }
         Ok(SourceStatus::More)
+    }
+
+    fn snapshot_position(&mut self) -> Result<Vec<Vec<u8>>, TaskError> {
+        Ok(vec![SplitPosition {
+            split: self.subtask as u32,
+            num_splits: self.step as u32,
+            offset: self.line_no,
+            byte_offset: self.byte_offset,
+        }
+        .encode()?])
+    }
+
+    fn restore_position(&mut self, positions: Vec<Vec<u8>>) -> Result<(), TaskError> {
+        if let Some(p) = SplitPosition::find(
+            &positions,
+            self.subtask as u32,
+            self.step as u32,
+            "numbered lines source",
+        )? {
+            self.line_no = p.offset;
+            self.byte_offset = p.byte_offset;
+            self.reader = None;
+        }
+        Ok(())
     }
 }
 

@@ -122,6 +122,7 @@ impl LocalExecutor {
                     outputs: writers.remove(&(vi, i)).unwrap_or_default(),
                     cancel: cancel.clone(),
                     metrics: Arc::new(crate::task::metrics::TaskMetrics::new()),
+                    checkpointing: None,
                 };
                 let name = format!("{} ({}/{})", v.name, i + 1, v.parallelism);
                 let (cancel, first_error) = (cancel.clone(), first_error.clone());

@@ -226,6 +226,12 @@ pub struct InputGate {
     ended: Vec<bool>,
     num_ended: usize,
     cancel: CancelToken,
+    /// Channels held back by checkpoint alignment: they deliver nothing until
+    /// [`unblock_all`](Self::unblock_all).
+    blocked: Vec<bool>,
+    /// Blocked channels taken off the available queue, still marked queued, to be
+    /// put back on unblock.
+    parked: Vec<usize>,
 }
 
 impl fmt::Debug for InputGate {
@@ -337,6 +343,8 @@ impl InputGate {
             shared,
             ended: vec![false; n],
             num_ended: 0,
+            blocked: vec![false; n],
+            parked: Vec::new(),
             cancel,
         };
         // On failure the gate is dropped, which cancels what was requested.
@@ -412,6 +420,35 @@ impl InputGate {
         self.ended.get(channel).copied().unwrap_or(false)
     }
 
+    /// Holds `channel` back (checkpoint alignment): what it has or receives stays queued
+    /// in its channel, under credit-based backpressure, until [`unblock_all`](Self::unblock_all).
+    pub fn block_channel(&mut self, channel: usize) {
+        if let Some(b) = self.blocked.get_mut(channel) {
+            *b = true;
+        }
+    }
+
+    /// True while `channel` is held back.
+    pub fn is_channel_blocked(&self, channel: usize) -> bool {
+        self.blocked.get(channel).copied().unwrap_or(false)
+    }
+
+    /// Releases every blocked channel; those with something queued are served first,
+    /// in the order they became available.
+    pub fn unblock_all(&mut self) {
+        self.blocked.iter_mut().for_each(|b| *b = false);
+        if self.parked.is_empty() {
+            return;
+        }
+        let mut st = lock(&self.shared.state);
+        for c in self.parked.drain(..).rev() {
+            st.available.push_front(c);
+        }
+        if st.waiters > 0 {
+            self.shared.cond.notify_all();
+        }
+    }
+
     /// Floating buffers of this gate not held by any channel.
     pub fn floating_buffers_available(&self) -> usize {
         lock(&self.shared.state).credits.floating_available()
@@ -437,6 +474,10 @@ impl InputGate {
                 let mut st = lock(&self.shared.state);
                 loop {
                     if let Some(c) = st.available.pop_front() {
+                        if self.blocked.get(c).copied().unwrap_or(false) {
+                            self.parked.push(c);
+                            continue;
+                        }
                         break c;
                     }
                     if self.cancel.is_cancelled() {

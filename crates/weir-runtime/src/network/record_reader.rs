@@ -162,7 +162,12 @@ impl<T: DeserializeOwned> RecordReader<T> {
         self.pending.is_empty() && self.gate.is_finished()
     }
 
-    /// The input gate.
+    /// The input gate, to block and unblock its channels.
+    pub fn gate_mut(&mut self) -> &mut InputGate {
+        &mut self.gate
+    }
+
+    /// The gate it reads.
     pub fn gate(&self) -> &InputGate {
         &self.gate
     }

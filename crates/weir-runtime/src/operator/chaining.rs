@@ -99,6 +99,9 @@ impl<T: Serialize> Flushable for SharedWriter<T> {
     fn backpressured_time(&self) -> std::time::Duration {
         self.0.borrow().backpressured_time()
     }
+    fn broadcast_event(&mut self, event: Event) -> Result<(), TaskError> {
+        Ok(self.0.borrow_mut().broadcast_event(event)?)
+    }
 }
 
 /// The end of a chain at a network edge.

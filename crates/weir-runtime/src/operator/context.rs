@@ -1,9 +1,11 @@
 //! What an operator knows about the subtask it runs in.
 
 use super::processing_time::ProcessingTimeService;
+use crate::checkpoint::StateRegistry;
 use std::cell::RefCell;
 use std::rc::Rc;
 use weir_core::KeyGroupRange;
+use weir_state::RestoredState;
 
 /// Something holding buffered output that the task flushes on the buffer timeout.
 pub trait Flushable {
@@ -16,6 +18,11 @@ pub trait Flushable {
     /// Time spent blocked waiting for output buffers so far.
     fn backpressured_time(&self) -> std::time::Duration {
         std::time::Duration::ZERO
+    }
+    /// Flushes, then sends `event` on every channel (a checkpoint barrier).
+    fn broadcast_event(&mut self, event: weir_core::Event) -> Result<(), crate::error::TaskError> {
+        let _ = event;
+        Ok(())
     }
 }
 
@@ -37,6 +44,7 @@ pub struct TaskContext {
     pub buffer_timeout_ms: i64,
     flushables: RefCell<Vec<Rc<RefCell<dyn Flushable>>>>,
     processing_time: ProcessingTimeService,
+    state: StateRegistry,
 }
 
 impl TaskContext {
@@ -60,7 +68,19 @@ impl TaskContext {
             buffer_timeout_ms,
             flushables: RefCell::new(Vec::new()),
             processing_time: ProcessingTimeService::system(),
+            state: StateRegistry::default(),
         }
+    }
+
+    /// The same context for a subtask restored from `restored`.
+    pub fn with_restored_state(mut self, restored: Option<RestoredState>) -> Self {
+        self.state = StateRegistry::new(restored);
+        self
+    }
+
+    /// The chain's stateful operators and the state they restore from.
+    pub fn state(&self) -> &StateRegistry {
+        &self.state
     }
 
     /// The same context on another processing-time service (a manual clock in tests).
@@ -101,6 +121,14 @@ impl TaskContext {
             .iter()
             .map(|f| f.borrow().backpressured_time())
             .sum()
+    }
+
+    /// Sends `event` on every channel of every registered output (flushing first).
+    pub fn broadcast_event(&self, event: weir_core::Event) -> Result<(), crate::error::TaskError> {
+        for f in self.flushables.borrow().iter() {
+            f.borrow_mut().broadcast_event(event)?;
+        }
+        Ok(())
     }
 
     /// Flushes every registered output.

@@ -14,7 +14,9 @@
 use super::chaining::{Broadcasting, Discarding, RecordWriterOutput};
 use super::context::TaskContext;
 use super::side_output::{EventSink, SharedEvents, SharedOutput, SideOutputs, WithSideOutputEvents};
-use super::{CoElement, Output, SourceChain, SourceDriver, SourceFunction};
+use super::{
+    CoElement, Output, SharedSource, SourceChain, SourceDriver, SourceFunction, SourceState, SOURCE_POSITIONS,
+};
 use crate::error::TaskError;
 use crate::network::{InputGate, RecordReader, RecordWriter, ResultPartitionWriter};
 use crate::partitioner::{selector_for, ChannelSelector, CustomPartitioner, KeyGroupStreamPartitioner};
@@ -200,8 +202,18 @@ fn input_processor_typed<I: Data>(gate: InputGate, head: Erased) -> Result<Box<d
 impl<O: Data> ErasedFactory for SourceFactory<O> {
     fn build(&self, ctx: &TaskContext, output: Erased, _side: &SideOutputs) -> Result<BuiltOperator, TaskError> {
         let output = downcast::<Box<dyn Output<O>>>(output, "a source's output")?;
-        let source = (self.builder)(ctx)?;
-        Ok(BuiltOperator::Source(Box::new(SourceChain::new(source, output))))
+        let mut source = (self.builder)(ctx)?;
+        if let Some(positions) = ctx
+            .state()
+            .restored(ctx.key_group_range())
+            .and_then(|mut r| r.list.remove(SOURCE_POSITIONS))
+        {
+            source.restore_position(positions)?;
+        }
+        let shared: SharedSource<O> = Rc::new(RefCell::new(source));
+        ctx.state()
+            .register(Rc::new(RefCell::new(SourceState(shared.clone()))))?;
+        Ok(BuiltOperator::Source(Box::new(SourceChain::shared(shared, output))))
     }
     fn input_processor(&self, _gate: InputGate, _head: Erased) -> Result<Box<dyn InputProcessor>, TaskError> {
         Err(TaskError::Build("a source has no network input".into()))

@@ -22,11 +22,13 @@ pub mod chaining;
 pub mod context;
 pub mod factory;
 pub mod processing_time;
+pub mod shared;
 pub mod side_output;
 
 pub use context::TaskContext;
 pub use factory::{OperatorFactory, SelectorFactory};
 pub use processing_time::{ManualClock, ProcessingTimeService};
+pub use shared::{register_checkpointed, SharedOperator};
 pub use side_output::{SideOutput, SideOutputs};
 
 use crate::error::TaskError;
@@ -105,6 +107,38 @@ pub trait SourceFunction<T> {
         let _ = (now, output);
         Ok(())
     }
+    /// The source's position for a checkpoint, as list-state elements (one per split:
+    /// which split and how far it was read). The default, for sources that cannot
+    /// resume, is none: such a source replays from its beginning after a restore.
+    fn snapshot_position(&mut self) -> Result<Vec<Vec<u8>>, TaskError> {
+        Ok(Vec::new())
+    }
+    /// Resumes from positions written by [`snapshot_position`](Self::snapshot_position),
+    /// called once before the first `poll_next` of a restored task.
+    fn restore_position(&mut self, positions: Vec<Vec<u8>>) -> Result<(), TaskError> {
+        let _ = positions;
+        Ok(())
+    }
+}
+
+/// Name of the list state holding a source's positions.
+pub const SOURCE_POSITIONS: &str = "source-positions";
+
+/// A source shared between its chain and the task's state registry.
+pub type SharedSource<T> = std::rc::Rc<std::cell::RefCell<Box<dyn SourceFunction<T>>>>;
+
+/// Snapshots a source's positions as operator list state.
+pub struct SourceState<T>(pub SharedSource<T>);
+
+impl<T> crate::checkpoint::CheckpointedOperator for SourceState<T> {
+    fn snapshot_state(&mut self, _checkpoint_id: u64) -> Result<weir_state::OperatorSnapshot, TaskError> {
+        let positions = self.0.borrow_mut().snapshot_position()?;
+        let mut s = weir_state::OperatorSnapshot::default();
+        if !positions.is_empty() {
+            s.list.insert(SOURCE_POSITIONS.to_string(), positions);
+        }
+        Ok(s)
+    }
 }
 
 /// A running source chain: the source with its chained operators behind it.
@@ -122,20 +156,25 @@ pub trait SourceDriver {
 
 /// Drives a [`SourceFunction`] into its chain.
 pub struct SourceChain<T> {
-    source: Box<dyn SourceFunction<T>>,
+    source: SharedSource<T>,
     output: Box<dyn Output<T>>,
 }
 
 impl<T> SourceChain<T> {
     /// Joins a source to the head of its chain.
     pub fn new(source: Box<dyn SourceFunction<T>>, output: Box<dyn Output<T>>) -> Self {
+        Self::shared(std::rc::Rc::new(std::cell::RefCell::new(source)), output)
+    }
+
+    /// Joins a source that the task's state registry also holds to its chain.
+    pub fn shared(source: SharedSource<T>, output: Box<dyn Output<T>>) -> Self {
         Self { source, output }
     }
 }
 
 impl<T> SourceDriver for SourceChain<T> {
     fn run_batch(&mut self) -> Result<SourceStatus, TaskError> {
-        self.source.poll_next(&mut self.output)
+        self.source.borrow_mut().poll_next(&mut self.output)
     }
 
     /// Ends the stream as Flink's sources do: an idle source becomes active again (a
@@ -147,7 +186,7 @@ impl<T> SourceDriver for SourceChain<T> {
     }
 
     fn on_processing_time(&mut self, now: i64) -> Result<(), TaskError> {
-        self.source.on_processing_time(now, &mut self.output)?;
+        self.source.borrow_mut().on_processing_time(now, &mut self.output)?;
         self.output.on_processing_time(now)
     }
 }

@@ -156,6 +156,13 @@ impl ChainBuilder<'_> {
         }
         let output = factory.fan_out(outputs)?;
         let output = factory.with_side_events(output, event_sinks)?;
+        let stream_node = self
+            .program
+            .stream_graph
+            .nodes
+            .get(node as usize)
+            .ok_or_else(|| TaskError::Build(format!("no stream node {node}")))?;
+        self.ctx.state().set_current_operator(stream_node.operator_id());
         factory.build_with_side_outputs(self.ctx, output, &side_outputs)
     }
 }

@@ -1,12 +1,19 @@
 //! Reading a task's network input into the head of its chain: records go straight to
 //! the head; watermarks and watermark statuses go through the task's
-//! [`WatermarkValve`], and only what it decides to emit reaches the head.
+//! [`WatermarkValve`], and only what it decides to emit reaches the head; checkpoint
+//! barriers and ended channels go to the task's [`BarrierAligner`], whose decisions
+//! (block a channel) are carried out on the gate at once. When the aligner has an
+//! outcome (snapshot, or decline) the batch stops, so that the task handles it before
+//! any further input; the gate's channels are released on the next call.
 
+use crate::checkpoint::{BarrierAligner, BarrierOutcome, ChannelAction};
 use crate::error::TaskError;
 use crate::network::{ReaderEvent, RecordReader};
 use crate::operator::Output;
 use crate::task::valve::WatermarkValve;
 use serde::de::DeserializeOwned;
+use std::cell::RefCell;
+use std::rc::Rc;
 use std::time::Duration;
 use weir_core::Event;
 
@@ -32,6 +39,29 @@ pub trait InputProcessor {
         let _ = now;
         Ok(())
     }
+    /// The next checkpoint outcome of barrier alignment, oldest first.
+    fn take_barrier_outcome(&mut self) -> Option<BarrierOutcome>;
+    /// How long the last completed alignment took.
+    fn last_alignment_duration(&self) -> Duration;
+}
+
+/// A processor's share of the task's barrier aligner: its channels are the aligner's
+/// `offset..offset + n`.
+pub struct AlignmentShare {
+    aligner: Rc<RefCell<BarrierAligner>>,
+    offset: usize,
+    seen_releases: u64,
+}
+
+impl AlignmentShare {
+    /// Channels `offset..` of `aligner`.
+    pub fn new(aligner: Rc<RefCell<BarrierAligner>>, offset: usize) -> Self {
+        Self {
+            aligner,
+            offset,
+            seen_releases: 0,
+        }
+    }
 }
 
 /// How many elements one `process` call handles before returning to the task loop.
@@ -44,11 +74,19 @@ pub struct StreamInputProcessor<I> {
     valve: WatermarkValve,
     records_in: u64,
     ended: bool,
+    alignment: AlignmentShare,
 }
 
 impl<I: DeserializeOwned> StreamInputProcessor<I> {
-    /// Reads from `reader` into `head`.
+    /// Reads from `reader` into `head`, aligning barriers over its own channels.
     pub fn new(reader: RecordReader<I>, head: Box<dyn Output<I>>) -> Self {
+        let aligner = Rc::new(RefCell::new(BarrierAligner::new(reader.num_channels())));
+        Self::with_alignment(reader, head, AlignmentShare::new(aligner, 0))
+    }
+
+    /// Reads from `reader` into `head`, its channels being `alignment`'s share of an
+    /// aligner over several gates.
+    pub fn with_alignment(reader: RecordReader<I>, head: Box<dyn Output<I>>, alignment: AlignmentShare) -> Self {
         let valve = WatermarkValve::new(reader.num_channels());
         Self {
             reader,
@@ -56,6 +94,16 @@ impl<I: DeserializeOwned> StreamInputProcessor<I> {
             valve,
             records_in: 0,
             ended: false,
+            alignment,
+        }
+    }
+
+    /// Releases the gate's blocked channels once the aligner released them.
+    fn sync_blocking(&mut self) {
+        let releases = self.alignment.aligner.borrow().releases();
+        if releases != self.alignment.seen_releases {
+            self.alignment.seen_releases = releases;
+            self.reader.gate_mut().unblock_all();
         }
     }
 }
@@ -64,6 +112,10 @@ impl<I: DeserializeOwned> InputProcessor for StreamInputProcessor<I> {
     fn process(&mut self, timeout: Option<Duration>) -> Result<InputStatus, TaskError> {
         if self.ended {
             return Ok(InputStatus::EndOfInput);
+        }
+        self.sync_blocking();
+        if self.alignment.aligner.borrow().has_outcome() {
+            return Ok(InputStatus::MoreAvailable);
         }
         let mut wait = timeout;
         let mut processed_any = false;
@@ -94,9 +146,27 @@ impl<I: DeserializeOwned> InputProcessor for StreamInputProcessor<I> {
                     }
                 }
                 ReaderEvent::Event {
+                    channel,
                     event: Event::EndOfPartition,
-                    ..
-                } => {}
+                } => {
+                    let mut aligner = self.alignment.aligner.borrow_mut();
+                    aligner.on_end_of_partition(self.alignment.offset + channel);
+                    if aligner.has_outcome() {
+                        return Ok(InputStatus::MoreAvailable);
+                    }
+                }
+                ReaderEvent::Event {
+                    channel,
+                    event: Event::CheckpointBarrier(barrier),
+                } => {
+                    let mut aligner = self.alignment.aligner.borrow_mut();
+                    if aligner.on_barrier(self.alignment.offset + channel, barrier) == ChannelAction::Block {
+                        self.reader.gate_mut().block_channel(channel);
+                    }
+                    if aligner.has_outcome() {
+                        return Ok(InputStatus::MoreAvailable);
+                    }
+                }
                 ReaderEvent::Timeout => {
                     return Ok(if processed_any {
                         InputStatus::MoreAvailable
@@ -118,6 +188,14 @@ impl<I: DeserializeOwned> InputProcessor for StreamInputProcessor<I> {
 
     fn records_in(&self) -> u64 {
         self.records_in
+    }
+
+    fn take_barrier_outcome(&mut self) -> Option<BarrierOutcome> {
+        self.alignment.aligner.borrow_mut().take_outcome()
+    }
+
+    fn last_alignment_duration(&self) -> Duration {
+        self.alignment.aligner.borrow().last_alignment_duration()
     }
 
     fn on_processing_time(&mut self, now: i64) -> Result<(), TaskError> {

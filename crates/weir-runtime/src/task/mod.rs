@@ -5,9 +5,10 @@
 pub mod chain;
 pub mod combined_watermark;
 pub mod input;
+pub mod mailbox;
 pub mod metrics;
 pub mod stream_task;
 pub mod two_input;
 pub mod valve;
 
-pub use stream_task::{run_task, TaskSpec};
+pub use stream_task::{run_task, TaskCheckpointing, TaskSpec};

@@ -1,24 +1,50 @@
-//! The task loop: build the chain, then run it until its input ends, it fails or it is
-//! cancelled, flushing network output at least every buffer timeout.
+//! The task loop (Flink's `StreamTask` with its mailbox): build the chain, restore
+//! its state, then run it until its input ends, it fails or it is cancelled.
 //!
-//! Processing time: the chain's operators register wake-ups with the task's
-//! [`ProcessingTimeService`]; between batches the loop calls `on_processing_time(now)`
-//! down the chain once one is due, on this thread. An input task waits for input at
-//! most until the next flush or wake-up; a source task checks after every batch. At
-//! the end of input pending processing-time timers are dropped, not fired (as in
+//! One loop for sources and input tasks alike. Each round it processes one batch (a
+//! source batch, or up to a batch of input waiting at most until the next flush or
+//! wake-up), then its mailbox duties in order: control mails (checkpoint trigger,
+//! notify complete/aborted), barrier outcomes of the input's alignment, due
+//! processing-time wake-ups, and the buffer-timeout flush.
+//!
+//! A checkpoint (a trigger mail at a source, an aligned barrier at an input task)
+//! snapshots every registered operator on this thread — the synchronous part: a copy
+//! encoded to bytes — then sends the barrier downstream on every output channel, and
+//! hands the bytes to a background thread that stores them and acknowledges; records
+//! are processed again right after the barrier went out.
+//!
+//! At the end of input pending processing-time timers are dropped, not fired (as in
 //! Flink, where a finished task quiesces its timer service).
 
+use crate::checkpoint::{
+    BarrierOutcome, CheckpointResponder, CompletedSnapshot, SnapshotMetrics, TaskRestore, TaskStateStorage,
+};
 use crate::error::TaskError;
 use crate::executor::ExecutableGraph;
 use crate::network::{CancelToken, InputGate};
 use crate::operator::{ProcessingTimeService, SourceStatus, TaskContext};
 use crate::task::chain::{build_chain, Invokable, NetworkOutput};
 use crate::task::input::InputStatus;
+use crate::task::mailbox::{Mailbox, TaskMail};
 use crate::task::metrics::{TaskMetrics, TaskMetricsSnapshot};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use weir_core::{CheckpointBarrier, Event};
 use weir_graph::JobGraph;
+
+/// A task's part in checkpointing: where its control mails come from, where its
+/// snapshots go and whom it tells.
+pub struct TaskCheckpointing {
+    /// Control mails (trigger, notify).
+    pub mailbox: Mailbox,
+    /// Where snapshots are stored.
+    pub storage: TaskStateStorage,
+    /// Receives acknowledgements and declines.
+    pub responder: Arc<dyn CheckpointResponder>,
+    /// The state to start from, if the task is restored.
+    pub restore: Option<TaskRestore>,
+}
 
 /// Everything a subtask needs to run.
 pub struct TaskSpec {
@@ -43,6 +69,8 @@ pub struct TaskSpec {
     pub cancel: CancelToken,
     /// Where the task publishes its live counters.
     pub metrics: Arc<TaskMetrics>,
+    /// Checkpointing; none for a job without it.
+    pub checkpointing: Option<TaskCheckpointing>,
 }
 
 /// Runs a subtask to completion on the calling thread and returns its final counters
@@ -62,12 +90,17 @@ pub fn run_task(spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> {
     }
 }
 
-fn run_task_inner(spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> {
+fn run_task_inner(mut spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> {
     let jv = spec
         .job_graph
         .vertices
         .get(spec.vertex)
         .ok_or_else(|| TaskError::Build(format!("no job vertex {}", spec.vertex)))?;
+    let checkpointing = spec.checkpointing.take();
+    let restored = match checkpointing.as_ref().and_then(|c| c.restore.as_ref()) {
+        Some(restore) => Some(restore.load(spec.subtask_index, jv.parallelism)?),
+        None => None,
+    };
     let ctx = TaskContext::new(
         spec.program.stream_graph.job_name.clone(),
         jv.name.clone(),
@@ -76,82 +109,220 @@ fn run_task_inner(spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> {
         jv.max_parallelism,
         spec.attempt_number,
         spec.program.stream_graph.config.buffer_timeout_ms,
-    );
+    )
+    .with_restored_state(restored);
     let invokable = build_chain(
         &spec.program,
         &spec.job_graph,
         spec.vertex,
         &ctx,
-        spec.input,
-        spec.second_input,
-        spec.outputs,
+        spec.input.take(),
+        spec.second_input.take(),
+        std::mem::take(&mut spec.outputs),
     )?;
-    let timeout = (ctx.buffer_timeout_ms > 0).then(|| Duration::from_millis(ctx.buffer_timeout_ms as u64));
-    let mut next_flush = timeout.map(|t| Instant::now() + t);
-    let mut records_in = 0;
-    let started = Instant::now();
-    let mut idle = Duration::ZERO;
-    let publish = |records_in: u64, idle: Duration| {
-        let backpressured = ctx.backpressured_time();
-        let elapsed = started.elapsed();
-        spec.metrics.publish(TaskMetricsSnapshot {
-            records_in,
-            records_out: ctx.records_out(),
-            busy_ms: elapsed.saturating_sub(idle).saturating_sub(backpressured).as_millis() as u64,
-            idle_ms: idle.as_millis() as u64,
-            backpressured_ms: backpressured.as_millis() as u64,
-        });
+    let mut task = TaskLoop {
+        ctx: &ctx,
+        checkpointing,
+        timeout: (ctx.buffer_timeout_ms > 0).then(|| Duration::from_millis(ctx.buffer_timeout_ms as u64)),
+        next_flush: None,
+        started: Instant::now(),
+        idle: Duration::ZERO,
+        metrics: &spec.metrics,
+        cancel: &spec.cancel,
+        timers: ctx.processing_time_service(),
     };
-    let timers = ctx.processing_time_service();
-    match invokable {
-        Invokable::Source(mut driver) => loop {
-            if spec.cancel.is_cancelled() {
-                return Err(TaskError::Cancelled);
+    task.next_flush = task.timeout.map(|t| Instant::now() + t);
+    let records_in = match invokable {
+        Invokable::Source(mut driver) => {
+            loop {
+                task.check_cancelled()?;
+                let status = driver.run_batch()?;
+                task.publish(0);
+                task.mailbox_duties(None)?;
+                if let Some(now) = due_wakeup(&task.timers) {
+                    driver.on_processing_time(now)?;
+                }
+                task.maybe_flush()?;
+                if status == SourceStatus::Finished {
+                    driver.finish()?;
+                    break;
+                }
             }
-            let status = driver.run_batch()?;
-            publish(0, idle);
-            if let Some(now) = due_wakeup(&timers) {
-                driver.on_processing_time(now)?;
-            }
-            maybe_flush(&ctx, timeout, &mut next_flush)?;
-            if status == SourceStatus::Finished {
-                driver.finish()?;
-                break;
-            }
-        },
+            0
+        }
         Invokable::Input(mut processor) => loop {
-            if spec.cancel.is_cancelled() {
-                return Err(TaskError::Cancelled);
-            }
-            let mut wait = match next_flush {
+            task.check_cancelled()?;
+            let mut wait = match task.next_flush {
                 Some(at) => at.saturating_duration_since(Instant::now()),
                 None => Duration::from_millis(100),
             };
-            if let Some(at) = timers.next_wakeup() {
-                let until = at.saturating_sub(timers.current_processing_time()).max(0) as u64;
+            if let Some(at) = task.timers.next_wakeup() {
+                let until = at.saturating_sub(task.timers.current_processing_time()).max(0) as u64;
                 wait = wait.min(Duration::from_millis(until));
             }
             let waited = Instant::now();
             let status = processor.process(Some(wait))?;
             if status == InputStatus::NothingAvailable {
-                idle += waited.elapsed();
+                task.idle += waited.elapsed();
             }
-            publish(processor.records_in(), idle);
+            task.publish(processor.records_in());
+            while let Some(outcome) = processor.take_barrier_outcome() {
+                match outcome {
+                    BarrierOutcome::Aligned(barrier) => {
+                        task.checkpoint(barrier, processor.last_alignment_duration())?;
+                    }
+                    BarrierOutcome::Aborted(id) => task.decline(
+                        id,
+                        "the checkpoint was subsumed by a newer one before its barriers were aligned",
+                    ),
+                }
+            }
+            task.mailbox_duties(None)?;
             if status != InputStatus::EndOfInput {
-                if let Some(now) = due_wakeup(&timers) {
+                if let Some(now) = due_wakeup(&task.timers) {
                     processor.on_processing_time(now)?;
                 }
             }
-            maybe_flush(&ctx, timeout, &mut next_flush)?;
+            task.maybe_flush()?;
             if status == InputStatus::EndOfInput {
-                records_in = processor.records_in();
-                break;
+                break processor.records_in();
             }
         },
-    }
+    };
     ctx.flush_all()?;
-    publish(records_in, idle);
+    task.publish(records_in);
     Ok(spec.metrics.snapshot())
+}
+
+/// The loop's own state, apart from the chain it drives.
+struct TaskLoop<'a> {
+    ctx: &'a TaskContext,
+    checkpointing: Option<TaskCheckpointing>,
+    timeout: Option<Duration>,
+    next_flush: Option<Instant>,
+    started: Instant,
+    idle: Duration,
+    metrics: &'a TaskMetrics,
+    cancel: &'a CancelToken,
+    timers: ProcessingTimeService,
+}
+
+impl TaskLoop<'_> {
+    fn check_cancelled(&self) -> Result<(), TaskError> {
+        if self.cancel.is_cancelled() {
+            return Err(TaskError::Cancelled);
+        }
+        Ok(())
+    }
+
+    fn publish(&self, records_in: u64) {
+        let backpressured = self.ctx.backpressured_time();
+        let elapsed = self.started.elapsed();
+        self.metrics.publish(TaskMetricsSnapshot {
+            records_in,
+            records_out: self.ctx.records_out(),
+            busy_ms: elapsed
+                .saturating_sub(self.idle)
+                .saturating_sub(backpressured)
+                .as_millis() as u64,
+            idle_ms: self.idle.as_millis() as u64,
+            backpressured_ms: backpressured.as_millis() as u64,
+        });
+    }
+
+    /// Processes the waiting control mails, in order.
+    fn mailbox_duties(&mut self, _now: Option<i64>) -> Result<(), TaskError> {
+        loop {
+            let Some(mail) = self.checkpointing.as_ref().and_then(|c| c.mailbox.try_take()) else {
+                return Ok(());
+            };
+            match mail {
+                TaskMail::TriggerCheckpoint(barrier) => self.checkpoint(barrier, Duration::ZERO)?,
+                TaskMail::NotifyCheckpointComplete(id) => self.ctx.state().notify_complete(id)?,
+                TaskMail::NotifyCheckpointAborted(id) => self.ctx.state().notify_aborted(id)?,
+            }
+        }
+    }
+
+    /// Takes the task's part of checkpoint `barrier.id`: snapshot, barrier downstream,
+    /// asynchronous store and acknowledgement.
+    fn checkpoint(&mut self, barrier: CheckpointBarrier, alignment: Duration) -> Result<(), TaskError> {
+        let Some(cp) = self.checkpointing.as_ref() else {
+            // A job without checkpointing never sees barriers; forward to keep order.
+            return self.ctx.broadcast_event(Event::CheckpointBarrier(barrier));
+        };
+        let started = Instant::now();
+        let bytes = match self.ctx.state().snapshot(barrier.id).and_then(|s| {
+            if s.is_empty() {
+                Ok(None)
+            } else {
+                s.encode().map(Some).map_err(|e| TaskError::Build(e.to_string()))
+            }
+        }) {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                cp.responder
+                    .decline(barrier.id, format!("the synchronous snapshot failed: {e}"));
+                return self.ctx.broadcast_event(Event::CheckpointBarrier(barrier));
+            }
+        };
+        self.ctx.broadcast_event(Event::CheckpointBarrier(barrier))?;
+        let metrics = SnapshotMetrics {
+            sync_duration_ms: started.elapsed().as_millis() as u64,
+            async_duration_ms: 0,
+            alignment_duration_ms: alignment.as_millis() as u64,
+        };
+        let Some(bytes) = bytes else {
+            cp.responder.acknowledge(CompletedSnapshot {
+                checkpoint_id: barrier.id,
+                handle: None,
+                state_size: 0,
+                metrics,
+            });
+            return Ok(());
+        };
+        let (storage, responder) = (cp.storage.clone(), cp.responder.clone());
+        let spawned = std::thread::Builder::new()
+            .name(format!("checkpoint {} upload", barrier.id))
+            .spawn(move || {
+                let upload = Instant::now();
+                let size = bytes.len() as u64;
+                match storage.store(barrier.id, bytes) {
+                    Ok(handle) => responder.acknowledge(CompletedSnapshot {
+                        checkpoint_id: barrier.id,
+                        handle: Some(handle),
+                        state_size: size,
+                        metrics: SnapshotMetrics {
+                            async_duration_ms: upload.elapsed().as_millis() as u64,
+                            ..metrics
+                        },
+                    }),
+                    Err(e) => responder.decline(barrier.id, format!("the asynchronous snapshot failed: {e}")),
+                }
+            });
+        if let Err(e) = spawned {
+            cp.responder
+                .decline(barrier.id, format!("cannot start the snapshot upload: {e}"));
+        }
+        Ok(())
+    }
+
+    fn decline(&self, id: u64, reason: &str) {
+        if let Some(cp) = &self.checkpointing {
+            cp.responder.decline(id, reason.to_string());
+        }
+    }
+
+    fn maybe_flush(&mut self) -> Result<(), TaskError> {
+        if let (Some(t), Some(at)) = (self.timeout, self.next_flush) {
+            let now = Instant::now();
+            if now >= at {
+                self.ctx.flush_all()?;
+                self.next_flush = Some(now + t);
+            }
+        }
+        Ok(())
+    }
 }
 
 /// The current processing time if a wake-up is due (taking the due ones).
@@ -159,19 +330,4 @@ fn due_wakeup(timers: &ProcessingTimeService) -> Option<i64> {
     let at = timers.next_wakeup()?;
     let now = timers.current_processing_time();
     (now >= at && timers.take_due(now)).then_some(now)
-}
-
-fn maybe_flush(
-    ctx: &TaskContext,
-    timeout: Option<Duration>,
-    next_flush: &mut Option<Instant>,
-) -> Result<(), TaskError> {
-    if let (Some(t), Some(at)) = (timeout, *next_flush) {
-        let now = Instant::now();
-        if now >= at {
-            ctx.flush_all()?;
-            *next_flush = Some(now + t);
-        }
-    }
-    Ok(())
 }

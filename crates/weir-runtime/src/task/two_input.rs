@@ -5,11 +5,12 @@
 //! minimum of its two inputs' (Flink's rule for two-input operators, kept by
 //! [`CombinedWatermark`]); its input ends when both inputs have ended.
 
+use crate::checkpoint::{BarrierAligner, BarrierOutcome};
 use crate::error::TaskError;
 use crate::network::RecordReader;
 use crate::operator::{CoElement, Output};
 use crate::task::combined_watermark::CombinedWatermark;
-use crate::task::input::{InputProcessor, InputStatus, StreamInputProcessor};
+use crate::task::input::{AlignmentShare, InputProcessor, InputStatus, StreamInputProcessor};
 use serde::de::DeserializeOwned;
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -102,6 +103,7 @@ pub struct TwoInputProcessor<A, B> {
     first: StreamInputProcessor<A>,
     second: StreamInputProcessor<B>,
     shared: Rc<RefCell<Shared<A, B>>>,
+    aligner: Rc<RefCell<BarrierAligner>>,
     turn: bool,
 }
 
@@ -113,10 +115,21 @@ impl<A: DeserializeOwned + 'static, B: DeserializeOwned + 'static> TwoInputProce
             combined: CombinedWatermark::new(2),
             ended: [false; 2],
         }));
+        let n = first.num_channels();
+        let aligner = Rc::new(RefCell::new(BarrierAligner::new(n + second.num_channels())));
         Self {
-            first: StreamInputProcessor::new(first, Box::new(FirstInput(shared.clone()))),
-            second: StreamInputProcessor::new(second, Box::new(SecondInput(shared.clone()))),
+            first: StreamInputProcessor::with_alignment(
+                first,
+                Box::new(FirstInput(shared.clone())),
+                AlignmentShare::new(aligner.clone(), 0),
+            ),
+            second: StreamInputProcessor::with_alignment(
+                second,
+                Box::new(SecondInput(shared.clone())),
+                AlignmentShare::new(aligner.clone(), n),
+            ),
             shared,
+            aligner,
             turn: false,
         }
     }
@@ -127,7 +140,13 @@ impl<A: DeserializeOwned, B: DeserializeOwned> InputProcessor for TwoInputProces
         let deadline = timeout.map(|t| Instant::now() + t);
         loop {
             let a = self.first.process(Some(Duration::ZERO))?;
+            if self.aligner.borrow().has_outcome() {
+                return Ok(InputStatus::MoreAvailable);
+            }
             let b = self.second.process(Some(Duration::ZERO))?;
+            if self.aligner.borrow().has_outcome() {
+                return Ok(InputStatus::MoreAvailable);
+            }
             if a == InputStatus::EndOfInput && b == InputStatus::EndOfInput {
                 return Ok(InputStatus::EndOfInput);
             }
@@ -156,6 +175,14 @@ impl<A: DeserializeOwned, B: DeserializeOwned> InputProcessor for TwoInputProces
 
     fn records_in(&self) -> u64 {
         self.first.records_in() + self.second.records_in()
+    }
+
+    fn take_barrier_outcome(&mut self) -> Option<BarrierOutcome> {
+        self.aligner.borrow_mut().take_outcome()
+    }
+
+    fn last_alignment_duration(&self) -> Duration {
+        self.aligner.borrow().last_alignment_duration()
     }
 
     fn on_processing_time(&mut self, now: i64) -> Result<(), TaskError> {

@@ -1,0 +1,61 @@
+//! Checkpointing of keyed operators: their keyed state and timers, per key group.
+//!
+//! A keyed operator's snapshot is its backend's state per key group plus its timers
+//! under the reserved names of [`weir_state::timers`]; on restore the key groups of
+//! the subtask's range are split back into state (held until the operator declares
+//! it) and timers.
+
+use weir_runtime::operator::TaskContext;
+use weir_runtime::TaskError;
+use weir_state::timers::{EVENT_TIMERS, PROCESSING_TIMERS};
+use weir_state::{HeapKeyedStateBackend, Key, KeyGroupSnapshot, OperatorSnapshot, TimerService};
+
+fn is_timer(name: &str) -> bool {
+    name == EVENT_TIMERS || name == PROCESSING_TIMERS
+}
+
+/// The keyed state and timers of an operator as of now.
+pub fn snapshot_keyed<K: Key + Ord, N: Key + Ord>(
+    backend: &HeapKeyedStateBackend<K>,
+    timers: &TimerService<K, N>,
+) -> Result<OperatorSnapshot, TaskError> {
+    let fail = |e: weir_state::StateError| TaskError::Build(format!("keyed state snapshot: {e}"));
+    let mut groups: Vec<(u32, KeyGroupSnapshot)> = backend.snapshot().map_err(fail)?;
+    let timer_groups = timers
+        .snapshot(backend.key_group_range(), backend.max_parallelism())
+        .map_err(fail)?;
+    for (kg, entries) in timer_groups {
+        match groups.iter_mut().find(|(g, _)| *g == kg) {
+            Some((_, group)) => group.extend(entries),
+            None => groups.push((kg, entries)),
+        }
+    }
+    groups.retain(|(_, g)| !g.is_empty());
+    Ok(OperatorSnapshot {
+        keyed: groups,
+        ..OperatorSnapshot::default()
+    })
+}
+
+/// A backend for this subtask's key groups and empty timers, both restored from the
+/// operator's state in the checkpoint the task restores from, if any.
+pub fn restore_keyed<K: Key + Ord, N: Key + Ord>(
+    ctx: &TaskContext,
+) -> Result<(HeapKeyedStateBackend<K>, TimerService<K, N>), TaskError> {
+    let range = ctx.key_group_range();
+    let mut backend = HeapKeyedStateBackend::new(range, ctx.max_parallelism);
+    let mut timers = TimerService::new();
+    if let Some(restored) = ctx.state().restored(range) {
+        let state: Vec<(u32, KeyGroupSnapshot)> = restored
+            .keyed
+            .iter()
+            .map(|(kg, g)| (*kg, g.iter().filter(|(n, _)| !is_timer(n)).cloned().collect()))
+            .collect();
+        backend.restore(&state);
+        timers.restore(&restored.keyed).map_err(|e| TaskError::Restore {
+            checkpoint_id: ctx.state().restored_checkpoint().unwrap_or(0),
+            reason: format!("{}: timers: {e}", ctx.task_name),
+        })?;
+    }
+    Ok((backend, timers))
+}

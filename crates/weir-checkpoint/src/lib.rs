@@ -1,0 +1,35 @@
+//! Checkpointing for Weir, following Flink: the checkpoint options of a job
+//! ([`CheckpointConfig`]), the versioned `_metadata` format and the checkpoint storage
+//! layout ([`metadata`]), the checkpoint coordinator as a pure state machine
+//! ([`CheckpointCoordinator`]), its statistics ([`CheckpointStatsTracker`]) and the
+//! assignment of restored state to the subtasks of a new job ([`assign_restore`]).
+//!
+//! Nothing here starts threads or talks to the network; the only I/O is in the
+//! metadata file functions ([`write_metadata`], [`read_metadata`], [`discard`],
+//! [`CheckpointStorage::initialize_location`]), which the JobManager's I/O shell calls
+//! when it carries out the coordinator's [`CoordinatorAction`]s.
+
+#![warn(missing_docs)]
+
+pub mod assignment;
+pub mod config;
+pub mod coordinator;
+pub mod error;
+pub mod metadata;
+pub mod stats;
+
+pub use assignment::{assign_restore, RestoreAssignment, RestoreHandle, RestoreVertex, TaskRestore};
+pub use config::CheckpointConfig;
+pub use coordinator::{
+    AckOutcome, CheckpointCoordinator, CompletedCheckpoint, CoordinatorAction, DeclineReason, JobTermination,
+    SubtaskAcknowledgement, TaskKey, VertexInfo,
+};
+pub use error::CheckpointError;
+pub use metadata::{
+    checkpoint_directory, decode, discard, encode, read_metadata, savepoint_directory, write_metadata,
+    CheckpointMetadata, CheckpointStorage, SubtaskState, TaskState,
+};
+pub use stats::{
+    CheckpointCounts, CheckpointStats, CheckpointStatsTracker, CheckpointStatus, CompletedCheckpointSummary,
+    RestoredCheckpointStats, StatsSummary, SubtaskCheckpointStats, VertexCheckpointStats,
+};

@@ -1,0 +1,620 @@
+//! The `_metadata` file of a checkpoint or savepoint, and where checkpoints are stored.
+//!
+//! # Format (version 1)
+//!
+//! ```text
+//! offset  size  content
+//! 0       8     magic "WEIRCKPT" (ASCII)
+//! 8       4     format version, u32 big-endian (= 1)
+//! 12      ...   body: bincode (fixed-width little-endian integers, u64 lengths) of
+//!               CheckpointMetadata, with nothing after it
+//! ```
+//!
+//! The body is `CheckpointMetadata { job_id, checkpoint_id, timestamp, snapshot_type,
+//! tasks }`; each [`TaskState`] holds one [`SubtaskState`] per subtask, whose handle is
+//! `None` for a stateless subtask, inline bytes, or a file. [`decode`] checks the magic,
+//! the version, every length (a truncated file or a length running past the end is
+//! [`CheckpointError::CorruptMetadata`], never a panic nor a huge allocation), that no
+//! byte follows the body, and the consistency of the tasks (subtask indices below the
+//! parallelism and unique, parallelism at most the max parallelism, key-group ranges
+//! inside the max parallelism). A new format gets a new version number; old versions
+//! stay readable.
+//!
+//! # Storage
+//!
+//! [`CheckpointStorage`] is Flink's choice between JobManager storage (no directory:
+//! `_metadata` is not written, state lives inline in the JobManager) and file-system
+//! storage with Flink's layout:
+//!
+//! ```text
+//! <dir>/<job-id>/chk-<id>/_metadata     one directory per checkpoint
+//! <dir>/<job-id>/shared/                 (created on first use)
+//! <dir>/<job-id>/taskowned/              (created on first use)
+//! <savepoint-dir>/savepoint-<first 6 hex of job id>-<12 random hex>/_metadata
+//! ```
+//!
+//! Paths are strings; only local paths and `file://` URLs are supported now, and every
+//! file-system call goes through [`local_path`], the one place that will dispatch on
+//! `s3://` and friends later. `_metadata` is written atomically (temp file, then a
+//! hard link that fails if the target exists) and never overwritten.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use bincode::Options;
+use serde::{Deserialize, Serialize};
+use weir_core::checkpoint::StreamStateHandle;
+use weir_core::ids::{splitmix64, JobId, JobVertexId, OperatorId};
+use weir_core::{CheckpointId, KeyGroupRange, SnapshotType};
+
+use crate::config::CheckpointConfig;
+use crate::error::CheckpointError;
+
+/// The first 8 bytes of every `_metadata` file.
+pub const METADATA_MAGIC: &[u8; 8] = b"WEIRCKPT";
+/// The format version written by [`encode`].
+pub const METADATA_VERSION: u32 = 1;
+/// The file name of the metadata inside a checkpoint or savepoint directory.
+pub const METADATA_FILE_NAME: &str = "_metadata";
+/// The directory (under `<dir>/<job-id>`) for state shared between checkpoints.
+pub const SHARED_STATE_DIR: &str = "shared";
+/// The directory (under `<dir>/<job-id>`) for state owned by the tasks.
+pub const TASK_OWNED_STATE_DIR: &str = "taskowned";
+
+/// Everything needed to restore a job: one entry per vertex that was checkpointed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckpointMetadata {
+    /// The job that took the checkpoint.
+    pub job_id: JobId,
+    /// The checkpoint's id.
+    pub checkpoint_id: CheckpointId,
+    /// When it was triggered, ms since the epoch.
+    pub timestamp: i64,
+    /// Checkpoint or savepoint.
+    pub snapshot_type: SnapshotType,
+    /// One entry per vertex.
+    pub tasks: Vec<TaskState>,
+}
+
+/// The state of one vertex (a chain of operators) at a checkpoint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskState {
+    /// The vertex.
+    pub vertex_id: JobVertexId,
+    /// Its name (for messages and the web UI).
+    pub vertex_name: String,
+    /// The operators of its chain, head first; state is matched on restore by them.
+    pub operator_ids: Vec<OperatorId>,
+    /// Its parallelism when checkpointed.
+    pub parallelism: u32,
+    /// Its max parallelism (number of key groups).
+    pub max_parallelism: u32,
+    /// One entry per subtask.
+    pub subtasks: Vec<SubtaskState>,
+}
+
+/// The state of one subtask at a checkpoint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SubtaskState {
+    /// The subtask index.
+    pub subtask: u32,
+    /// The key groups it owned.
+    pub key_group_range: KeyGroupRange,
+    /// Its snapshot; `None` for a stateless subtask.
+    pub handle: Option<StreamStateHandle>,
+    /// Bytes of state it reported.
+    pub state_size: u64,
+}
+
+impl CheckpointMetadata {
+    /// Total bytes of state of all subtasks.
+    pub fn state_size(&self) -> u64 {
+        self.tasks
+            .iter()
+            .flat_map(|t| &t.subtasks)
+            .map(|s| s.state_size)
+            .fold(0u64, u64::saturating_add)
+    }
+
+    /// Checks the invariants [`decode`] promises; the error is the reason.
+    pub fn validate(&self) -> Result<(), String> {
+        for task in &self.tasks {
+            let name = &task.vertex_name;
+            if task.parallelism == 0 || task.parallelism > task.max_parallelism {
+                return Err(format!(
+                    "vertex {name}: parallelism {} with max parallelism {}",
+                    task.parallelism, task.max_parallelism
+                ));
+            }
+            let mut seen = vec![false; task.parallelism as usize];
+            for s in &task.subtasks {
+                let slot = seen.get_mut(s.subtask as usize).ok_or_else(|| {
+                    format!(
+                        "vertex {name}: subtask {} >= parallelism {}",
+                        s.subtask, task.parallelism
+                    )
+                })?;
+                if std::mem::replace(slot, true) {
+                    return Err(format!("vertex {name}: subtask {} is listed twice", s.subtask));
+                }
+                let r = s.key_group_range;
+                if !r.is_empty() && r.end >= task.max_parallelism {
+                    return Err(format!(
+                        "vertex {name}: subtask {} key groups {}..={} outside max parallelism {}",
+                        s.subtask, r.start, r.end, task.max_parallelism
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn body_options() -> impl Options {
+    bincode::DefaultOptions::new()
+        .with_fixint_encoding()
+        .with_little_endian()
+        .reject_trailing_bytes()
+}
+
+/// Encodes `metadata` in the current format (magic, version, body).
+pub fn encode(metadata: &CheckpointMetadata) -> Result<Vec<u8>, CheckpointError> {
+    let body = body_options()
+        .serialize(metadata)
+        .map_err(|e| CheckpointError::corrupt("<memory>", format!("cannot encode: {e}")))?;
+    let mut out = Vec::with_capacity(12 + body.len());
+    out.extend_from_slice(METADATA_MAGIC);
+    out.extend_from_slice(&METADATA_VERSION.to_be_bytes());
+    out.extend_from_slice(&body);
+    Ok(out)
+}
+
+/// Decodes a `_metadata` file's bytes; `path` names the file in errors.
+pub fn decode(bytes: &[u8], path: &str) -> Result<CheckpointMetadata, CheckpointError> {
+    if bytes.len() < METADATA_MAGIC.len() + 4 {
+        return Err(CheckpointError::corrupt(
+            path,
+            format!("file is truncated: {} bytes, the header alone has 12", bytes.len()),
+        ));
+    }
+    if &bytes[..8] != METADATA_MAGIC {
+        return Err(CheckpointError::corrupt(
+            path,
+            "not a Weir checkpoint metadata file (bad magic)",
+        ));
+    }
+    let version = u32::from_be_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
+    if version != METADATA_VERSION {
+        return Err(CheckpointError::corrupt(
+            path,
+            format!("unsupported metadata version {version} (this Weir reads version {METADATA_VERSION})"),
+        ));
+    }
+    let body = &bytes[12..];
+    let metadata: CheckpointMetadata = body_options()
+        .with_limit(body.len() as u64)
+        .deserialize(body)
+        .map_err(|e| CheckpointError::corrupt(path, format!("truncated or corrupt body: {e}")))?;
+    metadata
+        .validate()
+        .map_err(|reason| CheckpointError::corrupt(path, reason))?;
+    Ok(metadata)
+}
+
+/// Where a job's checkpoints go (Flink's `CheckpointStorage`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CheckpointStorage {
+    /// No checkpoint directory: metadata and state stay in the JobManager.
+    JobManager,
+    /// `execution.checkpointing.dir` is set: `<dir>/<job-id>/chk-<id>/_metadata`.
+    FileSystem {
+        /// The configured directory (a local path or `file://` URL).
+        dir: String,
+    },
+}
+
+impl CheckpointStorage {
+    /// File-system storage when a checkpoint directory is configured, else JobManager
+    /// storage.
+    pub fn from_config(config: &CheckpointConfig) -> Self {
+        match &config.checkpoint_dir {
+            Some(dir) => CheckpointStorage::FileSystem { dir: dir.clone() },
+            None => CheckpointStorage::JobManager,
+        }
+    }
+
+    /// The directory of checkpoint `id` of `job`; `None` for JobManager storage. Pure.
+    pub fn checkpoint_location(&self, job: &JobId, id: CheckpointId) -> Option<String> {
+        match self {
+            CheckpointStorage::JobManager => None,
+            CheckpointStorage::FileSystem { dir } => Some(checkpoint_directory(dir, job, id)),
+        }
+    }
+
+    /// Creates the directory of checkpoint `id` (and the job's `shared` and
+    /// `taskowned` directories) and returns it; `None` for JobManager storage.
+    pub fn initialize_location(&self, job: &JobId, id: CheckpointId) -> Result<Option<String>, CheckpointError> {
+        let CheckpointStorage::FileSystem { dir } = self else {
+            return Ok(None);
+        };
+        for sub in [shared_state_directory(dir, job), task_owned_state_directory(dir, job)] {
+            create_dir_all(&sub)?;
+        }
+        let location = checkpoint_directory(dir, job, id);
+        create_dir_all(&location)?;
+        Ok(Some(location))
+    }
+}
+
+fn join(dir: &str, name: &str) -> String {
+    format!("{}/{name}", dir.trim_end_matches('/'))
+}
+
+/// `<dir>/<job-id>`: every checkpoint of a job lives below it.
+pub fn job_directory(dir: &str, job: &JobId) -> String {
+    join(dir, &job.to_string())
+}
+
+/// `<dir>/<job-id>/chk-<id>`.
+pub fn checkpoint_directory(dir: &str, job: &JobId, id: CheckpointId) -> String {
+    join(&job_directory(dir, job), &format!("chk-{id}"))
+}
+
+/// `<dir>/<job-id>/shared`.
+pub fn shared_state_directory(dir: &str, job: &JobId) -> String {
+    join(&job_directory(dir, job), SHARED_STATE_DIR)
+}
+
+/// `<dir>/<job-id>/taskowned`.
+pub fn task_owned_state_directory(dir: &str, job: &JobId) -> String {
+    join(&job_directory(dir, job), TASK_OWNED_STATE_DIR)
+}
+
+/// `<dir>/savepoint-<first 6 hex of the job id>-<12 random hex>`.
+pub fn savepoint_directory(dir: &str, job: &JobId) -> String {
+    savepoint_directory_with(dir, job, JobId::random().0 as u64)
+}
+
+/// [`savepoint_directory`] with the random part derived from `random` (deterministic).
+pub fn savepoint_directory_with(dir: &str, job: &JobId, random: u64) -> String {
+    let job_hex = job.to_string();
+    let rand_hex = format!("{:012x}", splitmix64(random) & 0xffff_ffff_ffff);
+    join(dir, &format!("savepoint-{}-{rand_hex}", &job_hex[..6]))
+}
+
+/// The local path of `path`: a plain path or a `file:` URL. Any other scheme is
+/// [`CheckpointError::UnsupportedScheme`].
+pub fn local_path(path: &str) -> Result<PathBuf, CheckpointError> {
+    if let Some(rest) = path.strip_prefix("file://") {
+        // file:///tmp/x → /tmp/x; file://localhost/tmp/x → /tmp/x
+        let rest = rest.strip_prefix("localhost").unwrap_or(rest);
+        return Ok(PathBuf::from(rest));
+    }
+    if let Some(rest) = path.strip_prefix("file:") {
+        return Ok(PathBuf::from(rest));
+    }
+    if let Some((scheme, _)) = path.split_once("://") {
+        if !scheme.is_empty() && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)) {
+            return Err(CheckpointError::UnsupportedScheme {
+                scheme: scheme.to_string(),
+                path: path.to_string(),
+            });
+        }
+    }
+    Ok(PathBuf::from(path))
+}
+
+fn create_dir_all(path: &str) -> Result<(), CheckpointError> {
+    let local = local_path(path)?;
+    fs::create_dir_all(&local).map_err(|e| CheckpointError::io(path, &e))
+}
+
+/// Writes `metadata` as `<location>/_metadata` (creating `location`) atomically and
+/// returns the external path of the checkpoint: `location` itself. An existing
+/// `_metadata` is never overwritten ([`CheckpointError::MetadataExists`]).
+pub fn write_metadata(location: &str, metadata: &CheckpointMetadata) -> Result<String, CheckpointError> {
+    let dir = local_path(location)?;
+    fs::create_dir_all(&dir).map_err(|e| CheckpointError::io(location, &e))?;
+    let target = dir.join(METADATA_FILE_NAME);
+    let target_name = join(location, METADATA_FILE_NAME);
+    if target.exists() {
+        return Err(CheckpointError::MetadataExists { path: target_name });
+    }
+    let bytes = encode(metadata)?;
+    let nonce = JobId::random().0 as u64;
+    let temp = dir.join(format!("{METADATA_FILE_NAME}.inprogress.{nonce:016x}"));
+    let result = write_new_file(&temp, &bytes)
+        .map_err(|e| CheckpointError::io(temp.display().to_string(), &e))
+        .and_then(|()| publish(&temp, &target, &target_name));
+    let _ = fs::remove_file(&temp);
+    result.map(|()| location.to_string())
+}
+
+fn write_new_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut file = fs::OpenOptions::new().write(true).create_new(true).open(path)?;
+    file.write_all(bytes)?;
+    file.sync_all()
+}
+
+/// Moves the finished temp file to `target` without ever replacing an existing file.
+fn publish(temp: &Path, target: &Path, target_name: &str) -> Result<(), CheckpointError> {
+    match fs::hard_link(temp, target) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(CheckpointError::MetadataExists {
+            path: target_name.to_string(),
+        }),
+        Err(_) if !target.exists() => fs::rename(temp, target).map_err(|e| CheckpointError::io(target_name, &e)),
+        Err(_) => Err(CheckpointError::MetadataExists {
+            path: target_name.to_string(),
+        }),
+    }
+}
+
+/// Reads the metadata of a checkpoint or savepoint given as its directory or its
+/// `_metadata` file.
+pub fn read_metadata(path: &str) -> Result<CheckpointMetadata, CheckpointError> {
+    let local = local_path(path)?;
+    let file = if local.is_dir() {
+        let file = local.join(METADATA_FILE_NAME);
+        if !file.is_file() {
+            return Err(CheckpointError::NoMetadataInDirectory { path: path.to_string() });
+        }
+        file
+    } else if local.is_file() {
+        local
+    } else {
+        return Err(CheckpointError::MetadataNotFound { path: path.to_string() });
+    };
+    let name = file.display().to_string();
+    let bytes = fs::read(&file).map_err(|e| CheckpointError::io(&name, &e))?;
+    decode(&bytes, &name)
+}
+
+/// Deletes a checkpoint directory (or a single state file) with everything in it. A
+/// location that no longer exists is fine: discarding is idempotent.
+pub fn discard(location: &str) -> Result<(), CheckpointError> {
+    let local = local_path(location)?;
+    let result = if local.is_dir() {
+        fs::remove_dir_all(&local)
+    } else {
+        fs::remove_file(&local)
+    };
+    match result {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(CheckpointError::io(location, &e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> CheckpointMetadata {
+        CheckpointMetadata {
+            job_id: JobId(0xabcdef0123456789_abcdef0123456789),
+            checkpoint_id: 7,
+            timestamp: 1_700_000_000_000,
+            snapshot_type: SnapshotType::Checkpoint,
+            tasks: vec![
+                TaskState {
+                    vertex_id: JobVertexId(1),
+                    vertex_name: "Source: gen".to_string(),
+                    operator_ids: vec![OperatorId(11)],
+                    parallelism: 2,
+                    max_parallelism: 128,
+                    subtasks: vec![
+                        SubtaskState {
+                            subtask: 0,
+                            key_group_range: KeyGroupRange::for_subtask(128, 2, 0),
+                            handle: Some(StreamStateHandle::Inline(vec![1, 2, 3])),
+                            state_size: 3,
+                        },
+                        SubtaskState {
+                            subtask: 1,
+                            key_group_range: KeyGroupRange::for_subtask(128, 2, 1),
+                            handle: None,
+                            state_size: 0,
+                        },
+                    ],
+                },
+                TaskState {
+                    vertex_id: JobVertexId(2),
+                    vertex_name: "Count".to_string(),
+                    operator_ids: vec![OperatorId(21), OperatorId(22)],
+                    parallelism: 1,
+                    max_parallelism: 128,
+                    subtasks: vec![SubtaskState {
+                        subtask: 0,
+                        key_group_range: KeyGroupRange::new(0, 127),
+                        handle: Some(StreamStateHandle::File {
+                            path: "/x/chk-7/state-0".to_string(),
+                            size: 4096,
+                        }),
+                        state_size: 4096,
+                    }],
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn metadata_round_trips_through_encode_and_decode() {
+        let m = sample();
+        let bytes = encode(&m).unwrap();
+        assert_eq!(&bytes[..8], b"WEIRCKPT");
+        assert_eq!(&bytes[8..12], &[0, 0, 0, 1]);
+        assert_eq!(decode(&bytes, "f").unwrap(), m);
+        assert_eq!(m.state_size(), 4099);
+    }
+
+    #[test]
+    fn every_truncation_of_a_metadata_file_is_a_corrupt_metadata_error() {
+        let bytes = encode(&sample()).unwrap();
+        for len in 0..bytes.len() {
+            match decode(&bytes[..len], "/d/_metadata") {
+                Err(CheckpointError::CorruptMetadata { path, .. }) => assert_eq!(path, "/d/_metadata"),
+                other => panic!("len {len}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn bad_magic_unknown_version_and_trailing_bytes_are_rejected() {
+        let mut bytes = encode(&sample()).unwrap();
+        let mut bad = bytes.clone();
+        bad[0] = b'X';
+        assert!(decode(&bad, "p").unwrap_err().to_string().contains("bad magic"));
+        let mut bad = bytes.clone();
+        bad[11] = 2;
+        assert!(decode(&bad, "p")
+            .unwrap_err()
+            .to_string()
+            .contains("unsupported metadata version 2"));
+        bytes.push(0);
+        assert!(matches!(
+            decode(&bytes, "p"),
+            Err(CheckpointError::CorruptMetadata { .. })
+        ));
+    }
+
+    #[test]
+    fn a_huge_length_prefix_is_an_error_not_an_allocation() {
+        let mut bytes = encode(&sample()).unwrap();
+        // job_id (16) + checkpoint_id (8) + timestamp (8) + snapshot_type (4) → tasks length
+        let at = 12 + 16 + 8 + 8 + 4;
+        bytes[at..at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+        assert!(matches!(
+            decode(&bytes, "p"),
+            Err(CheckpointError::CorruptMetadata { .. })
+        ));
+    }
+
+    #[test]
+    fn inconsistent_subtasks_are_corrupt_metadata() {
+        let mut m = sample();
+        m.tasks[0].subtasks[1].subtask = 0;
+        let err = decode(&encode(&m).unwrap(), "p").unwrap_err().to_string();
+        assert!(err.contains("listed twice"), "{err}");
+        let mut m = sample();
+        m.tasks[0].subtasks[1].subtask = 5;
+        assert!(decode(&encode(&m).unwrap(), "p").is_err());
+        let mut m = sample();
+        m.tasks[1].subtasks[0].key_group_range = KeyGroupRange::new(0, 128);
+        assert!(decode(&encode(&m).unwrap(), "p").is_err());
+        let mut m = sample();
+        m.tasks[1].parallelism = 129;
+        assert!(decode(&encode(&m).unwrap(), "p").is_err());
+    }
+
+    #[test]
+    fn checkpoint_directories_follow_flinks_layout() {
+        let job = JobId(0xabcdef0123456789_abcdef0123456789);
+        assert_eq!(
+            checkpoint_directory("/data/chk/", &job, 3),
+            "/data/chk/abcdef0123456789abcdef0123456789/chk-3"
+        );
+        assert_eq!(
+            shared_state_directory("/d", &job),
+            "/d/abcdef0123456789abcdef0123456789/shared"
+        );
+        let sp = savepoint_directory_with("/sp", &job, 42);
+        assert!(sp.starts_with("/sp/savepoint-abcdef-"), "{sp}");
+        assert_eq!(sp.len(), "/sp/savepoint-abcdef-".len() + 12);
+        assert_eq!(sp, savepoint_directory_with("/sp", &job, 42));
+        assert_ne!(sp, savepoint_directory_with("/sp", &job, 43));
+        assert_ne!(savepoint_directory("/sp", &job), savepoint_directory("/sp", &job));
+    }
+
+    #[test]
+    fn storage_is_chosen_by_the_checkpoint_directory() {
+        let mut config = CheckpointConfig::default();
+        let job = JobId(1);
+        assert_eq!(CheckpointStorage::from_config(&config), CheckpointStorage::JobManager);
+        assert_eq!(CheckpointStorage::JobManager.checkpoint_location(&job, 1), None);
+        assert_eq!(CheckpointStorage::JobManager.initialize_location(&job, 1), Ok(None));
+        config.checkpoint_dir = Some("/c".to_string());
+        let storage = CheckpointStorage::from_config(&config);
+        assert_eq!(storage.checkpoint_location(&job, 2), Some(format!("/c/{job}/chk-2")));
+    }
+
+    #[test]
+    fn initialize_creates_shared_taskowned_and_the_checkpoint_directory() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = format!("file://{}", tmp.path().display());
+        let job = JobId(5);
+        let storage = CheckpointStorage::FileSystem { dir: dir.clone() };
+        let location = storage.initialize_location(&job, 1).unwrap().unwrap();
+        let job_dir = tmp.path().join(job.to_string());
+        assert!(job_dir.join("shared").is_dir());
+        assert!(job_dir.join("taskowned").is_dir());
+        assert!(job_dir.join("chk-1").is_dir());
+        assert_eq!(location, format!("{dir}/{job}/chk-1"));
+    }
+
+    #[test]
+    fn write_then_read_by_directory_or_file_and_never_overwrite() {
+        let tmp = tempfile::tempdir().unwrap();
+        let location = tmp.path().join("chk-7").display().to_string();
+        let m = sample();
+        assert_eq!(write_metadata(&location, &m).unwrap(), location);
+        assert_eq!(read_metadata(&location).unwrap(), m);
+        assert_eq!(read_metadata(&format!("{location}/_metadata")).unwrap(), m);
+        assert_eq!(read_metadata(&format!("file://{location}")).unwrap(), m);
+        let err = write_metadata(&location, &m).unwrap_err();
+        assert!(matches!(err, CheckpointError::MetadataExists { .. }), "{err:?}");
+        let leftovers: Vec<_> = fs::read_dir(&location)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(leftovers, vec![std::ffi::OsString::from("_metadata")]);
+    }
+
+    #[test]
+    fn reading_a_missing_path_or_a_directory_without_metadata_says_so() {
+        let tmp = tempfile::tempdir().unwrap();
+        let missing = tmp.path().join("nope").display().to_string();
+        assert_eq!(
+            read_metadata(&missing).unwrap_err().to_string(),
+            format!("Cannot find checkpoint or savepoint file/directory '{missing}' on file system 'file'.")
+        );
+        let empty = tmp.path().display().to_string();
+        assert!(matches!(
+            read_metadata(&empty),
+            Err(CheckpointError::NoMetadataInDirectory { .. })
+        ));
+        let garbage = tmp.path().join("_metadata");
+        fs::write(&garbage, b"WEIRCKPT\0\0\0\x01\x05").unwrap();
+        assert!(matches!(
+            read_metadata(&empty),
+            Err(CheckpointError::CorruptMetadata { .. })
+        ));
+    }
+
+    #[test]
+    fn other_url_schemes_are_not_supported_yet() {
+        let err = read_metadata("s3://bucket/chk-1").unwrap_err();
+        assert_eq!(
+            err,
+            CheckpointError::UnsupportedScheme {
+                scheme: "s3".to_string(),
+                path: "s3://bucket/chk-1".to_string()
+            }
+        );
+        assert!(write_metadata("hdfs://nn/x", &sample()).is_err());
+        assert!(discard("gs://b/x").is_err());
+        assert_eq!(local_path("file:///tmp/a").unwrap(), PathBuf::from("/tmp/a"));
+        assert_eq!(local_path("/tmp/a").unwrap(), PathBuf::from("/tmp/a"));
+    }
+
+    #[test]
+    fn discard_removes_the_directory_and_is_idempotent() {
+        let tmp = tempfile::tempdir().unwrap();
+        let location = tmp.path().join("chk-1").display().to_string();
+        write_metadata(&location, &sample()).unwrap();
+        discard(&location).unwrap();
+        assert!(!Path::new(&location).exists());
+        discard(&location).unwrap();
+    }
+}

@@ -1,0 +1,382 @@
+//! The JobMaster's side of checkpointing: it owns the job's [`CheckpointCoordinator`]
+//! and translates between it and the job's attempts. Coordinator decisions naming
+//! subtasks become [`Action`]s naming attempts and TaskManagers; acknowledgements
+//! naming attempts become coordinator events naming subtasks (stale attempts are
+//! ignored). On a restart, every subtask is deployed with the state of the latest
+//! completed checkpoint.
+
+use super::{Action, Failure, JobMaster};
+use crate::slot_table::SlotTable;
+use std::collections::BTreeMap;
+use weir_checkpoint::{
+    assign_restore, CheckpointConfig, CheckpointCoordinator, CoordinatorAction, DeclineReason, RestoreVertex,
+    SubtaskAcknowledgement, TaskKey, VertexInfo,
+};
+use weir_core::{CheckpointBarrier, CheckpointId};
+use weir_graph::{ExecutionState, JobGraph};
+use weir_rpc::{CheckpointingSettings, StateHandle, TaskRestoreDescriptor};
+
+/// What a task says when a newer checkpoint's barrier overtook the one it aligned.
+pub const SUBSUMED_BY_NEWER: &str = "subsumed by a newer one";
+/// What the I/O shell says when a trigger RPC failed (the task is gone).
+pub const TRIGGER_NOT_DELIVERED: &str = "the trigger did not reach the task";
+
+/// A task's acknowledgement as it arrives from a TaskManager.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointAck {
+    /// The checkpoint.
+    pub checkpoint_id: CheckpointId,
+    /// The stored state; none for a stateless task.
+    pub handle: Option<weir_core::checkpoint::StreamStateHandle>,
+    /// Bytes of state.
+    pub state_size: u64,
+    /// Synchronous part, ms.
+    pub sync_duration_ms: u64,
+    /// Asynchronous part, ms.
+    pub async_duration_ms: u64,
+    /// Alignment, ms.
+    pub alignment_duration_ms: u64,
+}
+
+/// The coordinator's view of the job's vertices.
+pub fn vertex_infos(job_graph: &JobGraph, stream_graph: &weir_graph::StreamGraph) -> Vec<VertexInfo> {
+    job_graph
+        .vertices
+        .iter()
+        .map(|v| VertexInfo {
+            vertex_id: v.id,
+            name: v.name.clone(),
+            parallelism: v.parallelism,
+            max_parallelism: v.max_parallelism,
+            operator_ids: v
+                .operators
+                .iter()
+                .filter_map(|op| stream_graph.nodes.get(op.node_id as usize).map(|n| n.operator_id()))
+                .collect(),
+            is_source: v.is_source,
+        })
+        .collect()
+}
+
+impl JobMaster {
+    /// Turns checkpointing on with `config` for the vertices `vertices`.
+    pub fn enable_checkpointing(&mut self, config: CheckpointConfig, vertices: Vec<VertexInfo>) {
+        let seed = self.job_id.0 as u64;
+        self.checkpoint_settings = Some(CheckpointingSettings {
+            directory: config.checkpoint_dir.clone().unwrap_or_default(),
+            inline_threshold: config.data_inline_threshold,
+        });
+        self.restore_vertices = vertices
+            .iter()
+            .zip(&self.job_graph.vertices)
+            .map(|(info, v)| RestoreVertex {
+                info: info.clone(),
+                max_parallelism_configured: v.max_parallelism_configured,
+            })
+            .collect();
+        self.checkpoints = Some(CheckpointCoordinator::new(config, self.job_id, vertices, seed));
+    }
+
+    /// The coordinator, when the job checkpoints.
+    pub fn checkpoint_coordinator(&self) -> Option<&CheckpointCoordinator> {
+        self.checkpoints.as_ref()
+    }
+
+    fn task_key(&self, attempt_id: &str) -> Option<TaskKey> {
+        let d = self.attempts.get(attempt_id)?;
+        let ev = self.execution_graph.execution_vertex(d.vertex, d.subtask)?;
+        (ev.current.attempt_id.to_string() == attempt_id).then_some(TaskKey {
+            vertex: d.vertex,
+            subtask: d.subtask,
+        })
+    }
+
+    /// A task acknowledged a checkpoint.
+    pub fn acknowledge_checkpoint(
+        &mut self,
+        attempt_id: &str,
+        ack: CheckpointAck,
+        slots: &mut SlotTable,
+        now_ms: i64,
+    ) -> Vec<Action> {
+        let Some(task) = self.task_key(attempt_id) else {
+            return Vec::new();
+        };
+        let Some(coordinator) = self.checkpoints.as_mut() else {
+            return Vec::new();
+        };
+        let (_, decisions) = coordinator.acknowledge(
+            SubtaskAcknowledgement {
+                checkpoint_id: ack.checkpoint_id,
+                task,
+                handle: ack.handle,
+                state_size: ack.state_size,
+                sync_duration_ms: ack.sync_duration_ms,
+                async_duration_ms: ack.async_duration_ms,
+                alignment_duration_ms: ack.alignment_duration_ms,
+            },
+            now_ms,
+        );
+        self.carry_out(decisions, slots, now_ms)
+    }
+
+    /// A task declined a checkpoint.
+    pub fn decline_checkpoint(
+        &mut self,
+        attempt_id: &str,
+        checkpoint_id: CheckpointId,
+        reason: String,
+        slots: &mut SlotTable,
+        now_ms: i64,
+    ) -> Vec<Action> {
+        let Some(task) = self.task_key(attempt_id) else {
+            return Vec::new();
+        };
+        let Some(coordinator) = self.checkpoints.as_mut() else {
+            return Vec::new();
+        };
+        let running = self
+            .execution_graph
+            .execution_vertex(task.vertex, task.subtask)
+            .is_some_and(|ev| ev.current.state == ExecutionState::Running);
+        let kind = if !running {
+            DeclineReason::TaskFinished
+        } else if reason.contains(SUBSUMED_BY_NEWER) {
+            DeclineReason::TaskNotReady
+        } else if reason.contains(TRIGGER_NOT_DELIVERED) {
+            DeclineReason::TaskNotRunning
+        } else {
+            DeclineReason::SnapshotFailed
+        };
+        let decisions = coordinator.decline(checkpoint_id, task, kind, reason, now_ms);
+        self.carry_out(decisions, slots, now_ms)
+    }
+
+    /// The I/O shell wrote (or failed to write) a checkpoint's `_metadata`.
+    pub fn checkpoint_metadata_written(
+        &mut self,
+        checkpoint_id: CheckpointId,
+        result: Result<Option<String>, String>,
+        slots: &mut SlotTable,
+        now_ms: i64,
+    ) -> Vec<Action> {
+        let Some(coordinator) = self.checkpoints.as_mut() else {
+            return Vec::new();
+        };
+        let decisions = coordinator.metadata_written(checkpoint_id, result, now_ms);
+        self.carry_out(decisions, slots, now_ms)
+    }
+
+    /// Periodic checkpoint work: start the scheduler once every task runs, trigger,
+    /// expire.
+    pub(super) fn checkpoint_tick(&mut self, slots: &mut SlotTable, now_ms: i64) -> Vec<Action> {
+        if self.checkpoints.is_none() || self.status != weir_rest::JobStatus::Running {
+            return Vec::new();
+        }
+        let all_running = self.execution_graph.job_vertices.iter().all(|v| {
+            v.task_vertices
+                .iter()
+                .all(|t| t.current.state == ExecutionState::Running)
+        });
+        let Some(coordinator) = self.checkpoints.as_mut() else {
+            return Vec::new();
+        };
+        let mut decisions = Vec::new();
+        if all_running && !self.checkpoint_scheduler_started {
+            self.checkpoint_scheduler_started = true;
+            decisions.extend(coordinator.start_scheduler(now_ms));
+        } else if !all_running && self.checkpoint_scheduler_started {
+            // A task finished: no new checkpoints (Weir does not checkpoint jobs with
+            // finished tasks yet), and pending ones cannot complete.
+            self.checkpoint_scheduler_started = false;
+            decisions.extend(coordinator.stop_scheduler());
+            decisions.extend(coordinator.abort_all("Some tasks of the job have already finished.", now_ms));
+        }
+        decisions.extend(coordinator.tick(now_ms));
+        self.carry_out(decisions, slots, now_ms)
+    }
+
+    /// The job fails over, is cancelled or restarts: pending checkpoints are aborted.
+    pub(super) fn checkpoints_abort_all(&mut self, reason: &str, slots: &mut SlotTable, now_ms: i64) -> Vec<Action> {
+        self.checkpoint_scheduler_started = false;
+        let Some(coordinator) = self.checkpoints.as_mut() else {
+            return Vec::new();
+        };
+        let mut decisions = coordinator.stop_scheduler();
+        decisions.extend(coordinator.abort_all(reason, now_ms));
+        self.carry_out(decisions, slots, now_ms)
+    }
+
+    /// The job reached a terminal status: retention decides what is deleted.
+    pub(super) fn checkpoints_shutdown(
+        &mut self,
+        termination: weir_checkpoint::JobTermination,
+        slots: &mut SlotTable,
+        now_ms: i64,
+    ) -> Vec<Action> {
+        self.checkpoint_scheduler_started = false;
+        let Some(coordinator) = self.checkpoints.as_mut() else {
+            return Vec::new();
+        };
+        let decisions = coordinator.shutdown(termination, now_ms);
+        self.carry_out(decisions, slots, now_ms)
+    }
+
+    /// The checkpoint settings and the restore of subtask `subtask` of `vertex`, for its
+    /// deployment descriptor.
+    pub(super) fn restore_for(
+        &self,
+        vertex: usize,
+        subtask: u32,
+    ) -> (Option<CheckpointingSettings>, Option<TaskRestoreDescriptor>) {
+        let restore = self.restore_plan.as_ref().and_then(|plan| {
+            let r = plan.tasks.get(&TaskKey { vertex, subtask })?;
+            Some(TaskRestoreDescriptor {
+                checkpoint_id: r.checkpoint_id,
+                handles: r.handles.iter().map(|h| StateHandle::from(&h.handle)).collect(),
+                rescaled: r.handles.iter().any(|h| h.old_subtask != subtask) || r.handles.len() > 1,
+            })
+        });
+        (self.checkpoint_settings.clone(), restore)
+    }
+
+    /// Before a restart: plans the restore of every subtask from the latest completed
+    /// checkpoint. A checkpoint that cannot be assigned fails the job.
+    pub(super) fn plan_restore(&mut self, now_ms: i64) -> Result<(), Failure> {
+        let Some(latest) = self.checkpoints.as_ref().and_then(|c| c.latest_completed()) else {
+            return Ok(());
+        };
+        let path = latest
+            .external_path
+            .clone()
+            .unwrap_or_else(|| format!("<jobmanager memory>/chk-{}", latest.id));
+        match assign_restore(&latest.metadata, &path, &self.restore_vertices, false) {
+            Ok(plan) => {
+                self.restore_plan = Some(plan);
+                if let Some(c) = self.checkpoints.as_mut() {
+                    c.report_recovery(now_ms);
+                }
+                Ok(())
+            }
+            Err(e) => Err(Failure {
+                name: "weir.runtime.state.StateRestoreException".into(),
+                message: e.to_string(),
+                task_name: None,
+                location: None,
+            }),
+        }
+    }
+
+    fn checkpoint_target(&self, key: TaskKey, slots: &SlotTable) -> Option<(String, String, ExecutionState)> {
+        let ev = self.execution_graph.execution_vertex(key.vertex, key.subtask)?;
+        let attempt = ev.current.attempt_id.to_string();
+        let d = self.attempts.get(&attempt)?;
+        let tm = slots.get(&d.slot.resource_id)?;
+        Some((attempt, tm.registration.rpc_address.clone(), ev.current.state))
+    }
+
+    /// Carries out coordinator decisions: RPCs become actions, a source that is not
+    /// running declines at once, `FailJob` fails the job over.
+    fn carry_out(&mut self, decisions: Vec<CoordinatorAction>, slots: &mut SlotTable, now_ms: i64) -> Vec<Action> {
+        let mut actions = Vec::new();
+        let mut queue: std::collections::VecDeque<CoordinatorAction> = decisions.into();
+        while let Some(d) = queue.pop_front() {
+            match d {
+                CoordinatorAction::TriggerCheckpoint {
+                    checkpoint_id,
+                    timestamp,
+                    options,
+                    tasks,
+                    ..
+                } => {
+                    let barrier = CheckpointBarrier {
+                        id: checkpoint_id,
+                        timestamp,
+                        options,
+                    };
+                    for key in tasks {
+                        match self.checkpoint_target(key, slots) {
+                            Some((attempt_id, rpc_address, ExecutionState::Running)) => {
+                                actions.push(Action::TriggerCheckpoint {
+                                    rpc_address,
+                                    job_id: self.job_id.to_string(),
+                                    attempt_id,
+                                    barrier,
+                                })
+                            }
+                            _ => {
+                                if let Some(c) = self.checkpoints.as_mut() {
+                                    queue.extend(c.decline(
+                                        checkpoint_id,
+                                        key,
+                                        DeclineReason::TaskNotRunning,
+                                        String::new(),
+                                        now_ms,
+                                    ));
+                                }
+                                break;
+                            }
+                        }
+                    }
+                }
+                CoordinatorAction::WriteMetadata {
+                    checkpoint_id,
+                    metadata,
+                    target,
+                    ..
+                } => actions.push(Action::WriteCheckpointMetadata {
+                    job_id: self.job_id,
+                    checkpoint_id,
+                    metadata: Box::new(metadata),
+                    target,
+                }),
+                CoordinatorAction::NotifyComplete { checkpoint_id, tasks } => {
+                    actions.extend(self.notify(checkpoint_id, &tasks, true, slots));
+                }
+                CoordinatorAction::NotifyAborted {
+                    checkpoint_id, tasks, ..
+                } => {
+                    actions.extend(self.notify(checkpoint_id, &tasks, false, slots));
+                }
+                CoordinatorAction::Discard { location } => actions.push(Action::DiscardCheckpoint { location }),
+                CoordinatorAction::FailJob { reason } => {
+                    let failure = Failure {
+                        name: "weir.runtime.checkpoint.CheckpointException".into(),
+                        message: reason,
+                        task_name: None,
+                        location: None,
+                    };
+                    actions.extend(self.handle_failure(failure, slots, now_ms));
+                }
+            }
+        }
+        actions
+    }
+
+    fn notify(
+        &self,
+        checkpoint_id: CheckpointId,
+        tasks: &[TaskKey],
+        completed: bool,
+        slots: &SlotTable,
+    ) -> Vec<Action> {
+        let mut per_tm: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for key in tasks {
+            if let Some((attempt, rpc, state)) = self.checkpoint_target(*key, slots) {
+                if !state.is_terminal() {
+                    per_tm.entry(rpc).or_default().push(attempt);
+                }
+            }
+        }
+        per_tm
+            .into_iter()
+            .map(|(rpc_address, attempt_ids)| Action::NotifyCheckpoint {
+                rpc_address,
+                job_id: self.job_id.to_string(),
+                attempt_ids,
+                checkpoint_id,
+                completed,
+            })
+            .collect()
+    }
+}
