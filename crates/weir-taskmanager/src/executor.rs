@@ -180,7 +180,7 @@ impl TaskExecutor {
         counts: TaskMetricsSnapshot,
     ) {
         let (failure_name, failure_message) = failure.unwrap_or_default();
-        let _ = self.reports.send(Report::State(TaskExecutionState {
+        let sent = self.reports.send(Report::State(TaskExecutionState {
             job_id: job_id.to_string(),
             attempt_id: attempt_id.to_string(),
             state: state.to_string(),
@@ -193,6 +193,13 @@ impl TaskExecutor {
             idle_ms: counts.idle_ms,
             backpressured_ms: counts.backpressured_ms,
         }));
+        if sent.is_err() {
+            // Only when the process shuts down: the JobManager then notices the lost
+            // TaskManager by its broken RPC endpoint and fails the attempt over.
+            tracing::warn!(
+                "state report {state} of attempt {attempt_id} (job {job_id}) dropped: the TaskManager is shutting down"
+            );
+        }
     }
 
     fn job_code(&self, tdd: &TaskDeploymentDescriptor) -> Result<Arc<JobCode>, String> {
