@@ -109,6 +109,13 @@ pub enum ConfigError {
         /// Total Flink memory, configured or derived.
         total_flink: MemorySize,
     },
+    /// A job's configuration names a key Weir does not know (a typo would otherwise
+    /// silently give the default).
+    #[error("Unknown configuration key '{key}': Weir has no option of that name")]
+    UnknownKey {
+        /// The key as given.
+        key: String,
+    },
     /// Any other inconsistent configuration (Flink's `IllegalConfigurationException`).
     #[error("{0}")]
     IllegalConfiguration(String),

@@ -20,12 +20,28 @@ pub fn to_proto(inv: &ProgramInvocation) -> weir_rpc::ProgramInvocation {
     }
 }
 
-/// The invocation a submission asks for: the cluster configuration, overridden by the
-/// submission's `config` entries, read through the typed option registry (so a bad
-/// value is a clear error naming its key), then the request's own fields.
-pub fn from_submission(cluster: &Configuration, request: &JobSubmitRequest) -> Result<ProgramInvocation, ConfigError> {
+/// What a submission asks for: the program invocation and the job's configuration.
+#[derive(Debug, Clone)]
+pub struct JobSubmission {
+    /// The program, its arguments and job settings.
+    pub invocation: ProgramInvocation,
+    /// The cluster configuration overridden by the submission's `config` entries: the
+    /// job's restart strategy and checkpointing options are read from it.
+    pub config: Configuration,
+}
+
+/// The submission `request` asks for: the cluster configuration, overridden by the
+/// submission's `config` entries, read through the typed option registry (so an
+/// unknown key or a bad value is a clear error naming its key), then the request's own
+/// fields.
+pub fn from_submission(cluster: &Configuration, request: &JobSubmitRequest) -> Result<JobSubmission, ConfigError> {
+    let job_config = Configuration::from_map(request.config.clone());
+    if let Some(key) = job_config.unknown_keys().first() {
+        return Err(ConfigError::UnknownKey { key: key.to_string() });
+    }
+    job_config.validate()?;
     let mut conf = cluster.clone();
-    conf.extend_from(&Configuration::from_map(request.config.clone()));
+    conf.extend_from(&job_config);
     let mut inv = ProgramInvocation::new(request.program.clone());
     inv.args = request.args.clone();
     inv.parallelism = match request.parallelism {
@@ -44,7 +60,10 @@ pub fn from_submission(cluster: &Configuration, request: &JobSubmitRequest) -> R
     };
     inv.auto_watermark_interval_ms = conf.get(&o::AUTO_WATERMARK_INTERVAL)?.as_millis() as i64;
     inv.job_name = request.job_name.clone().unwrap_or_else(|| request.program.clone());
-    Ok(inv)
+    Ok(JobSubmission {
+        invocation: inv,
+        config: conf,
+    })
 }
 
 #[cfg(test)]
@@ -63,7 +82,9 @@ mod tests {
         cluster
             .set_string("parallelism.default", "3")
             .set_string("pipeline.auto-watermark-interval", "1 s");
-        let inv = from_submission(&cluster, &request(&[("execution.buffer-timeout.interval", "5 ms")])).unwrap();
+        let inv = from_submission(&cluster, &request(&[("execution.buffer-timeout.interval", "5 ms")]))
+            .unwrap()
+            .invocation;
         assert_eq!(
             (inv.parallelism, inv.buffer_timeout_ms, inv.auto_watermark_interval_ms),
             (3, 5, 1000)
@@ -76,7 +97,8 @@ mod tests {
                 ("pipeline.operator-chaining.enabled", "false"),
             ]),
         )
-        .unwrap();
+        .unwrap()
+        .invocation;
         assert_eq!(inv.buffer_timeout_ms, -1);
         assert!(!inv.chaining_enabled);
     }
@@ -90,5 +112,39 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(err.contains("pipeline.operator-chaining.enabled"), "{err}");
+    }
+
+    #[test]
+    fn an_unknown_submission_key_is_refused_by_name() {
+        let err = from_submission(
+            &Configuration::new(),
+            &request(&[("execution.checkpointing.intervall", "1 s")]),
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            err,
+            "Unknown configuration key 'execution.checkpointing.intervall': Weir has no option of that name"
+        );
+    }
+
+    #[test]
+    fn the_job_configuration_carries_the_submission_restart_and_checkpoint_options() {
+        let mut cluster = Configuration::new();
+        cluster.set_string("restart-strategy.type", "none");
+        let sub = from_submission(
+            &cluster,
+            &request(&[
+                ("restart-strategy.type", "fixed-delay"),
+                ("execution.checkpointing.interval", "250 ms"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(sub.config.get_string("restart-strategy.type"), Some("fixed-delay"));
+        assert_eq!(
+            sub.config.get_string("execution.checkpointing.interval"),
+            Some("250 ms")
+        );
+        assert_eq!(cluster.get_string("restart-strategy.type"), Some("none"));
     }
 }

@@ -2,6 +2,7 @@
 //! lock. Every entry point (an RPC, a REST call, the periodic tick) takes the lock,
 //! lets the state machines decide, and hands the resulting actions to the I/O shell.
 
+use crate::invocation::JobSubmission;
 use crate::job_master::{Action, JobMaster};
 use crate::restart_strategy::RestartBackoffTimeStrategy;
 use crate::settings::JobManagerSettings;
@@ -10,7 +11,7 @@ use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
 use tokio::sync::mpsc::UnboundedSender;
-use weir_api::program::{ProgramInvocation, ProgramRegistry};
+use weir_api::program::ProgramRegistry;
 use weir_core::ids::JobId;
 use weir_graph::{ExecutionState, JobGraph};
 
@@ -185,8 +186,10 @@ impl JobManager {
         self.emit(actions);
     }
 
-    /// Accepts a job: builds its program, compiles its graphs, starts its JobMaster.
-    pub fn submit(&self, invocation: ProgramInvocation) -> Result<JobId, SubmissionError> {
+    /// Accepts a job: builds its program, compiles its graphs, starts its JobMaster with
+    /// the restart strategy and checkpointing of the job's configuration.
+    pub fn submit(&self, submission: JobSubmission) -> Result<JobId, SubmissionError> {
+        let JobSubmission { invocation, config } = submission;
         let program = self
             .registry
             .build(&invocation)
@@ -195,14 +198,10 @@ impl JobManager {
             JobGraph::from_stream_graph(&program.stream_graph).map_err(|e| SubmissionError(e.to_string()))?;
         let fingerprint = program.stream_graph.fingerprint();
         let job_id = JobId::random();
-        let checkpoint_config = weir_checkpoint::CheckpointConfig::from_config(&self.settings.config)
+        let checkpoint_config =
+            weir_checkpoint::CheckpointConfig::from_config(&config).map_err(|e| SubmissionError(e.to_string()))?;
+        let restart = RestartBackoffTimeStrategy::from_config(&config, checkpoint_config.is_enabled(), job_id.0 as u64)
             .map_err(|e| SubmissionError(e.to_string()))?;
-        let restart = RestartBackoffTimeStrategy::from_config(
-            &self.settings.config,
-            checkpoint_config.is_enabled(),
-            job_id.0 as u64,
-        )
-        .map_err(|e| SubmissionError(e.to_string()))?;
         let vertices = crate::job_master::vertex_infos(&job_graph, &program.stream_graph);
         let now = now_ms();
         let mut jm = JobMaster::new(

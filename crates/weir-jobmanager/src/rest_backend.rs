@@ -456,9 +456,9 @@ impl RestBackend for JobManagerRest {
     }
 
     fn submit_job(&self, request: JobSubmitRequest) -> Result<JobSubmitResponse, RestError> {
-        let invocation = crate::invocation::from_submission(&self.jm.settings.config, &request)
+        let submission = crate::invocation::from_submission(&self.jm.settings.config, &request)
             .map_err(|e| RestError::BadRequest(e.to_string()))?;
-        let jobid = self.jm.submit(invocation).map_err(|e| RestError::BadRequest(e.0))?;
+        let jobid = self.jm.submit(submission).map_err(|e| RestError::BadRequest(e.0))?;
         Ok(JobSubmitResponse { jobid })
     }
 }

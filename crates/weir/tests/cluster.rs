@@ -233,24 +233,12 @@ fn two_jobs_run_side_by_side_and_cancel_works() {
     assert_eq!(o["jobs-finished"], 1);
 }
 
-fn weir(args: &[&str]) -> (i32, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_weir"))
-        .args(args)
-        .output()
-        .expect("run weir");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 #[test]
 fn run_list_and_cancel_from_the_command_line() {
     let cluster = Cluster::start(1, 2, &[]);
     let dir = tempfile::tempdir().unwrap();
     let out_arg = format!("output={}", dir.path().display());
-    let (code, out, err) = weir(&[
+    let (code, out, err) = weir_cli(&[
         "run",
         "-m",
         &cluster.rest,
@@ -269,7 +257,7 @@ fn run_list_and_cancel_from_the_command_line() {
     assert!(out.contains("reached state FINISHED"), "{out}");
     assert_eq!(read_parts(dir.path()), expected_sums(5, 1000, 42));
 
-    let (code, out, err) = weir(&[
+    let (code, out, err) = weir_cli(&[
         "run",
         "-m",
         &cluster.rest,
@@ -282,29 +270,29 @@ fn run_list_and_cancel_from_the_command_line() {
     ]);
     assert_eq!(code, 0, "{err}");
     let jid = out.trim().rsplit(' ').next().unwrap().to_string();
-    let (code, out, _) = weir(&["list", "-m", &cluster.rest]);
+    let (code, out, _) = weir_cli(&["list", "-m", &cluster.rest]);
     assert_eq!(code, 0);
     assert!(out.contains(&jid), "{out}");
-    let (code, out, err) = weir(&["cancel", "-m", &cluster.rest, &jid]);
+    let (code, out, err) = weir_cli(&["cancel", "-m", &cluster.rest, &jid]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains(&jid));
     assert_eq!(cluster.wait_terminal(&jid, Duration::from_secs(30)), "CANCELED");
-    let (code, _, err) = weir(&["cancel", "-m", &cluster.rest, &jid]);
+    let (code, _, err) = weir_cli(&["cancel", "-m", &cluster.rest, &jid]);
     assert_ne!(code, 0);
     assert_eq!(err.trim().lines().count(), 1, "{err}");
 
-    let (code, _, err) = weir(&["run", "-m", &cluster.rest, "nosuch"]);
+    let (code, _, err) = weir_cli(&["run", "-m", &cluster.rest, "nosuch"]);
     assert_ne!(code, 0);
     assert!(err.contains("unknown program 'nosuch'"), "{err}");
 }
 
 #[test]
 fn a_taskmanager_whose_task_heap_comes_out_negative_is_refused_with_the_numbers() {
-    let (code, _, err) = weir(&["taskmanager", "-D", "taskmanager.memory.process.size=600m"]);
+    let (code, _, err) = weir_cli(&["taskmanager", "-D", "taskmanager.memory.process.size=600m"]);
     assert_ne!(code, 0);
     assert!(err.contains("Task Off-Heap Memory") || err.contains("exceed"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
-    let (code, _, err) = weir(&["jobmanager", "-D", "rest.port=notaport"]);
+    let (code, _, err) = weir_cli(&["jobmanager", "-D", "rest.port=notaport"]);
     assert_ne!(code, 0);
     assert!(err.contains("rest.port"), "{err}");
 }

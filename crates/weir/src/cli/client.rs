@@ -71,6 +71,10 @@ pub struct RunArgs {
     /// Detached: return once the job is submitted.
     #[arg(short = 'd', long = "detached")]
     pub detached: bool,
+    /// A job configuration option `key=value` (restart strategy, checkpointing, …);
+    /// repeatable. Unknown keys and bad values are refused by the JobManager.
+    #[arg(short = 'D', value_name = "KEY=VALUE")]
+    pub dynamic: Vec<String>,
     /// The program and its settings.
     #[command(flatten)]
     pub job: JobArgs,
@@ -80,18 +84,25 @@ pub struct RunArgs {
 pub fn run(args: &RunArgs) -> Result<()> {
     let inv = super::commands::invocation(&args.job)?;
     let mut config = BTreeMap::new();
+    for entry in &args.dynamic {
+        let (key, value) = entry
+            .split_once('=')
+            .filter(|(k, _)| !k.trim().is_empty())
+            .ok_or_else(|| anyhow!("invalid -D '{entry}': expected key=value"))?;
+        config.insert(key.trim().to_string(), value.trim().to_string());
+    }
     if !inv.chaining_enabled {
-        config.insert("pipeline.operator-chaining.enabled", "false".to_string());
+        config.insert("pipeline.operator-chaining.enabled".to_string(), "false".to_string());
     }
     if let Some(ms) = args.job.auto_watermark_interval {
-        config.insert("pipeline.auto-watermark-interval", format!("{ms} ms"));
+        config.insert("pipeline.auto-watermark-interval".to_string(), format!("{ms} ms"));
     }
     match args.job.buffer_timeout {
         Some(-1) => {
-            config.insert("execution.buffer-timeout.enabled", "false".to_string());
+            config.insert("execution.buffer-timeout.enabled".to_string(), "false".to_string());
         }
         Some(t) => {
-            config.insert("execution.buffer-timeout.interval", format!("{t} ms"));
+            config.insert("execution.buffer-timeout.interval".to_string(), format!("{t} ms"));
         }
         None => {}
     }

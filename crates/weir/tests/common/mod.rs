@@ -163,3 +163,16 @@ pub fn read_parts(dir: &std::path::Path) -> Vec<String> {
     lines.sort();
     lines
 }
+
+/// Runs the `weir` binary with `args`: exit code, stdout, stderr.
+pub fn weir_cli(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_weir"))
+        .args(args)
+        .output()
+        .expect("run weir");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
