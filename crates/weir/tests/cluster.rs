@@ -314,12 +314,12 @@ fn start_cluster_and_stop_cluster_manage_background_processes() {
     let common = ["-D", &cluster_dir, "-D", &rest_port, "-D", &rpc_port];
     let mut args = vec!["start-cluster", "--taskmanagers", "2"];
     args.extend_from_slice(&common);
-    let (code, out, err) = weir(&args);
+    let (code, out, err) = weir_cli(&args);
     // Whatever happens, stop what was started.
     let mut stop = vec!["stop-cluster"];
     stop.extend_from_slice(&common);
     if code != 0 {
-        weir(&stop);
+        weir_cli(&stop);
         panic!("start-cluster failed: {out} {err}");
     }
     assert!(out.contains("Cluster ready"), "{out}");
@@ -327,7 +327,7 @@ fn start_cluster_and_stop_cluster_manage_background_processes() {
     assert!(dir.path().join("taskmanager-1.log").exists());
     let rest = format!("127.0.0.1:{port}");
     assert_eq!(get(&rest, "/overview").1["taskmanagers"], 2);
-    let (code, out, _) = weir(&stop);
+    let (code, out, _) = weir_cli(&stop);
     assert_eq!(code, 0);
     assert!(out.contains("Stopped jobmanager"), "{out}");
     assert!(!dir.path().join("jobmanager.pid").exists());
