@@ -26,7 +26,7 @@ pub use coordinator::{
 };
 pub use error::CheckpointError;
 pub use metadata::{
-    checkpoint_directory, decode, discard, encode, read_metadata, savepoint_directory, write_metadata,
+    checkpoint_directory, decode, discard, encode, read_metadata, savepoint_directory, write_metadata, write_savepoint,
     CheckpointMetadata, CheckpointStorage, SubtaskState, TaskState,
 };
 pub use stats::{

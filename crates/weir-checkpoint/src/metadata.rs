@@ -331,6 +331,67 @@ pub fn write_metadata(location: &str, metadata: &CheckpointMetadata) -> Result<S
     result.map(|()| location.to_string())
 }
 
+/// Writes a savepoint into `location`: state files the tasks wrote elsewhere are moved
+/// into it and their handles become relative to it, then `_metadata` is written. A
+/// savepoint directory is thus self-contained: it can be moved or copied as a whole,
+/// and discarding checkpoints never touches it. Returns `location`.
+pub fn write_savepoint(location: &str, metadata: &CheckpointMetadata) -> Result<String, CheckpointError> {
+    let dir = local_path(location)?;
+    fs::create_dir_all(&dir).map_err(|e| CheckpointError::io(location, &e))?;
+    let mut relocated = metadata.clone();
+    let mut emptied = std::collections::BTreeSet::new();
+    for handle in relocated
+        .tasks
+        .iter_mut()
+        .flat_map(|t| t.subtasks.iter_mut())
+        .filter_map(|s| s.handle.as_mut())
+    {
+        let StreamStateHandle::File { path, .. } = handle else {
+            continue;
+        };
+        let source = PathBuf::from(path.as_str());
+        let Some(name) = source.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+            continue;
+        };
+        if source.parent() == Some(dir.as_path()) {
+            *path = name;
+            continue;
+        }
+        let target = dir.join(&name);
+        if fs::rename(&source, &target).is_err() {
+            fs::copy(&source, &target).map_err(|e| CheckpointError::io(path.as_str(), &e))?;
+            fs::remove_file(&source).map_err(|e| CheckpointError::io(path.as_str(), &e))?;
+        }
+        if let Some(parent) = source.parent() {
+            emptied.insert(parent.to_path_buf());
+        }
+        *path = name;
+    }
+    let written = write_metadata(location, &relocated)?;
+    for parent in emptied {
+        // The tasks' directory for this savepoint id is empty now; a directory still
+        // holding files (not ours) is left alone, so the error is expected then.
+        fs::remove_dir(&parent).ok();
+    }
+    Ok(written)
+}
+
+/// Makes relative state file paths of a savepoint absolute, against its directory.
+fn resolve_relative_handles(metadata: &mut CheckpointMetadata, dir: &Path) {
+    for handle in metadata
+        .tasks
+        .iter_mut()
+        .flat_map(|t| t.subtasks.iter_mut())
+        .filter_map(|s| s.handle.as_mut())
+    {
+        if let StreamStateHandle::File { path, .. } = handle {
+            if Path::new(path.as_str()).is_relative() {
+                *path = dir.join(path.as_str()).display().to_string();
+            }
+        }
+    }
+}
+
 fn write_new_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut file = fs::OpenOptions::new().write(true).create_new(true).open(path)?;
     file.write_all(bytes)?;
@@ -368,7 +429,11 @@ pub fn read_metadata(path: &str) -> Result<CheckpointMetadata, CheckpointError> 
     };
     let name = file.display().to_string();
     let bytes = fs::read(&file).map_err(|e| CheckpointError::io(&name, &e))?;
-    decode(&bytes, &name)
+    let mut metadata = decode(&bytes, &name)?;
+    if let Some(dir) = file.parent() {
+        resolve_relative_handles(&mut metadata, dir);
+    }
+    Ok(metadata)
 }
 
 /// Deletes a checkpoint directory (or a single state file) with everything in it. A
@@ -390,6 +455,36 @@ pub fn discard(location: &str) -> Result<(), CheckpointError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_savepoint_takes_its_state_files_along_and_resolves_them_after_a_move() {
+        let root = tempfile::tempdir().unwrap();
+        let chk = root.path().join("chk").join("chk-7");
+        fs::create_dir_all(&chk).unwrap();
+        let state = chk.join("state-0");
+        fs::write(&state, b"state bytes").unwrap();
+        let mut metadata = sample();
+        metadata.tasks[1].subtasks[0].handle = Some(StreamStateHandle::File {
+            path: state.display().to_string(),
+            size: 11,
+        });
+        let sp = root.path().join("sp").join("savepoint-1");
+        write_savepoint(&sp.display().to_string(), &metadata).unwrap();
+        assert!(
+            !state.exists() && !chk.exists(),
+            "the task directory is emptied and removed"
+        );
+        // Moved as a whole, the savepoint still reads: handles are relative to it.
+        let moved = root.path().join("elsewhere");
+        fs::rename(&sp, &moved).unwrap();
+        let read = read_metadata(&moved.display().to_string()).unwrap();
+        let Some(StreamStateHandle::File { path, size }) = &read.tasks[1].subtasks[0].handle else {
+            panic!("file handle expected: {read:?}");
+        };
+        assert_eq!((path.as_str(), *size), (moved.join("state-0").to_str().unwrap(), 11));
+        assert_eq!(fs::read(path).unwrap(), b"state bytes");
+        assert_eq!(read.tasks[0], metadata.tasks[0]);
+    }
 
     fn sample() -> CheckpointMetadata {
         CheckpointMetadata {

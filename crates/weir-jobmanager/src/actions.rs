@@ -115,6 +115,7 @@ async fn execute(jm: Arc<JobManager>, clients: Clients, action: Action) {
             job_id,
             attempt_id,
             barrier,
+            drain,
         } => {
             let Some(mut c) = clients.get(&rpc_address) else { return };
             let request = weir_rpc::TriggerCheckpointRequest {
@@ -124,6 +125,7 @@ async fn execute(jm: Arc<JobManager>, clients: Clients, action: Action) {
                 timestamp: barrier.timestamp,
                 snapshot_type: barrier.options.snapshot_type.flink_name().to_string(),
                 mode: barrier.options.mode.flink_name().to_string(),
+                drain,
             };
             if let Err(status) = c.trigger_checkpoint(request).await {
                 if let Some(job) = JobId::parse(&job_id) {
@@ -162,13 +164,17 @@ async fn execute(jm: Arc<JobManager>, clients: Clients, action: Action) {
             checkpoint_id,
             metadata,
             target,
+            savepoint,
         } => {
             let result = match target {
                 None => Ok(None),
                 Some(location) => tokio::task::spawn_blocking(move || {
-                    weir_checkpoint::write_metadata(&location, &metadata)
-                        .map(Some)
-                        .map_err(|e| e.to_string())
+                    let written = if savepoint {
+                        weir_checkpoint::write_savepoint(&location, &metadata)
+                    } else {
+                        weir_checkpoint::write_metadata(&location, &metadata)
+                    };
+                    written.map(Some).map_err(|e| e.to_string())
                 })
                 .await
                 .unwrap_or_else(|e| Err(format!("metadata writer panicked: {e}"))),

@@ -28,6 +28,10 @@ pub struct JobSubmission {
     /// The cluster configuration overridden by the submission's `config` entries: the
     /// job's restart strategy and checkpointing options are read from it.
     pub config: Configuration,
+    /// The savepoint or retained checkpoint to start from.
+    pub savepoint_path: Option<String>,
+    /// Start even when savepoint state belongs to no operator of the job.
+    pub allow_non_restored_state: bool,
 }
 
 /// The submission `request` asks for: the cluster configuration, overridden by the
@@ -63,6 +67,8 @@ pub fn from_submission(cluster: &Configuration, request: &JobSubmitRequest) -> R
     Ok(JobSubmission {
         invocation: inv,
         config: conf,
+        savepoint_path: request.savepoint_path.clone().filter(|p| !p.trim().is_empty()),
+        allow_non_restored_state: request.allow_non_restored_state,
     })
 }
 

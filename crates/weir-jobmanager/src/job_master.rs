@@ -9,8 +9,10 @@
 //! table is passed in so that allocation is part of the same decision.
 
 mod checkpointing;
+mod savepoints;
 
 pub use checkpointing::{vertex_infos, CheckpointAck, SUBSUMED_BY_NEWER, TRIGGER_NOT_DELIVERED};
+pub use savepoints::{SavepointOperation, SavepointRefused, SavepointRequest, SavepointStatus, NO_SAVEPOINT_DIRECTORY};
 
 use crate::restart_strategy::{RestartBackoffTimeStrategy, RestartDecision};
 use crate::slot_assignment::assign_slots;
@@ -51,6 +53,8 @@ pub enum Action {
         attempt_id: String,
         /// The checkpoint's barrier.
         barrier: weir_core::CheckpointBarrier,
+        /// A stop-with-savepoint that drains (emits the MAX watermark) before ending.
+        drain: bool,
     },
     /// Tell the attempts on one TaskManager that a checkpoint completed or was aborted.
     NotifyCheckpoint {
@@ -76,6 +80,8 @@ pub enum Action {
         metadata: Box<weir_checkpoint::CheckpointMetadata>,
         /// The checkpoint directory.
         target: Option<String>,
+        /// A savepoint: state files move into `target`, which becomes self-contained.
+        savepoint: bool,
     },
     /// Delete a checkpoint directory.
     DiscardCheckpoint {
@@ -193,6 +199,8 @@ pub struct JobMaster {
     checkpoint_scheduler_started: bool,
     restore_vertices: Vec<weir_checkpoint::RestoreVertex>,
     restore_plan: Option<weir_checkpoint::RestoreAssignment>,
+    savepoints: BTreeMap<String, SavepointOperation>,
+    allow_non_restored_state: bool,
 }
 
 impl JobMaster {
@@ -237,6 +245,8 @@ impl JobMaster {
             checkpoint_scheduler_started: false,
             restore_vertices: Vec::new(),
             restore_plan: None,
+            savepoints: BTreeMap::new(),
+            allow_non_restored_state: false,
         }
     }
 
@@ -255,12 +265,15 @@ impl JobMaster {
         self.timestamps.insert(status, now_ms);
         if status.is_globally_terminal() {
             self.end_ms = Some(now_ms);
+            self.fail_open_savepoints(&format!(
+                "The job reached status {status} before the savepoint completed."
+            ));
         }
     }
 
     /// Starts scheduling: the job turns RUNNING and its subtasks wait for slots.
     pub fn start(&mut self, slots: &mut SlotTable, now_ms: i64) -> Vec<Action> {
-        if let Err(failure) = self.plan_restore(now_ms) {
+        if let Err(failure) = self.plan_restore(now_ms, false) {
             return self.handle_failure(failure, slots, now_ms);
         }
         self.set_status(JobStatus::Running, now_ms);
@@ -584,7 +597,7 @@ impl JobMaster {
                 let _ = t.reset_for_new_execution(now_ms);
             }
         }
-        if let Err(failure) = self.plan_restore(now_ms) {
+        if let Err(failure) = self.plan_restore(now_ms, true) {
             return self.handle_failure(failure, slots, now_ms);
         }
         self.set_status(JobStatus::Running, now_ms);

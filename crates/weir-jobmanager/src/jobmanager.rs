@@ -3,7 +3,7 @@
 //! lets the state machines decide, and hands the resulting actions to the I/O shell.
 
 use crate::invocation::JobSubmission;
-use crate::job_master::{Action, JobMaster};
+use crate::job_master::{Action, JobMaster, SavepointOperation, SavepointRefused, SavepointRequest};
 use crate::restart_strategy::RestartBackoffTimeStrategy;
 use crate::settings::JobManagerSettings;
 use crate::slot_table::{SlotTable, TaskManagerRegistration};
@@ -189,7 +189,12 @@ impl JobManager {
     /// Accepts a job: builds its program, compiles its graphs, starts its JobMaster with
     /// the restart strategy and checkpointing of the job's configuration.
     pub fn submit(&self, submission: JobSubmission) -> Result<JobId, SubmissionError> {
-        let JobSubmission { invocation, config } = submission;
+        let JobSubmission {
+            invocation,
+            config,
+            savepoint_path,
+            allow_non_restored_state,
+        } = submission;
         let program = self
             .registry
             .build(&invocation)
@@ -213,8 +218,13 @@ impl JobManager {
             self.settings.slot_request_timeout.as_millis() as i64,
             now,
         );
-        if checkpoint_config.is_enabled() {
-            jm.enable_checkpointing(checkpoint_config, vertices);
+        // Every job has a coordinator: savepoints need one even without periodic
+        // checkpoints.
+        jm.enable_checkpointing(checkpoint_config, vertices);
+        if let Some(path) = savepoint_path {
+            let metadata = weir_checkpoint::read_metadata(&path).map_err(|e| SubmissionError(e.to_string()))?;
+            jm.restore_from_savepoint(metadata, &path, allow_non_restored_state, now)
+                .map_err(|e| SubmissionError(e.to_string()))?;
         }
         let mut st = self.lock();
         let actions = jm.start(&mut st.slots, now);
@@ -223,6 +233,30 @@ impl JobManager {
         self.emit(actions);
         tracing::info!("job {job_id} submitted");
         Ok(job_id)
+    }
+
+    /// Triggers a savepoint (a stop-with-savepoint when `request.stop_drain` is set) of
+    /// `job`; the trigger id to poll, or `None` when the job does not exist.
+    pub fn trigger_savepoint(&self, job: JobId, request: SavepointRequest) -> Option<Result<String, SavepointRefused>> {
+        let now = now_ms();
+        let trigger_id = JobId::random().to_string();
+        let mut st = self.lock();
+        let State { slots, jobs } = &mut *st;
+        let jm = jobs.get_mut(&job)?;
+        let result = jm.trigger_savepoint(trigger_id.clone(), request, slots, now);
+        drop(st);
+        Some(result.map(|actions| {
+            self.emit(actions);
+            trigger_id
+        }))
+    }
+
+    /// The savepoint operation `trigger_id` of `job`: `None` when the job does not
+    /// exist, `Some(None)` when it has no such operation.
+    pub fn savepoint_operation(&self, job: JobId, trigger_id: &str) -> Option<Option<SavepointOperation>> {
+        let st = self.lock();
+        let jm = st.jobs.get(&job)?;
+        Some(jm.savepoint_operation(trigger_id).cloned())
     }
 
     /// Cancels a job; `None` if it does not exist.

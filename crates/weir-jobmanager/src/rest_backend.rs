@@ -2,7 +2,7 @@
 //! the slot table, and submissions and cancellations handed to the core.
 
 use crate::checkpoint_rest::{checkpoint_config_info, checkpoint_details, checkpointing_statistics};
-use crate::job_master::JobMaster;
+use crate::job_master::{JobMaster, SavepointRefused, SavepointRequest, SavepointStatus, NO_SAVEPOINT_DIRECTORY};
 use crate::jobmanager::{now_ms, JobManager};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -12,8 +12,9 @@ use weir_rest::{
     ExceptionInfo, ExecutionConfigInfo, ExecutionState as RestState, ExecutionStateCounts, HardwareDescription,
     JobConfig, JobDetail, JobExceptions, JobOverview, JobPlan, JobStatus, JobStatusTimestamps, JobSubmitRequest,
     JobSubmitResponse, JobTaskCounts, JobType, JobsOverview, MemoryConfiguration, Overview, PlanInput, PlanNode,
-    ResourceProfileInfo, RestBackend, RestError, RootExceptionInfo, SchedulerType, TaskManagerDetail, TaskManagerInfo,
-    TaskManagerMetrics, TaskManagersList, VertexBackPressure, VertexDetail, VertexMetrics,
+    ResourceProfileInfo, RestBackend, RestError, RootExceptionInfo, SavepointStatusResponse, SchedulerType,
+    TaskManagerDetail, TaskManagerInfo, TaskManagerMetrics, TaskManagersList, TriggerResponse, VertexBackPressure,
+    VertexDetail, VertexMetrics,
 };
 
 /// The REST backend over a JobManager.
@@ -453,6 +454,41 @@ impl RestBackend for JobManagerRest {
             Some(Err(status)) => Err(RestError::job_already_terminal(status)),
             Some(Ok(())) => Ok(()),
         }
+    }
+
+    fn trigger_savepoint(
+        &self,
+        jid: JobId,
+        target_directory: Option<String>,
+        stop_drain: Option<bool>,
+    ) -> Result<TriggerResponse, RestError> {
+        let request = SavepointRequest {
+            target_directory,
+            stop_drain,
+        };
+        match self.jm.trigger_savepoint(jid, request) {
+            None => Err(RestError::JobNotFound(jid)),
+            Some(Err(SavepointRefused::NoDirectory)) => Err(RestError::BadRequest(NO_SAVEPOINT_DIRECTORY.to_string())),
+            Some(Err(SavepointRefused::NotPossible(message))) => Err(RestError::Conflict(message)),
+            Some(Ok(request_id)) => Ok(TriggerResponse { request_id }),
+        }
+    }
+
+    fn savepoint_status(&self, jid: JobId, trigger_id: &str) -> Result<SavepointStatusResponse, RestError> {
+        let op = self
+            .jm
+            .savepoint_operation(jid, trigger_id)
+            .ok_or(RestError::JobNotFound(jid))?
+            .ok_or_else(|| {
+                RestError::NotFound(format!(
+                    "There is no savepoint operation with trigger id {trigger_id} for job {jid}."
+                ))
+            })?;
+        Ok(match op.status {
+            SavepointStatus::InProgress => SavepointStatusResponse::in_progress(),
+            SavepointStatus::Completed { location } => SavepointStatusResponse::completed(&location),
+            SavepointStatus::Failed { message } => SavepointStatusResponse::failed(&message),
+        })
     }
 
     fn submit_job(&self, request: JobSubmitRequest) -> Result<JobSubmitResponse, RestError> {

@@ -19,6 +19,7 @@ use crate::error::RestError;
 use crate::exceptions::JobExceptions;
 use crate::jobs::{JobDetail, JobPlan, JobsList, JobsOverview};
 use crate::overview::Overview;
+use crate::savepoints::{SavepointStatusResponse, TriggerResponse};
 use crate::submit::{JobSubmitRequest, JobSubmitResponse};
 use crate::taskmanagers::{TaskManagerDetail, TaskManagersList};
 use weir_core::ids::JobId;
@@ -125,4 +126,23 @@ pub trait RestBackend: Send + Sync + 'static {
     /// answer is 202). The request has passed [`JobSubmitRequest::validate`]; an unknown
     /// program or bad arguments are [`RestError::BadRequest`].
     fn submit_job(&self, request: JobSubmitRequest) -> Result<JobSubmitResponse, RestError>;
+
+    /// `POST /jobs/:jid/savepoints` and `POST /jobs/:jid/stop`: triggers a savepoint
+    /// into `target_directory` (the configured one when `None`), stopping the job after
+    /// it when `stop_drain` is set, and returns the trigger id (the answer is 202).
+    fn trigger_savepoint(
+        &self,
+        jid: JobId,
+        target_directory: Option<String>,
+        stop_drain: Option<bool>,
+    ) -> Result<TriggerResponse, RestError> {
+        let _ = (target_directory, stop_drain);
+        Err(RestError::JobNotFound(jid))
+    }
+
+    /// `GET /jobs/:jid/savepoints/:triggerid`: where the operation stands.
+    fn savepoint_status(&self, jid: JobId, trigger_id: &str) -> Result<SavepointStatusResponse, RestError> {
+        let _ = trigger_id;
+        Err(RestError::JobNotFound(jid))
+    }
 }

@@ -35,6 +35,7 @@ pub mod exceptions;
 pub mod jobs;
 pub mod overview;
 pub mod router;
+pub mod savepoints;
 mod serde_util;
 pub mod status;
 pub mod submit;
@@ -70,6 +71,7 @@ pub use jobs::{
 };
 pub use overview::Overview;
 pub use router::{router, serve, serve_with_shutdown, RestServerHandle};
+pub use savepoints::{SavepointStatusResponse, SavepointTriggerRequest, StopWithSavepointRequest, TriggerResponse};
 pub use status::{ExecutionState, ExecutionStateCounts, JobStatus, JobStatusTimestamps, JobTaskCounts};
 pub use submit::{JobSubmitRequest, JobSubmitResponse};
 pub use taskmanagers::{

@@ -46,13 +46,14 @@ use crate::backend::RestBackend;
 use crate::error::{json_response, ErrorResponse, RestError};
 use crate::exceptions::JobExceptions;
 use crate::jobs::JobPlanInfo;
+use crate::savepoints::{SavepointTriggerRequest, StopWithSavepointRequest};
 use crate::submit::JobSubmitRequest;
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderValue, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use axum::Router;
 use serde::Serialize;
 use std::future::Future;
@@ -96,6 +97,12 @@ pub fn router(backend: Arc<dyn RestBackend>) -> Router {
                 &format!("{prefix}/jobs/{{jid}}/checkpoints/details/{{checkpointid}}"),
                 get(job_checkpoint_details),
             )
+            .route(&format!("{prefix}/jobs/{{jid}}/savepoints"), post(trigger_savepoint))
+            .route(
+                &format!("{prefix}/jobs/{{jid}}/savepoints/{{triggerid}}"),
+                get(savepoint_status),
+            )
+            .route(&format!("{prefix}/jobs/{{jid}}/stop"), post(stop_with_savepoint))
             .route(
                 &format!("{prefix}/jobs/{{jid}}/vertices/{{vid}}/backpressure"),
                 get(vertex_backpressure),
@@ -291,6 +298,56 @@ async fn vertex_backpressure(
         .map_err(|e| RestError::BadRequest(format!("Bad request, could not parse parameters: {e}")))
         .and_then(|Path((jid, vid))| Ok((job_id(Ok(Path(jid)))?, vid)));
     reply(parsed.and_then(|(jid, vid)| call(|| b.vertex_backpressure(jid, &vid))))
+}
+
+/// A JSON body of type `T`; an empty body reads as `{}` (as in Flink).
+fn json_body<T: serde::de::DeserializeOwned>(body: Result<Bytes, BytesRejection>, what: &str) -> Result<T, RestError> {
+    let body = body.map_err(|e| RestError::BadRequest(e.body_text()))?;
+    let text: &[u8] = if body.iter().all(u8::is_ascii_whitespace) {
+        b"{}"
+    } else {
+        &body
+    };
+    serde_json::from_slice(text)
+        .map_err(|e| RestError::BadRequest(format!("Request did not match expected format {what}: {e}")))
+}
+
+async fn trigger_savepoint(
+    State(b): State<Backend>,
+    path: Result<Path<String>, PathRejection>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let result = job_id(path).and_then(|jid| {
+        let request: SavepointTriggerRequest = json_body(body, "SavepointTriggerRequestBody")?;
+        if request.cancel_job {
+            return Err(RestError::BadRequest(
+                "Cancel with savepoint is not supported; stop the job with a savepoint instead \
+                 (POST /jobs/:jobid/stop, `weir stop`)."
+                    .to_string(),
+            ));
+        }
+        call(|| b.trigger_savepoint(jid, request.target_directory, None))
+    });
+    reply_with(StatusCode::ACCEPTED, result)
+}
+
+async fn stop_with_savepoint(
+    State(b): State<Backend>,
+    path: Result<Path<String>, PathRejection>,
+    body: Result<Bytes, BytesRejection>,
+) -> Response {
+    let result = job_id(path).and_then(|jid| {
+        let request: StopWithSavepointRequest = json_body(body, "StopWithSavepointRequestBody")?;
+        call(|| b.trigger_savepoint(jid, request.target_directory, Some(request.drain)))
+    });
+    reply_with(StatusCode::ACCEPTED, result)
+}
+
+async fn savepoint_status(State(b): State<Backend>, path: Result<Path<(String, String)>, PathRejection>) -> Response {
+    let parsed = path
+        .map_err(|e| RestError::BadRequest(format!("Bad request, could not parse parameters: {e}")))
+        .and_then(|Path((jid, trigger))| Ok((job_id(Ok(Path(jid)))?, trigger)));
+    reply(parsed.and_then(|(jid, trigger)| call(|| b.savepoint_status(jid, &trigger))))
 }
 
 async fn job_config(State(b): State<Backend>, path: Result<Path<String>, PathRejection>) -> Response {

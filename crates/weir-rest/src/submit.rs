@@ -18,8 +18,10 @@
 //! Only `program` is required. `args` are the program's `--arg key=value` values,
 //! `parallelism` the job's default parallelism (`parallelism.default` when absent),
 //! `max-parallelism` the job-wide max parallelism, `job-name` overrides the program's
-//! name, and `config` holds job-level configuration options as strings. Unknown fields
-//! are rejected (Flink's REST mapper is strict too).
+//! name, and `config` holds job-level configuration options as strings.
+//! `savepointPath` and `allowNonRestoredState` (Flink's jar-run fields) start the job
+//! from a savepoint or retained checkpoint. Unknown fields are rejected (Flink's REST
+//! mapper is strict too).
 //!
 //! The answer is `202 Accepted` with `{"jobid": "<32 hex>"}`, like Flink's jar run.
 //!
@@ -57,6 +59,12 @@ pub struct JobSubmitRequest {
     /// Job-level configuration options (`key: value`, Flink's keys).
     #[serde(default)]
     pub config: BTreeMap<String, String>,
+    /// A savepoint or retained checkpoint to start from (Flink's jar-run field).
+    #[serde(default, rename = "savepointPath", skip_serializing_if = "Option::is_none")]
+    pub savepoint_path: Option<String>,
+    /// Start even when state of the savepoint belongs to no operator of the job.
+    #[serde(default, rename = "allowNonRestoredState")]
+    pub allow_non_restored_state: bool,
 }
 
 impl JobSubmitRequest {
@@ -69,6 +77,8 @@ impl JobSubmitRequest {
             max_parallelism: None,
             job_name: None,
             config: BTreeMap::new(),
+            savepoint_path: None,
+            allow_non_restored_state: false,
         }
     }
 

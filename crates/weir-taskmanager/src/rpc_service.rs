@@ -67,10 +67,15 @@ impl TaskExecutorGateway for TaskExecutorService {
         let r = request.into_inner();
         let barrier = weir_rpc::convert::barrier_from_wire(r.checkpoint_id, r.timestamp, &r.snapshot_type, &r.mode)
             .map_err(Status::invalid_argument)?;
-        if !self
-            .executor
-            .send_mail(&r.attempt_id, TaskMail::TriggerCheckpoint(barrier))
-        {
+        let mail = if barrier.options.snapshot_type == weir_core::SnapshotType::SyncSavepoint {
+            TaskMail::StopWithSavepoint {
+                barrier,
+                drain: r.drain,
+            }
+        } else {
+            TaskMail::TriggerCheckpoint(barrier)
+        };
+        if !self.executor.send_mail(&r.attempt_id, mail) {
             return Err(Status::not_found(format!(
                 "task {} of job {} is not running on this TaskManager",
                 r.attempt_id, r.job_id

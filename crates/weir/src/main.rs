@@ -1,7 +1,7 @@
 //! The `weir` binary.
 
 use clap::Parser;
-use weir::cli::{bench, bench_cluster, client, cluster, commands, Cli, Command};
+use weir::cli::{bench, bench_cluster, client, cluster, commands, savepoint, Cli, Command};
 
 fn main() {
     tracing_subscriber::fmt()
@@ -31,6 +31,8 @@ fn main() {
         Command::Run(args) => client::run(args),
         Command::List(target) => client::list(target),
         Command::Cancel { target, jid } => client::cancel(target, jid),
+        Command::Savepoint(args) => savepoint::savepoint(args),
+        Command::Stop(args) => savepoint::stop(args),
     };
     if let Err(e) = result {
         let chain: Vec<String> = e.chain().map(|c| c.to_string()).collect();

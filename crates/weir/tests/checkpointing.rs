@@ -6,24 +6,13 @@ mod common;
 
 use common::*;
 use serde_json::json;
-use std::collections::BTreeMap;
 use std::time::Duration;
-use weir::programs::keyed_sum;
-use weir_api::prelude::Rng;
 
 const KEYS: u64 = 40;
 const SEED: u64 = 7;
 
 fn expected_sums(records: u64) -> Vec<String> {
-    let gen = keyed_sum::generate(KEYS);
-    let mut sums: BTreeMap<u64, u64> = BTreeMap::new();
-    for i in 0..records {
-        let (k, v) = gen(i, &mut Rng::for_index(SEED, i));
-        *sums.entry(k).or_default() += v;
-    }
-    let mut lines: Vec<String> = sums.iter().map(|(k, s)| format!("{k},{s}")).collect();
-    lines.sort();
-    lines
+    keyed_sum_output(KEYS, SEED, records)
 }
 
 fn completed_checkpoints(cluster: &Cluster, jid: &str) -> u64 {

@@ -1,45 +1,40 @@
 //! A source over an in-memory collection, split by subtask: element `i` goes to
-//! subtask `i % parallelism`.
+//! subtask `i % parallelism` (after a rescaling restore: to the subtask that was dealt
+//! split `i % splits`, see [`SplitSet`]).
 
-use super::{SplitPosition, SOURCE_BATCH};
+use super::{SplitSet, SOURCE_BATCH};
 use weir_core::StreamRecord;
 use weir_runtime::operator::{Output, SourceFunction, SourceStatus};
 use weir_runtime::TaskError;
 
 /// Emits this subtask's share of a collection, in order.
 pub struct CollectionSource<T> {
-    items: std::vec::IntoIter<T>,
-    emitted: u64,
-    subtask: u32,
-    parallelism: u32,
+    items: Vec<T>,
+    splits: SplitSet,
 }
 
 impl<T: Clone> CollectionSource<T> {
-    /// The share of `items` for `subtask` of `parallelism`.
+    /// Subtask `subtask` of `parallelism` over `items`.
     pub fn new(items: &[T], subtask: u32, parallelism: u32) -> Self {
-        let p = parallelism.max(1) as usize;
-        let mine: Vec<T> = items.iter().skip(subtask as usize).step_by(p).cloned().collect();
         Self {
-            items: mine.into_iter(),
-            emitted: 0,
-            subtask,
-            parallelism: p as u32,
+            items: items.to_vec(),
+            splits: SplitSet::fresh(subtask, parallelism),
         }
     }
 }
 
-impl<T> SourceFunction<T> for CollectionSource<T> {
+impl<T: Clone> SourceFunction<T> for CollectionSource<T> {
     fn poll_next(&mut self, output: &mut dyn Output<T>) -> Result<SourceStatus, TaskError> {
+        let len = self.items.len() as u64;
         for _ in 0..SOURCE_BATCH {
-            match self.items.next() {
-                Some(v) => {
-                    self.emitted += 1;
-                    output.collect(StreamRecord::new(v))?
-                }
-                None => return Ok(SourceStatus::Finished),
-            }
+            let Some(index) = self.splits.next_index(len) else {
+                return Ok(SourceStatus::Finished);
+            };
+            let item = self.items[index as usize].clone();
+            self.splits.emitted(index);
+            output.collect(StreamRecord::new(item))?;
         }
-        Ok(if self.items.len() == 0 {
+        Ok(if self.splits.next_index(len).is_none() {
             SourceStatus::Finished
         } else {
             SourceStatus::More
@@ -47,21 +42,11 @@ impl<T> SourceFunction<T> for CollectionSource<T> {
     }
 
     fn snapshot_position(&mut self) -> Result<Vec<Vec<u8>>, TaskError> {
-        Ok(vec![SplitPosition {
-            split: self.subtask,
-            num_splits: self.parallelism,
-            offset: self.emitted,
-            byte_offset: 0,
-        }
-        .encode()?])
+        self.splits.snapshot()
     }
 
     fn restore_position(&mut self, positions: Vec<Vec<u8>>) -> Result<(), TaskError> {
-        if let Some(p) = SplitPosition::find(&positions, self.subtask, self.parallelism, "collection source")? {
-            while self.emitted < p.offset && self.items.next().is_some() {
-                self.emitted += 1;
-            }
-        }
+        self.splits = SplitSet::restore(&positions, "collection source")?;
         Ok(())
     }
 }

@@ -2,9 +2,10 @@
 //!
 //! Record `i` is `f(i, Rng::for_index(seed, i))`; subtask `s` of `p` generates the
 //! indices `s, s+p, s+2p, …` below the count, so the records are the same at every
-//! parallelism.
+//! parallelism. After a rescaling restore a subtask generates the indices of the
+//! splits it was dealt, in index order ([`SplitSet`]).
 
-use super::{SplitPosition, SOURCE_BATCH};
+use super::{SplitSet, SOURCE_BATCH};
 use crate::rng::Rng;
 use std::sync::Arc;
 use weir_core::StreamRecord;
@@ -16,10 +17,9 @@ pub type GeneratorFn<T> = Arc<dyn Fn(u64, &mut Rng) -> T + Send + Sync>;
 
 /// Generates this subtask's share of `count` records.
 pub struct GeneratorSource<T> {
-    subtask: u32,
-    next: u64,
+    splits: SplitSet,
     count: u64,
-    step: u64,
+    parallelism: u32,
     seed: u64,
     f: GeneratorFn<T>,
     /// Records per second for this subtask, if throttled.
@@ -32,10 +32,9 @@ impl<T> GeneratorSource<T> {
     /// Subtask `subtask` of `parallelism` of a generator of `count` records.
     pub fn new(count: u64, seed: u64, f: GeneratorFn<T>, subtask: u32, parallelism: u32) -> Self {
         Self {
-            subtask,
-            next: subtask as u64,
+            splits: SplitSet::fresh(subtask, parallelism),
             count,
-            step: parallelism.max(1) as u64,
+            parallelism: parallelism.max(1),
             seed,
             f,
             rate: None,
@@ -48,7 +47,7 @@ impl<T> GeneratorSource<T> {
     /// subtask takes its share), for demos and failure tests.
     pub fn with_rate(mut self, records_per_sec: f64) -> Self {
         if records_per_sec > 0.0 {
-            self.rate = Some(records_per_sec / self.step as f64);
+            self.rate = Some(records_per_sec / self.parallelism as f64);
         }
         self
     }
@@ -68,20 +67,43 @@ impl<T> GeneratorSource<T> {
     }
 }
 
+impl<T> GeneratorSource<T> {
+    fn emit(&mut self, index: u64, output: &mut dyn Output<T>) -> Result<(), TaskError> {
+        let mut rng = Rng::for_index(self.seed, index);
+        output.collect(StreamRecord::new((self.f)(index, &mut rng)))
+    }
+}
+
 impl<T> SourceFunction<T> for GeneratorSource<T> {
     fn poll_next(&mut self, output: &mut dyn Output<T>) -> Result<SourceStatus, TaskError> {
         let allowed = self.allowance();
         self.emitted += allowed as u64;
-        for _ in 0..allowed {
-            if self.next >= self.count {
+        if let Some(stride) = self.splits.single_split_stride() {
+            let Some(mut next) = self.splits.next_index(self.count) else {
                 return Ok(SourceStatus::Finished);
+            };
+            let mut last = None;
+            for _ in 0..allowed {
+                if next >= self.count {
+                    break;
+                }
+                self.emit(next, output)?;
+                last = Some(next);
+                next += stride;
             }
-            let mut rng = Rng::for_index(self.seed, self.next);
-            let v = (self.f)(self.next, &mut rng);
-            output.collect(StreamRecord::new(v))?;
-            self.next += self.step;
+            if let Some(last) = last {
+                self.splits.emitted(last);
+            }
+        } else {
+            for _ in 0..allowed {
+                let Some(index) = self.splits.next_index(self.count) else {
+                    break;
+                };
+                self.emit(index, output)?;
+                self.splits.emitted(index);
+            }
         }
-        Ok(if self.next >= self.count {
+        Ok(if self.splits.next_index(self.count).is_none() {
             SourceStatus::Finished
         } else {
             SourceStatus::More
@@ -89,19 +111,11 @@ impl<T> SourceFunction<T> for GeneratorSource<T> {
     }
 
     fn snapshot_position(&mut self) -> Result<Vec<Vec<u8>>, TaskError> {
-        Ok(vec![SplitPosition {
-            split: self.subtask,
-            num_splits: self.step as u32,
-            offset: self.next,
-            byte_offset: 0,
-        }
-        .encode()?])
+        self.splits.snapshot()
     }
 
     fn restore_position(&mut self, positions: Vec<Vec<u8>>) -> Result<(), TaskError> {
-        if let Some(p) = SplitPosition::find(&positions, self.subtask, self.step as u32, "generator source")? {
-            self.next = p.offset;
-        }
+        self.splits = SplitSet::restore(&positions, "generator source")?;
         Ok(())
     }
 }

@@ -2,6 +2,7 @@
 
 pub mod collection;
 pub mod generator;
+pub mod lines;
 pub mod numbered_lines;
 pub mod position;
 pub mod text_file;
@@ -9,7 +10,7 @@ pub mod text_file;
 pub use collection::CollectionSource;
 pub use generator::GeneratorSource;
 pub use numbered_lines::NumberedLinesSource;
-pub use position::SplitPosition;
+pub use position::{SplitPosition, SplitSet};
 pub use text_file::TextFileSource;
 
 /// Records one `poll_next` call emits at most.

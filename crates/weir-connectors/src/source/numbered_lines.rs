@@ -3,9 +3,7 @@
 //! `s+1, s+1+p, …` (every subtask reads the file; with parallelism 1 the lines come
 //! in file order).
 
-use super::{SplitPosition, SOURCE_BATCH};
-use std::fs::File;
-use std::io::{BufRead, BufReader, Seek, SeekFrom};
+use super::lines::LineSplitReader;
 use std::path::PathBuf;
 use weir_core::StreamRecord;
 use weir_runtime::operator::{Output, SourceFunction, SourceStatus};
@@ -13,83 +11,30 @@ use weir_runtime::TaskError;
 
 /// Emits `(line number, line)` for the lines of a file that belong to this subtask.
 pub struct NumberedLinesSource {
-    path: PathBuf,
-    reader: Option<BufReader<File>>,
-    line_no: u64,
-    byte_offset: u64,
-    subtask: u64,
-    step: u64,
+    lines: LineSplitReader,
 }
 
 impl NumberedLinesSource {
-    /// Subtask `subtask` of `parallelism` reading `path`.
+    /// Subtask `subtask` of `parallelism` over the file at `path`.
     pub fn new(path: impl Into<PathBuf>, subtask: u32, parallelism: u32) -> Self {
         Self {
-            path: path.into(),
-            reader: None,
-            line_no: 0,
-            byte_offset: 0,
-            subtask: subtask as u64,
-            step: parallelism.max(1) as u64,
+            lines: LineSplitReader::new(path.into(), "numbered lines source", subtask, parallelism),
         }
-    }
-
-    fn error(&self, e: std::io::Error) -> TaskError {
-        TaskError::io(format!("cannot read input file {}", self.path.display()), e)
     }
 }
 
 impl SourceFunction<(u64, String)> for NumberedLinesSource {
     fn poll_next(&mut self, output: &mut dyn Output<(u64, String)>) -> Result<SourceStatus, TaskError> {
-        if self.reader.is_none() {
-            let mut f = File::open(&self.path).map_err(|e| self.error(e))?;
-            f.seek(SeekFrom::Start(self.byte_offset)).map_err(|e| self.error(e))?;
-            self.reader = Some(BufReader::new(f));
-        }
-        let mut line = String::new();
-        for _ in 0..SOURCE_BATCH {
-            line.clear();
-            let n = match self.reader.as_mut() {
-                Some(r) => r.read_line(&mut line),
-                None => return Ok(SourceStatus::Finished),
-            };
-            let n = n.map_err(|e| self.error(e))?;
-            if n == 0 {
-                return Ok(SourceStatus::Finished);
-            }
-            self.byte_offset += n as u64;
-            let mine = self.line_no % self.step == self.subtask;
-            self.line_no += 1;
-            if mine {
-                let trimmed = line.trim_end_matches(['\n', '\r']);
-                output.collect(StreamRecord::new((self.line_no, trimmed.to_string())))?;
-            }
-        }
-        Ok(SourceStatus::More)
+        self.lines
+            .read_batch(|index, line| output.collect(StreamRecord::new((index + 1, line.to_string()))))
     }
 
     fn snapshot_position(&mut self) -> Result<Vec<Vec<u8>>, TaskError> {
-        Ok(vec![SplitPosition {
-            split: self.subtask as u32,
-            num_splits: self.step as u32,
-            offset: self.line_no,
-            byte_offset: self.byte_offset,
-        }
-        .encode()?])
+        self.lines.snapshot()
     }
 
     fn restore_position(&mut self, positions: Vec<Vec<u8>>) -> Result<(), TaskError> {
-        if let Some(p) = SplitPosition::find(
-            &positions,
-            self.subtask as u32,
-            self.step as u32,
-            "numbered lines source",
-        )? {
-            self.line_no = p.offset;
-            self.byte_offset = p.byte_offset;
-            self.reader = None;
-        }
-        Ok(())
+        self.lines.restore(&positions)
     }
 }
 

@@ -163,7 +163,9 @@ impl JobMaster {
         let Some(coordinator) = self.checkpoints.as_mut() else {
             return Vec::new();
         };
+        let location = result.as_ref().ok().cloned().flatten();
         let decisions = coordinator.metadata_written(checkpoint_id, result, now_ms);
+        self.settle_savepoints(&decisions, location.as_deref().map(|l| (checkpoint_id, l)));
         self.carry_out(decisions, slots, now_ms)
     }
 
@@ -240,9 +242,29 @@ impl JobMaster {
         (self.checkpoint_settings.clone(), restore)
     }
 
-    /// Before a restart: plans the restore of every subtask from the latest completed
-    /// checkpoint. A checkpoint that cannot be assigned fails the job.
-    pub(super) fn plan_restore(&mut self, now_ms: i64) -> Result<(), Failure> {
+    /// Starts the job from a savepoint or retained checkpoint read from `path`: checks
+    /// that its state maps onto this job (operators by id, max parallelism), then makes
+    /// it the checkpoint the first deployment and later failovers restore from (until a
+    /// newer checkpoint completes). An error leaves the job unchanged.
+    pub fn restore_from_savepoint(
+        &mut self,
+        metadata: weir_checkpoint::CheckpointMetadata,
+        path: &str,
+        allow_non_restored_state: bool,
+        now_ms: i64,
+    ) -> Result<(), weir_checkpoint::CheckpointError> {
+        assign_restore(&metadata, path, &self.restore_vertices, allow_non_restored_state)?;
+        self.allow_non_restored_state = allow_non_restored_state;
+        if let Some(c) = self.checkpoints.as_mut() {
+            c.restore_from(metadata, Some(path.to_string()), now_ms);
+        }
+        Ok(())
+    }
+
+    /// Before a (re)start: plans the restore of every subtask from the latest completed
+    /// checkpoint (counted as a recovery when `recovery`). A checkpoint that cannot be
+    /// assigned fails the job.
+    pub(super) fn plan_restore(&mut self, now_ms: i64, recovery: bool) -> Result<(), Failure> {
         let Some(latest) = self.checkpoints.as_ref().and_then(|c| c.latest_completed()) else {
             return Ok(());
         };
@@ -250,10 +272,15 @@ impl JobMaster {
             .external_path
             .clone()
             .unwrap_or_else(|| format!("<jobmanager memory>/chk-{}", latest.id));
-        match assign_restore(&latest.metadata, &path, &self.restore_vertices, false) {
+        match assign_restore(
+            &latest.metadata,
+            &path,
+            &self.restore_vertices,
+            self.allow_non_restored_state,
+        ) {
             Ok(plan) => {
                 self.restore_plan = Some(plan);
-                if let Some(c) = self.checkpoints.as_mut() {
+                if let Some(c) = self.checkpoints.as_mut().filter(|_| recovery) {
                     c.report_recovery(now_ms);
                 }
                 Ok(())
@@ -277,7 +304,13 @@ impl JobMaster {
 
     /// Carries out coordinator decisions: RPCs become actions, a source that is not
     /// running declines at once, `FailJob` fails the job over.
-    fn carry_out(&mut self, decisions: Vec<CoordinatorAction>, slots: &mut SlotTable, now_ms: i64) -> Vec<Action> {
+    pub(super) fn carry_out(
+        &mut self,
+        decisions: Vec<CoordinatorAction>,
+        slots: &mut SlotTable,
+        now_ms: i64,
+    ) -> Vec<Action> {
+        self.settle_savepoints(&decisions, None);
         let mut actions = Vec::new();
         let mut queue: std::collections::VecDeque<CoordinatorAction> = decisions.into();
         while let Some(d) = queue.pop_front() {
@@ -294,6 +327,7 @@ impl JobMaster {
                         timestamp,
                         options,
                     };
+                    let drain = self.drains(checkpoint_id);
                     for key in tasks {
                         match self.checkpoint_target(key, slots) {
                             Some((attempt_id, rpc_address, ExecutionState::Running)) => {
@@ -302,6 +336,7 @@ impl JobMaster {
                                     job_id: self.job_id.to_string(),
                                     attempt_id,
                                     barrier,
+                                    drain,
                                 })
                             }
                             _ => {
@@ -323,12 +358,13 @@ impl JobMaster {
                     checkpoint_id,
                     metadata,
                     target,
-                    ..
+                    snapshot_type,
                 } => actions.push(Action::WriteCheckpointMetadata {
                     job_id: self.job_id,
                     checkpoint_id,
                     metadata: Box::new(metadata),
                     target,
+                    savepoint: snapshot_type.is_savepoint(),
                 }),
                 CoordinatorAction::NotifyComplete { checkpoint_id, tasks } => {
                     actions.extend(self.notify(checkpoint_id, &tasks, true, slots));

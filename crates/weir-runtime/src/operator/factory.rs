@@ -203,12 +203,10 @@ impl<O: Data> ErasedFactory for SourceFactory<O> {
     fn build(&self, ctx: &TaskContext, output: Erased, _side: &SideOutputs) -> Result<BuiltOperator, TaskError> {
         let output = downcast::<Box<dyn Output<O>>>(output, "a source's output")?;
         let mut source = (self.builder)(ctx)?;
-        if let Some(positions) = ctx
-            .state()
-            .restored(ctx.key_group_range())
-            .and_then(|mut r| r.list.remove(SOURCE_POSITIONS))
-        {
-            source.restore_position(positions)?;
+        // A source in the checkpoint restores even when it was dealt no positions
+        // (after rescaling): it must not start its input over.
+        if let Some(mut restored) = ctx.state().restored(ctx.key_group_range()) {
+            source.restore_position(restored.list.remove(SOURCE_POSITIONS).unwrap_or_default())?;
         }
         let shared: SharedSource<O> = Rc::new(RefCell::new(source));
         ctx.state()

@@ -133,10 +133,9 @@ pub struct SourceState<T>(pub SharedSource<T>);
 impl<T> crate::checkpoint::CheckpointedOperator for SourceState<T> {
     fn snapshot_state(&mut self, _checkpoint_id: u64) -> Result<weir_state::OperatorSnapshot, TaskError> {
         let positions = self.0.borrow_mut().snapshot_position()?;
+        // Recorded even when empty: a source without splits must restore as one.
         let mut s = weir_state::OperatorSnapshot::default();
-        if !positions.is_empty() {
-            s.list.insert(SOURCE_POSITIONS.to_string(), positions);
-        }
+        s.list.insert(SOURCE_POSITIONS.to_string(), positions);
         Ok(s)
     }
 }
@@ -147,6 +146,9 @@ pub trait SourceDriver {
     fn run_batch(&mut self) -> Result<SourceStatus, TaskError>;
     /// The source ended: emit the MAX watermark and end the chain's input.
     fn finish(&mut self) -> Result<(), TaskError>;
+    /// The job stops with a savepoint without draining: end the chain's input without
+    /// the MAX watermark, so event-time windows and timers do not fire.
+    fn finish_without_drain(&mut self) -> Result<(), TaskError>;
     /// A processing-time wake-up is due: call the source, then the chain.
     fn on_processing_time(&mut self, now: i64) -> Result<(), TaskError> {
         let _ = now;
@@ -182,6 +184,10 @@ impl<T> SourceDriver for SourceChain<T> {
     fn finish(&mut self) -> Result<(), TaskError> {
         self.output.emit_watermark_status(WatermarkStatus::Active)?;
         self.output.emit_watermark(Watermark::MAX)?;
+        self.output.end_input()
+    }
+
+    fn finish_without_drain(&mut self) -> Result<(), TaskError> {
         self.output.end_input()
     }
 

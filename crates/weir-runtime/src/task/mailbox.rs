@@ -10,6 +10,15 @@ use weir_core::{CheckpointBarrier, CheckpointId};
 pub enum TaskMail {
     /// A source task: snapshot now and emit the barrier.
     TriggerCheckpoint(CheckpointBarrier),
+    /// A source task: take the synchronous savepoint of a stop-with-savepoint, emit its
+    /// barrier, then emit nothing more; when it completes the source ends (with the MAX
+    /// watermark first when `drain`), when it is aborted the source goes on.
+    StopWithSavepoint {
+        /// The savepoint's barrier (snapshot type `SYNC_SAVEPOINT`).
+        barrier: CheckpointBarrier,
+        /// Emit the MAX watermark before ending (`weir stop --drain`).
+        drain: bool,
+    },
     /// The checkpoint completed everywhere.
     NotifyCheckpointComplete(CheckpointId),
     /// The checkpoint was aborted.
@@ -35,5 +44,10 @@ impl Mailbox {
     /// The next mail, if one is waiting (a dropped sender just means no more mail).
     pub fn try_take(&self) -> Option<TaskMail> {
         self.rx.try_recv().ok()
+    }
+
+    /// The next mail, waiting at most `timeout` for one.
+    pub fn take_timeout(&self, timeout: std::time::Duration) -> Option<TaskMail> {
+        self.rx.recv_timeout(timeout).ok()
     }
 }

@@ -130,19 +130,36 @@ fn run_task_inner(mut spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> 
         metrics: &spec.metrics,
         cancel: &spec.cancel,
         timers: ctx.processing_time_service(),
+        stop: None,
+        pending_mail: None,
     };
     task.next_flush = task.timeout.map(|t| Instant::now() + t);
     let records_in = match invokable {
         Invokable::Source(mut driver) => {
             loop {
                 task.check_cancelled()?;
-                let status = driver.run_batch()?;
+                let status = match task.stop {
+                    Some(_) => {
+                        // Suspended by a stop-with-savepoint: only mail until it ends.
+                        task.wait_for_mail(Duration::from_millis(10));
+                        SourceStatus::More
+                    }
+                    None => driver.run_batch()?,
+                };
                 task.publish(0);
                 task.mailbox_duties(None)?;
                 if let Some(now) = due_wakeup(&task.timers) {
                     driver.on_processing_time(now)?;
                 }
                 task.maybe_flush()?;
+                if let Some(stop) = task.stop.filter(|s| s.completed) {
+                    if stop.drain {
+                        driver.finish()?;
+                    } else {
+                        driver.finish_without_drain()?;
+                    }
+                    break;
+                }
                 if status == SourceStatus::Finished {
                     driver.finish()?;
                     break;
@@ -205,6 +222,18 @@ struct TaskLoop<'a> {
     metrics: &'a TaskMetrics,
     cancel: &'a CancelToken,
     timers: ProcessingTimeService,
+    /// A source suspended by the synchronous savepoint of a stop-with-savepoint.
+    stop: Option<PendingStop>,
+    /// A mail taken while waiting, processed by the next mailbox duties.
+    pending_mail: Option<TaskMail>,
+}
+
+/// The stop-with-savepoint a suspended source waits on.
+#[derive(Debug, Clone, Copy)]
+struct PendingStop {
+    savepoint: weir_core::CheckpointId,
+    drain: bool,
+    completed: bool,
 }
 
 impl TaskLoop<'_> {
@@ -233,15 +262,46 @@ impl TaskLoop<'_> {
     /// Processes the waiting control mails, in order.
     fn mailbox_duties(&mut self, _now: Option<i64>) -> Result<(), TaskError> {
         loop {
-            let Some(mail) = self.checkpointing.as_ref().and_then(|c| c.mailbox.try_take()) else {
-                return Ok(());
+            let mail = match self.pending_mail.take() {
+                Some(mail) => mail,
+                None => match self.checkpointing.as_ref().and_then(|c| c.mailbox.try_take()) {
+                    Some(mail) => mail,
+                    None => return Ok(()),
+                },
             };
             match mail {
                 TaskMail::TriggerCheckpoint(barrier) => self.checkpoint(barrier, Duration::ZERO)?,
-                TaskMail::NotifyCheckpointComplete(id) => self.ctx.state().notify_complete(id)?,
-                TaskMail::NotifyCheckpointAborted(id) => self.ctx.state().notify_aborted(id)?,
+                TaskMail::StopWithSavepoint { barrier, drain } => {
+                    self.checkpoint(barrier, Duration::ZERO)?;
+                    self.stop = Some(PendingStop {
+                        savepoint: barrier.id,
+                        drain,
+                        completed: false,
+                    });
+                }
+                TaskMail::NotifyCheckpointComplete(id) => {
+                    self.ctx.state().notify_complete(id)?;
+                    if let Some(stop) = self.stop.as_mut().filter(|s| s.savepoint == id) {
+                        stop.completed = true;
+                    }
+                }
+                TaskMail::NotifyCheckpointAborted(id) => {
+                    self.ctx.state().notify_aborted(id)?;
+                    if self.stop.is_some_and(|s| s.savepoint == id) {
+                        self.stop = None;
+                    }
+                }
             }
         }
+    }
+
+    /// Blocks until a mail arrives or `timeout` passes (a suspended source's idle wait).
+    fn wait_for_mail(&mut self, timeout: Duration) {
+        let waited = Instant::now();
+        if let Some(cp) = self.checkpointing.as_ref() {
+            self.pending_mail = cp.mailbox.take_timeout(timeout);
+        }
+        self.idle += waited.elapsed();
     }
 
     /// Takes the task's part of checkpoint `barrier.id`: snapshot, barrier downstream,

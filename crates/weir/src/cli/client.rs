@@ -1,4 +1,5 @@
 //! `weir run`, `weir list`, `weir cancel`: clients of the Dispatcher's REST API.
+//! (`weir savepoint` and `weir stop` are in `savepoint.rs`.)
 
 use super::JobArgs;
 use anyhow::{anyhow, bail, Result};
@@ -71,6 +72,12 @@ pub struct RunArgs {
     /// Detached: return once the job is submitted.
     #[arg(short = 'd', long = "detached")]
     pub detached: bool,
+    /// Start from this savepoint or retained checkpoint (directory or `_metadata`).
+    #[arg(short = 's', long = "fromSavepoint")]
+    pub from_savepoint: Option<String>,
+    /// Start even when savepoint state belongs to no operator of the program.
+    #[arg(short = 'n', long = "allowNonRestoredState")]
+    pub allow_non_restored_state: bool,
     /// A job configuration option `key=value` (restart strategy, checkpointing, …);
     /// repeatable. Unknown keys and bad values are refused by the JobManager.
     #[arg(short = 'D', value_name = "KEY=VALUE")]
@@ -112,6 +119,10 @@ pub fn run(args: &RunArgs) -> Result<()> {
     }
     if let Some(m) = inv.max_parallelism {
         body["max-parallelism"] = m.into();
+    }
+    if let Some(path) = &args.from_savepoint {
+        body["savepointPath"] = path.clone().into();
+        body["allowNonRestoredState"] = args.allow_non_restored_state.into();
     }
     let (code, resp) = call("POST", &args.target.jobmanager, "/jobs", Some(&body.to_string()))?;
     if !(200..300).contains(&code) {

@@ -6,6 +6,7 @@ pub mod client;
 pub mod cluster;
 pub mod commands;
 pub mod daemon;
+pub mod savepoint;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -50,6 +51,10 @@ pub enum Command {
     Run(client::RunArgs),
     /// List the jobs of a running cluster.
     List(client::Target),
+    /// Take a savepoint of a running job.
+    Savepoint(savepoint::SavepointArgs),
+    /// Stop a job with a savepoint (it ends FINISHED).
+    Stop(savepoint::StopArgs),
     /// Cancel a job.
     Cancel {
         /// The JobManager.

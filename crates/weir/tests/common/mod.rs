@@ -176,3 +176,16 @@ pub fn weir_cli(args: &[&str]) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
 }
+
+/// The sorted output lines (`key,sum`) of `keyed-sum` over `records` records.
+pub fn keyed_sum_output(keys: u64, seed: u64, records: u64) -> Vec<String> {
+    let gen = weir::programs::keyed_sum::generate(keys);
+    let mut sums: std::collections::BTreeMap<u64, u64> = std::collections::BTreeMap::new();
+    for i in 0..records {
+        let (k, v) = gen(i, &mut weir_api::prelude::Rng::for_index(seed, i));
+        *sums.entry(k).or_default() += v;
+    }
+    let mut lines: Vec<String> = sums.iter().map(|(k, s)| format!("{k},{s}")).collect();
+    lines.sort();
+    lines
+}

@@ -1,0 +1,94 @@
+//! Reading a text file's lines for the splits of one subtask: the part the plain and
+//! the numbered text-file sources share. Every subtask scans the whole file from the
+//! least advanced of its splits and keeps the lines its splits own ([`SplitSet`]).
+//!
+//! Invariant: `line_no` lines (ending at byte `byte_offset`) have been consumed, and
+//! the split set has been told so before every snapshot.
+
+use super::{SplitSet, SOURCE_BATCH};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Seek, SeekFrom};
+use std::path::PathBuf;
+use weir_runtime::operator::SourceStatus;
+use weir_runtime::TaskError;
+
+/// A line scanner over one file for one subtask's splits.
+pub struct LineSplitReader {
+    path: PathBuf,
+    name: &'static str,
+    reader: Option<BufReader<File>>,
+    line_no: u64,
+    byte_offset: u64,
+    splits: SplitSet,
+}
+
+impl LineSplitReader {
+    /// Subtask `subtask` of `parallelism` of the source `name` over `path`.
+    pub fn new(path: PathBuf, name: &'static str, subtask: u32, parallelism: u32) -> Self {
+        Self {
+            path,
+            name,
+            reader: None,
+            line_no: 0,
+            byte_offset: 0,
+            splits: SplitSet::fresh(subtask, parallelism),
+        }
+    }
+
+    fn error(&self, e: std::io::Error) -> TaskError {
+        TaskError::io(format!("cannot read input file {}", self.path.display()), e)
+    }
+
+    /// Reads up to a batch of lines, calling `emit(line_index, line)` for the owned
+    /// ones (the index counts from 0; the line has no line terminator).
+    pub fn read_batch(
+        &mut self,
+        mut emit: impl FnMut(u64, &str) -> Result<(), TaskError>,
+    ) -> Result<SourceStatus, TaskError> {
+        if self.splits.is_empty() {
+            return Ok(SourceStatus::Finished);
+        }
+        if self.reader.is_none() {
+            let (line_no, byte_offset) = self.splits.scan_start();
+            let mut f = File::open(&self.path).map_err(|e| self.error(e))?;
+            f.seek(SeekFrom::Start(byte_offset)).map_err(|e| self.error(e))?;
+            self.line_no = line_no;
+            self.byte_offset = byte_offset;
+            self.reader = Some(BufReader::new(f));
+        }
+        let mut line = String::new();
+        for _ in 0..SOURCE_BATCH {
+            line.clear();
+            let n = match self.reader.as_mut() {
+                Some(r) => r.read_line(&mut line),
+                None => return Ok(SourceStatus::Finished),
+            };
+            let n = n.map_err(|e| self.error(e))?;
+            if n == 0 {
+                return Ok(SourceStatus::Finished);
+            }
+            let index = self.line_no;
+            self.byte_offset += n as u64;
+            self.line_no += 1;
+            if self.splits.owns(index) {
+                emit(index, line.trim_end_matches(['\n', '\r']))?;
+            }
+        }
+        Ok(SourceStatus::More)
+    }
+
+    /// The positions for a checkpoint.
+    pub fn snapshot(&mut self) -> Result<Vec<Vec<u8>>, TaskError> {
+        if self.reader.is_some() {
+            self.splits.scanned_to(self.line_no, self.byte_offset);
+        }
+        self.splits.snapshot()
+    }
+
+    /// Resumes at restored positions (the file is reopened at the next read).
+    pub fn restore(&mut self, positions: &[Vec<u8>]) -> Result<(), TaskError> {
+        self.splits = SplitSet::restore(positions, self.name)?;
+        self.reader = None;
+        Ok(())
+    }
+}

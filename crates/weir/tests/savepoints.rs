@@ -1,0 +1,214 @@
+//! Savepoints across real processes: `weir savepoint` while a keyed job runs, `weir
+//! stop` (stop-with-savepoint), and `weir run -s` resuming the savepoint at a higher
+//! and a lower parallelism with the results of an undisturbed run; bad savepoints are
+//! refused with a clear error and start no job.
+
+mod common;
+
+use common::*;
+use std::path::Path;
+use std::time::Duration;
+
+const KEYS: u64 = 30;
+const SEED: u64 = 11;
+const RECORDS: u64 = 60_000;
+
+fn keyed_sum_args(output: &Path) -> Vec<String> {
+    [
+        format!("keys={KEYS}"),
+        format!("records={RECORDS}"),
+        format!("seed={SEED}"),
+        "rate_per_sec=20000".to_string(),
+        format!("output={}", output.display()),
+    ]
+    .into_iter()
+    .flat_map(|a| ["--arg".to_string(), a])
+    .collect()
+}
+
+/// `weir run` of keyed-sum; returns the job id (detached) or waits for the end.
+fn run(cluster: &Cluster, extra: &[&str], output: &Path, detached: bool) -> (i32, String, String) {
+    let mut args: Vec<String> = vec!["run".into(), "-m".into(), cluster.rest.clone()];
+    if detached {
+        args.push("-d".into());
+    }
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args.push("keyed-sum".into());
+    args.extend(keyed_sum_args(output));
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    weir_cli(&refs)
+}
+
+fn job_id(stdout: &str) -> String {
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("Job has been submitted with JobID "))
+        .expect("job id printed")
+        .trim()
+        .to_string()
+}
+
+fn savepoint_path(stdout: &str) -> String {
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("Savepoint completed. Path: "))
+        .unwrap_or_else(|| panic!("no savepoint path in {stdout}"))
+        .trim()
+        .to_string()
+}
+
+fn records_in(cluster: &Cluster, jid: &str) -> u64 {
+    get(&cluster.rest, &format!("/jobs/{jid}")).1["vertices"][1]["metrics"]["read-records"]
+        .as_u64()
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_stopped_job_resumes_from_its_savepoint_at_three_and_at_one_subtask_with_exact_results() {
+    let cluster = Cluster::start(2, 2, &[]);
+    let sp_dir = tempfile::tempdir().unwrap();
+    let first_out = tempfile::tempdir().unwrap();
+    let (code, out, err) = run(&cluster, &["-p", "2"], first_out.path(), true);
+    assert_eq!(code, 0, "{out}{err}");
+    let jid = job_id(&out);
+    cluster.wait_running(&jid);
+    wait_until(Duration::from_secs(20), || records_in(&cluster, &jid) >= 5_000);
+
+    // A savepoint while the job goes on.
+    let (code, out, err) = weir_cli(&[
+        "savepoint",
+        "-m",
+        &cluster.rest,
+        &jid,
+        &sp_dir.path().display().to_string(),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let taken = savepoint_path(&out);
+    let local = taken.strip_prefix("file:").unwrap_or(&taken);
+    assert!(Path::new(local).join("_metadata").is_file(), "{taken}");
+    assert!(local.starts_with(&sp_dir.path().display().to_string()), "{taken}");
+    let (_, detail) = get(&cluster.rest, &format!("/jobs/{jid}"));
+    assert_eq!(detail["state"], "RUNNING");
+
+    // Stop with a savepoint: the job ends FINISHED and, without --drain, fires no
+    // end-of-input timers (no sums are written).
+    let (code, out, err) = weir_cli(&[
+        "stop",
+        "-m",
+        &cluster.rest,
+        "-p",
+        &sp_dir.path().display().to_string(),
+        &jid,
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let stopped = savepoint_path(&out);
+    assert_eq!(cluster.wait_terminal(&jid, Duration::from_secs(10)), "FINISHED");
+    assert!(read_parts(first_out.path()).is_empty());
+    let processed = records_in(&cluster, &jid);
+    assert!(
+        processed < RECORDS,
+        "the job ran to its end before the stop: {processed}"
+    );
+
+    // The savepoint resumed at parallelism 3 and at parallelism 1.
+    for p in ["3", "1"] {
+        let out_dir = tempfile::tempdir().unwrap();
+        let (code, out, err) = run(&cluster, &["-p", p, "-s", &stopped], out_dir.path(), false);
+        assert_eq!(code, 0, "p={p}: {out}{err}");
+        assert_eq!(
+            read_parts(out_dir.path()),
+            keyed_sum_output(KEYS, SEED, RECORDS),
+            "resumed at p={p}"
+        );
+        let jid = job_id(&out);
+        let (_, stats) = get(&cluster.rest, &format!("/jobs/{jid}/checkpoints"));
+        assert_eq!(stats["latest"]["restored"]["is_savepoint"], true, "{stats}");
+        assert_eq!(
+            stats["latest"]["restored"]["external_path"],
+            stopped.as_str(),
+            "{stats}"
+        );
+    }
+
+    // The savepoint taken while running also resumes to the exact result.
+    let out_dir = tempfile::tempdir().unwrap();
+    let (code, out, err) = run(&cluster, &["-p", "2", "-s", &taken], out_dir.path(), false);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(read_parts(out_dir.path()), keyed_sum_output(KEYS, SEED, RECORDS));
+}
+
+#[test]
+fn bad_savepoints_and_missing_directories_are_clear_errors_and_start_no_job() {
+    let cluster = Cluster::start(1, 2, &[]);
+    let out = tempfile::tempdir().unwrap();
+    let jobs = || {
+        get(&cluster.rest, "/jobs/overview").1["jobs"]
+            .as_array()
+            .map_or(0, Vec::len)
+    };
+
+    let (code, _, err) = run(&cluster, &["-s", "/nonexistent/savepoint-1"], out.path(), true);
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("Cannot find checkpoint or savepoint file/directory '/nonexistent/savepoint-1'"),
+        "{err}"
+    );
+
+    let corrupt = tempfile::tempdir().unwrap();
+    std::fs::write(corrupt.path().join("_metadata"), b"WEIRCKPT garbage").unwrap();
+    let (code, _, err) = run(
+        &cluster,
+        &["-s", &corrupt.path().display().to_string()],
+        out.path(),
+        true,
+    );
+    assert_ne!(code, 0);
+    assert!(err.contains(&corrupt.path().display().to_string()), "{err}");
+    assert_eq!(
+        std::fs::read(corrupt.path().join("_metadata")).unwrap(),
+        b"WEIRCKPT garbage"
+    );
+    assert_eq!(jobs(), 0);
+
+    // A real savepoint of keyed-sum, then: another program's operators do not match;
+    // another max parallelism does not fit.
+    let sp_dir = tempfile::tempdir().unwrap();
+    let (code, stdout, err) = run(&cluster, &["-p", "2"], out.path(), true);
+    assert_eq!(code, 0, "{err}");
+    let jid = job_id(&stdout);
+    cluster.wait_running(&jid);
+    let (code, no_dir_out, err) = weir_cli(&["savepoint", "-m", &cluster.rest, &jid]);
+    assert_ne!(code, 0, "{no_dir_out}");
+    assert!(err.contains("No savepoint directory configured"), "{err}");
+    let (code, stdout, err) = weir_cli(&[
+        "stop",
+        "-m",
+        &cluster.rest,
+        "-p",
+        &sp_dir.path().display().to_string(),
+        &jid,
+    ]);
+    assert_eq!(code, 0, "{stdout}{err}");
+    let path = savepoint_path(&stdout);
+    let before = jobs();
+
+    let (code, _, err) = weir_cli(&["run", "-m", &cluster.rest, "-d", "-s", &path, "wordcount"]);
+    assert_ne!(code, 0);
+    assert!(err.contains("Failed to rollback to checkpoint/savepoint"), "{err}");
+    let (code, _, err) = run(
+        &cluster,
+        &["-p", "2", "--max-parallelism", "64", "-s", &path],
+        out.path(),
+        true,
+    );
+    assert_ne!(code, 0);
+    assert!(
+        err.contains("max parallelism") || err.contains("Max parallelism"),
+        "{err}"
+    );
+    assert_eq!(jobs(), before);
+
+    // With --allowNonRestoredState the unmatched state is skipped.
+    let (code, stdout, err) = weir_cli(&["run", "-m", &cluster.rest, "-s", &path, "-n", "wordcount"]);
+    assert_eq!(code, 0, "{stdout}{err}");
+}
