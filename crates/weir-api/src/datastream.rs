@@ -13,7 +13,7 @@ use std::marker::PhantomData;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
-use weir_connectors::sink::{CollectHandle, CollectSink, DiscardSink, PrintSink, TextFileSink};
+use weir_connectors::sink::{CollectHandle, CollectSink, DiscardSink, FileSink, PrintSink, TwoPhaseCommitOperator};
 use weir_graph::{ChainingStrategy, NodeKind, Partitioner, StreamNodeId};
 use weir_runtime::operator::factory::Data;
 use weir_runtime::operator::{OperatorFactory, Output, SelectorFactory, TaskContext};
@@ -366,14 +366,21 @@ impl<T: Data> DataStream<T> {
         })
     }
 
-    /// Writes one line per record into `dir/part-<subtask>`.
+    /// Writes one line per record into part files under `dir` (created if missing):
+    /// committed files are `dir/part-<writer>-<seq>`, files still being written or
+    /// waiting for their checkpoint are hidden (`.part-…`). With checkpointing on, the
+    /// output is exactly-once: a part file is committed when the checkpoint covering
+    /// it completes, and a failover deletes what was written after the restored
+    /// checkpoint ([`FileSink`]). Everything is committed when the input ends; without
+    /// checkpointing only then.
     pub fn write_as_text(&self, dir: impl Into<PathBuf>) -> DataStreamSink
     where
         T: Display,
     {
         let dir = dir.into();
         self.add_sink("Sink: Text File", move |ctx| {
-            Ok(Box::new(TextFileSink::create(&dir, ctx.subtask_index)?))
+            let sink = FileSink::create(&dir)?;
+            TwoPhaseCommitOperator::<T, FileSink>::build(ctx, sink)
         })
     }
 

@@ -4,7 +4,8 @@
 //! every parallel source splits its input deterministically by subtask index, so the
 //! multiset of records a job reads never depends on the parallelism. Sinks are
 //! operators ([`weir_runtime::operator::Output`] of their input type) that write on
-//! `collect` and flush on `end_input`.
+//! `collect` and flush on `end_input`; the file sink writes in transactions committed
+//! when the checkpoint covering them completes ([`sink::two_phase_commit`]).
 
 pub mod rng;
 pub mod sink;

@@ -24,17 +24,7 @@ fn run_enrich(p: u32, chaining: bool, out: &std::path::Path) -> Vec<String> {
     };
     let (env, _) = build_job(&job).unwrap();
     env.execute("enrich").unwrap();
-    let mut lines = Vec::new();
-    for e in std::fs::read_dir(out).unwrap() {
-        lines.extend(
-            std::fs::read_to_string(e.unwrap().path())
-                .unwrap()
-                .lines()
-                .map(str::to_string),
-        );
-    }
-    lines.sort();
-    lines
+    common::read_parts(out)
 }
 
 #[test]

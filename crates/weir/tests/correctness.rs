@@ -1,6 +1,8 @@
 //! The built-in programs give the same results at every parallelism, with chaining on
 //! or off, and `keyed-sum` matches a sequential computation.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use weir::cli::commands::build_job;
@@ -22,13 +24,7 @@ fn run(program: &str, p: u32, chaining: bool, args: &[String], out: &Path) -> Ve
     };
     let (env, _) = build_job(&job).unwrap();
     env.execute(program).unwrap();
-    let mut lines = Vec::new();
-    for entry in std::fs::read_dir(out).unwrap() {
-        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
-        lines.extend(text.lines().map(str::to_string));
-    }
-    lines.sort();
-    lines
+    common::read_parts(out)
 }
 
 fn results_for_all_settings(program: &str, args: &[String]) -> Vec<Vec<String>> {

@@ -6,8 +6,10 @@
 //! emitted and in which order, never on durations; their sources wait (with a generous
 //! safety limit) for the output they expect before going on.
 
+mod common;
+
+use common::read_parts;
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -33,16 +35,6 @@ fn weir(args: &[&str]) -> (i32, String, String) {
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
-}
-
-fn read_parts(dir: &Path) -> Vec<String> {
-    let mut lines = Vec::new();
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
-        lines.extend(text.lines().map(str::to_string));
-    }
-    lines.sort();
-    lines
 }
 
 /// Runs `orders-per-minute` through the binary, returning its sorted output lines.

@@ -24,7 +24,7 @@ pub fn builtin_registry() -> ProgramRegistry {
 /// The `output` argument shared by the programs.
 pub const OUTPUT_ARG: ArgSpec = ArgSpec {
     name: "output",
-    help: "directory for part files, one per sink subtask (default: print to stdout)",
+    help: "directory for part files, committed per checkpoint and at the end (default: print to stdout)",
 };
 
 /// Sends `stream` to stdout, or to part files under `--arg output=DIR`.

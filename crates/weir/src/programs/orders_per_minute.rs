@@ -74,7 +74,7 @@ pub fn program() -> Program {
             ArgSpec {
                 name: "output",
                 help:
-                    "directory for CSV part files, one per sink subtask; `discard` drops the results (default: print)",
+                    "directory for CSV part files (exactly-once with checkpointing); `discard` drops the results (default: print)",
             },
             ArgSpec {
                 name: "bound_ms",

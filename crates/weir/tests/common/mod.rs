@@ -151,11 +151,15 @@ pub fn get(rest: &str, path: &str) -> (u16, serde_json::Value) {
     send(rest, "GET", path, None)
 }
 
-/// Every line of every part file under `dir`, sorted.
+/// Every line of every committed part file under `dir`, sorted: files whose names
+/// start with `.` (in-progress and pending parts of the file sink) are not output yet.
 pub fn read_parts(dir: &std::path::Path) -> Vec<String> {
     let mut lines = Vec::new();
     if let Ok(entries) = std::fs::read_dir(dir) {
         for e in entries.flatten() {
+            if e.file_name().to_string_lossy().starts_with('.') {
+                continue;
+            }
             let text = std::fs::read_to_string(e.path()).unwrap_or_default();
             lines.extend(text.lines().map(str::to_string));
         }
