@@ -252,6 +252,11 @@ impl JobMaster {
             .unwrap_or_else(|| format!("<jobmanager memory>/chk-{}", latest.id));
         match assign_restore(&latest.metadata, &path, &self.restore_vertices, false) {
             Ok(plan) => {
+                tracing::info!(
+                    "Restoring job {} from checkpoint {} located at {path}",
+                    self.job_id,
+                    latest.id
+                );
                 self.restore_plan = Some(plan);
                 if let Some(c) = self.checkpoints.as_mut() {
                     c.report_recovery(now_ms);
