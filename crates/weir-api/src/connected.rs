@@ -7,7 +7,7 @@
 //! in the same subtask, with the same keyed state and timers.
 
 use crate::datastream::DataStream;
-use crate::functions::{Collector, KeyType, KeyedContext, KeyedProcessFunction};
+use crate::functions::{Collector, KeyType, KeyedContext, KeyedProcessFunction, TaskInfo};
 use crate::operators::KeyedProcessOperator;
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -233,7 +233,8 @@ impl<K: KeyType, A: Data, B: Data> KeyedConnectedStreams<K, A, B> {
                 crate::keyed_state::restore_keyed(ctx)?,
                 ctx.processing_time_service(),
                 out,
-            )?;
+            )?
+            .with_task_info(TaskInfo::of(ctx));
             register_checkpointed(ctx, op)
         });
         self.first

@@ -8,7 +8,7 @@
 
 use weir_core::StreamRecord;
 use weir_runtime::error::{TaskError, UserError};
-use weir_runtime::operator::{Output, ProcessingTimeService};
+use weir_runtime::operator::{Output, ProcessingTimeService, TaskContext};
 use weir_state::heap::{ListState, MapState, StateValue, ValueState};
 use weir_state::{
     HeapKeyedStateBackend, ListStateDescriptor, MapStateDescriptor, StateError, TimeDomain, TimerService,
@@ -65,6 +65,32 @@ impl<'a, O> Collector<'a, O> {
     }
 }
 
+/// The subtask a function runs in (Flink's `TaskInfo`): which parallel instance, and
+/// which execution attempt of it (0 for the first, one more after each restart).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TaskInfo {
+    /// The task (chain) name, e.g. `Sum -> Map -> Sink: Print to Std. Out`.
+    pub task_name: String,
+    /// This subtask's index, from 0.
+    pub subtask_index: u32,
+    /// The task's parallelism.
+    pub parallelism: u32,
+    /// The execution attempt, from 0.
+    pub attempt_number: u32,
+}
+
+impl TaskInfo {
+    /// The task info of the subtask `ctx` describes.
+    pub fn of(ctx: &TaskContext) -> Self {
+        Self {
+            task_name: ctx.task_name.clone(),
+            subtask_index: ctx.subtask_index,
+            parallelism: ctx.parallelism,
+            attempt_number: ctx.attempt_number,
+        }
+    }
+}
+
 /// The context of a keyed function call: current key, keyed state, timers.
 pub struct KeyedContext<'a, K: KeyType> {
     pub(crate) backend: &'a mut HeapKeyedStateBackend<K>,
@@ -72,6 +98,7 @@ pub struct KeyedContext<'a, K: KeyType> {
     pub(crate) timestamp: Option<i64>,
     pub(crate) processing_time: &'a ProcessingTimeService,
     pub(crate) time_domain: Option<TimeDomain>,
+    pub(crate) task_info: &'a TaskInfo,
 }
 
 /// The timers of the current key (Flink's `TimerService`), from
@@ -137,6 +164,11 @@ impl<'a, K: KeyType> KeyedContext<'a, K> {
     /// The key of the record or timer being processed.
     pub fn current_key(&self) -> Option<&K> {
         self.backend.current_key()
+    }
+
+    /// The subtask this call runs in, with its execution attempt number.
+    pub fn task_info(&self) -> &TaskInfo {
+        self.task_info
     }
 
     /// The timestamp of the record being processed (or of the firing timer).

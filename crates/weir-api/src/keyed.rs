@@ -2,7 +2,7 @@
 //! windows.
 
 use crate::datastream::DataStream;
-use crate::functions::{Collector, KeyType, KeyedContext, KeyedProcessFunction};
+use crate::functions::{Collector, KeyType, KeyedContext, KeyedProcessFunction, TaskInfo};
 use crate::operators::KeyedProcessOperator;
 use crate::windowing::{
     CountTrigger, GlobalWindow, GlobalWindows, PurgingTrigger, Window, WindowAssigner, WindowedStream,
@@ -51,7 +51,8 @@ impl<K: KeyType, T: Data> KeyedStream<K, T> {
                 crate::keyed_state::restore_keyed(ctx)?,
                 ctx.processing_time_service(),
                 out,
-            )?;
+            )?
+            .with_task_info(TaskInfo::of(ctx));
             register_checkpointed(ctx, op)
         });
         self.stream.transform(name, NodeKind::Operator, true, factory)

@@ -56,7 +56,7 @@ pub mod prelude {
     pub use crate::datastream::DataStream;
     pub use crate::env::StreamExecutionEnvironment;
     pub use crate::error::ApiError;
-    pub use crate::functions::{Collector, KeyType, KeyedContext, KeyedProcessFunction, KeyedTimerService};
+    pub use crate::functions::{Collector, KeyType, KeyedContext, KeyedProcessFunction, KeyedTimerService, TaskInfo};
     pub use crate::keyed::KeyedStream;
     pub use crate::program::{Program, ProgramArgs, ProgramError, ProgramRegistry};
     pub use crate::side_output::OutputTag;

@@ -2,7 +2,7 @@
 //! type and owns the output it emits to; chained operators call each other directly.
 //! Every operator forwards watermarks, watermark statuses and processing-time ticks.
 
-use crate::functions::{Collector, KeyType, KeyedContext, KeyedProcessFunction};
+use crate::functions::{Collector, KeyType, KeyedContext, KeyedProcessFunction, TaskInfo};
 use std::marker::PhantomData;
 use std::sync::Arc;
 use weir_core::element::WatermarkStatus;
@@ -135,6 +135,7 @@ pub struct KeyedProcessOperator<K: KeyType, I, O, F> {
     backend: HeapKeyedStateBackend<K>,
     timers: TimerService<K, VoidNamespace>,
     processing_time: ProcessingTimeService,
+    task_info: TaskInfo,
     out: Box<dyn Output<O>>,
 }
 
@@ -190,8 +191,15 @@ impl<K: KeyType, I, O, F: KeyedProcessFunction<K, I, O>> KeyedProcessOperator<K,
             backend,
             timers,
             processing_time,
+            task_info: TaskInfo::default(),
             out,
         })
+    }
+
+    /// The same operator telling its function which subtask and attempt it runs in.
+    pub fn with_task_info(mut self, task_info: TaskInfo) -> Self {
+        self.task_info = task_info;
+        self
     }
 
     fn fire(&mut self, timer: Timer<K, VoidNamespace>, domain: TimeDomain) -> Result<(), TaskError> {
@@ -207,6 +215,7 @@ impl<K: KeyType, I, O, F: KeyedProcessFunction<K, I, O>> KeyedProcessOperator<K,
             timestamp: output_ts,
             processing_time: &self.processing_time,
             time_domain: Some(domain),
+            task_info: &self.task_info,
         };
         let mut out = Collector::new(&mut *self.out, output_ts);
         let r = self.f.on_timer(timer.timestamp, &mut ctx, &mut out);
@@ -237,6 +246,7 @@ impl<K: KeyType, I, O, F: KeyedProcessFunction<K, I, O>> Output<I> for KeyedProc
             timestamp: record.timestamp,
             processing_time: &self.processing_time,
             time_domain: None,
+            task_info: &self.task_info,
         };
         let mut out = Collector::new(&mut *self.out, record.timestamp);
         let r = self.f.process_element(record.value, &mut ctx, &mut out);

@@ -63,6 +63,8 @@ config_options! {
         "How long a slot request may stay pending before the job fails with NoResourceAvailableException.");
     SLOT_IDLE_TIMEOUT: Duration = ("slot.idle.timeout", Some("50 s"),
         "How long a free slot stays in the JobMaster's slot pool before it is given back.");
+    MINICLUSTER_NUM_TASKMANAGERS: u32 = ("minicluster.number-of-taskmanagers", Some("1"),
+        "Number of TaskManagers of the MiniCluster that `weir local` runs a job on (each with taskmanager.numberOfTaskSlots slots; when that is not set, the slots the job needs are spread evenly).");
     CLUSTER_DIR: Option<String> = ("cluster.dir", None,
         "Weir only: directory where `weir start-cluster` keeps pid files and logs of the processes it starts. Defaults to $HOME/.weir/cluster when unset.");
 

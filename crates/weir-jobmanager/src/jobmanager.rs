@@ -259,6 +259,11 @@ impl JobManager {
         Some(jm.savepoint_operation(trigger_id).cloned())
     }
 
+    /// The status of a job; `None` if it does not exist.
+    pub fn job_status(&self, job: JobId) -> Option<weir_rest::JobStatus> {
+        self.lock().jobs.get(&job).map(|jm| jm.status)
+    }
+
     /// Cancels a job; `None` if it does not exist.
     pub fn cancel(&self, job: JobId) -> Option<Result<(), weir_rest::JobStatus>> {
         let now = now_ms();

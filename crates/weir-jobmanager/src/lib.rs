@@ -25,6 +25,6 @@ pub mod settings;
 pub mod slot_assignment;
 pub mod slot_table;
 
-pub use process::run_jobmanager;
+pub use process::{run_jobmanager, start_jobmanager, JobManagerError, RestEndpoint, RunningJobManager};
 pub use restart_strategy::{FailureHandling, RestartBackoffTimeStrategy, RestartDecision, RestartStrategyConfig};
 pub use settings::JobManagerSettings;

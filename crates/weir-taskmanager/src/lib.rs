@@ -16,5 +16,5 @@ pub mod rpc_service;
 pub mod settings;
 
 pub use error::TaskManagerError;
-pub use process::run_taskmanager;
+pub use process::{run_taskmanager, start_taskmanager, RunningTaskManager};
 pub use settings::TaskManagerSettings;

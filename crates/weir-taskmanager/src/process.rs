@@ -1,18 +1,60 @@
-//! Starting a TaskManager process: network environment and data server, RPC server,
+//! Starting a TaskManager: network environment and data server, RPC server,
 //! registration, report delivery.
+//!
+//! [`start_taskmanager`] binds both servers and starts serving on the current tokio
+//! runtime, returning their addresses; registration with the ResourceManager runs in
+//! the background from then on. [`run_taskmanager`] is the standalone process.
 
 use crate::error::TaskManagerError;
 use crate::executor::TaskExecutor;
 use crate::registration::{run_registration, run_reporter};
 use crate::rpc_service::TaskExecutorService;
 use crate::settings::TaskManagerSettings;
+use std::net::SocketAddr;
 use std::sync::Arc;
+use tokio::task::JoinHandle;
+use tonic::transport::server::TcpIncoming;
 use weir_api::program::ProgramRegistry;
 use weir_rpc::task_executor_gateway_server::TaskExecutorGatewayServer;
 use weir_runtime::network::NetworkEnvironment;
 
+/// A TaskManager serving on the tokio runtime it was started on.
+pub struct RunningTaskManager {
+    executor: Arc<TaskExecutor>,
+    rpc_address: SocketAddr,
+    data_address: SocketAddr,
+    rpc_server: JoinHandle<Result<(), TaskManagerError>>,
+}
+
+impl RunningTaskManager {
+    /// The TaskExecutor (slots, running tasks).
+    pub fn executor(&self) -> &Arc<TaskExecutor> {
+        &self.executor
+    }
+
+    /// Where its `TaskExecutorGateway` listens.
+    pub fn rpc_address(&self) -> SocketAddr {
+        self.rpc_address
+    }
+
+    /// Where its data server listens.
+    pub fn data_address(&self) -> SocketAddr {
+        self.data_address
+    }
+
+    /// Waits until the RPC server stops (normally never) and returns its result.
+    pub async fn serve_until_stopped(self) -> Result<(), TaskManagerError> {
+        match self.rpc_server.await {
+            Ok(r) => r,
+            Err(e) => Err(TaskManagerError::Rpc(format!(
+                "the RPC server task ended abnormally: {e}"
+            ))),
+        }
+    }
+}
+
 /// Runs a TaskManager until the process is killed. Prints one line with its addresses
-/// (`TaskManager <id> rpc=<addr> data=<addr>`) once it serves.
+/// (`TaskManager <id> rpc=<addr> data=<addr> slots=<n>`) once it serves.
 pub fn run_taskmanager(settings: TaskManagerSettings, registry: ProgramRegistry) -> Result<(), TaskManagerError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -20,13 +62,28 @@ pub fn run_taskmanager(settings: TaskManagerSettings, registry: ProgramRegistry)
         .thread_name("tm-rpc")
         .build()
         .map_err(TaskManagerError::Runtime)?;
-    runtime.block_on(serve(settings, registry))
+    runtime.block_on(async {
+        let (id, slots) = (settings.resource_id.clone(), settings.num_slots);
+        let running = start_taskmanager(settings, Arc::new(registry)).await?;
+        println!(
+            "TaskManager {id} rpc={} data={} slots={slots}",
+            running.rpc_address(),
+            running.data_address()
+        );
+        running.serve_until_stopped().await
+    })
 }
 
-async fn serve(settings: TaskManagerSettings, registry: ProgramRegistry) -> Result<(), TaskManagerError> {
+/// Binds the data server and the RPC server on `settings.host` and starts serving on the
+/// current tokio runtime; the TaskManager registers with `settings.jobmanager_rpc` in
+/// the background (retrying until the ResourceManager answers).
+pub async fn start_taskmanager(
+    settings: TaskManagerSettings,
+    registry: Arc<ProgramRegistry>,
+) -> Result<RunningTaskManager, TaskManagerError> {
     let network = NetworkEnvironment::new(settings.network.clone());
     let data_bind = format!("{}:{}", settings.host, settings.data_port);
-    let data_addr = network.start_data_server(&data_bind)?;
+    let data_address = network.start_data_server(&data_bind)?;
     let rpc_bind = format!("{}:{}", settings.host, settings.rpc_port);
     let listener = tokio::net::TcpListener::bind(&rpc_bind)
         .await
@@ -35,26 +92,31 @@ async fn serve(settings: TaskManagerSettings, registry: ProgramRegistry) -> Resu
             address: rpc_bind.clone(),
             source,
         })?;
-    let rpc_addr = listener.local_addr().map_err(|source| TaskManagerError::Bind {
+    let rpc_address = listener.local_addr().map_err(|source| TaskManagerError::Bind {
         what: "RPC server",
         address: rpc_bind,
         source,
     })?;
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-    let executor = TaskExecutor::new(settings.clone(), Arc::new(registry), network, tx);
-    println!(
-        "TaskManager {} rpc={} data={} slots={}",
-        settings.resource_id, rpc_addr, data_addr, settings.num_slots
-    );
+    let executor = TaskExecutor::new(settings.clone(), registry, network, tx);
     tokio::spawn(run_reporter(settings.jobmanager_rpc.clone(), rx));
     tokio::spawn(run_registration(
         executor.clone(),
-        rpc_addr.to_string(),
-        data_addr.to_string(),
+        rpc_address.to_string(),
+        data_address.to_string(),
     ));
-    tonic::transport::Server::builder()
-        .add_service(TaskExecutorGatewayServer::new(TaskExecutorService::new(executor)))
-        .serve_with_incoming(tokio_stream::wrappers::TcpListenerStream::new(listener))
-        .await
-        .map_err(|e| TaskManagerError::Rpc(e.to_string()))
+    let service = TaskExecutorService::new(executor.clone());
+    let rpc_server = tokio::spawn(async move {
+        tonic::transport::Server::builder()
+            .add_service(TaskExecutorGatewayServer::new(service))
+            .serve_with_incoming(TcpIncoming::from(listener).with_nodelay(Some(true)))
+            .await
+            .map_err(|e| TaskManagerError::Rpc(e.to_string()))
+    });
+    Ok(RunningTaskManager {
+        executor,
+        rpc_address,
+        data_address,
+        rpc_server,
+    })
 }

@@ -3,12 +3,25 @@
 use clap::Parser;
 use weir::cli::{bench, bench_cluster, client, cluster, commands, savepoint, Cli, Command};
 
+/// The log filter when `WEIR_LOG` is not set. In `weir local` the JobManager's and
+/// TaskManagers' warnings (a task failed, a restart) are what the job's result reports
+/// once at the end, so only their errors are logged.
+fn default_log_filter(command: &Command) -> &'static str {
+    match command {
+        Command::Local(_) => "warn,weir_jobmanager=error,weir_taskmanager=error",
+        _ => "warn",
+    }
+}
+
 fn main() {
+    let cli = Cli::parse();
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_env("WEIR_LOG").unwrap_or_else(|_| "warn".into()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("WEIR_LOG")
+                .unwrap_or_else(|_| default_log_filter(&cli.command).into()),
+        )
         .with_writer(std::io::stderr)
         .init();
-    let cli = Cli::parse();
     if matches!(
         cli.command,
         Command::Local(_) | Command::Plan { .. } | Command::Programs | Command::List(_)

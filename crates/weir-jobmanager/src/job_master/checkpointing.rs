@@ -279,6 +279,11 @@ impl JobMaster {
             self.allow_non_restored_state,
         ) {
             Ok(plan) => {
+                tracing::info!(
+                    "Restoring job {} from checkpoint {} located at {path}",
+                    self.job_id,
+                    latest.id
+                );
                 self.restore_plan = Some(plan);
                 if let Some(c) = self.checkpoints.as_mut().filter(|_| recovery) {
                     c.report_recovery(now_ms);

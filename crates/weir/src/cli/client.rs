@@ -4,8 +4,8 @@
 use super::JobArgs;
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
-use std::collections::BTreeMap;
 use std::time::Duration;
+use weir_rest::JobSubmitRequest;
 
 /// Where the JobManager's REST endpoint is.
 #[derive(Debug, Args, Clone)]
@@ -87,44 +87,55 @@ pub struct RunArgs {
     pub job: JobArgs,
 }
 
+/// The `POST /jobs` body `job` describes: program, arguments, parallelism, and the
+/// job settings of the command line as job-level configuration entries. `weir run` sends
+/// it over REST; `weir local` hands it to its MiniCluster's Dispatcher.
+pub fn submit_request(job: &JobArgs) -> Result<JobSubmitRequest> {
+    let inv = super::commands::invocation(job)?;
+    let mut request = JobSubmitRequest::new(inv.program.clone());
+    request.args = inv.args.clone();
+    if !inv.chaining_enabled {
+        request
+            .config
+            .insert("pipeline.operator-chaining.enabled".into(), "false".into());
+    }
+    if let Some(ms) = job.auto_watermark_interval {
+        request
+            .config
+            .insert("pipeline.auto-watermark-interval".into(), format!("{ms} ms"));
+    }
+    match job.buffer_timeout {
+        Some(-1) => {
+            request
+                .config
+                .insert("execution.buffer-timeout.enabled".into(), "false".into());
+        }
+        Some(t) => {
+            request
+                .config
+                .insert("execution.buffer-timeout.interval".into(), format!("{t} ms"));
+        }
+        None => {}
+    }
+    request.parallelism = job.parallelism;
+    request.max_parallelism = inv.max_parallelism;
+    Ok(request)
+}
+
 /// `weir run`: submits a job; without `-d` waits for it to end and prints its final state.
 pub fn run(args: &RunArgs) -> Result<()> {
-    let inv = super::commands::invocation(&args.job)?;
-    let mut config = BTreeMap::new();
+    let mut request = submit_request(&args.job)?;
     for entry in &args.dynamic {
         let (key, value) = entry
             .split_once('=')
             .filter(|(k, _)| !k.trim().is_empty())
             .ok_or_else(|| anyhow!("invalid -D '{entry}': expected key=value"))?;
-        config.insert(key.trim().to_string(), value.trim().to_string());
+        request.config.insert(key.trim().to_string(), value.trim().to_string());
     }
-    if !inv.chaining_enabled {
-        config.insert("pipeline.operator-chaining.enabled".to_string(), "false".to_string());
-    }
-    if let Some(ms) = args.job.auto_watermark_interval {
-        config.insert("pipeline.auto-watermark-interval".to_string(), format!("{ms} ms"));
-    }
-    match args.job.buffer_timeout {
-        Some(-1) => {
-            config.insert("execution.buffer-timeout.enabled".to_string(), "false".to_string());
-        }
-        Some(t) => {
-            config.insert("execution.buffer-timeout.interval".to_string(), format!("{t} ms"));
-        }
-        None => {}
-    }
-    let mut body = serde_json::json!({ "program": inv.program, "args": inv.args, "config": config });
-    if let Some(p) = args.job.parallelism {
-        body["parallelism"] = p.into();
-    }
-    if let Some(m) = inv.max_parallelism {
-        body["max-parallelism"] = m.into();
-    }
-    if let Some(path) = &args.from_savepoint {
-        body["savepointPath"] = path.clone().into();
-        body["allowNonRestoredState"] = args.allow_non_restored_state.into();
-    }
-    let (code, resp) = call("POST", &args.target.jobmanager, "/jobs", Some(&body.to_string()))?;
+    request.savepoint_path = args.from_savepoint.clone();
+    request.allow_non_restored_state = args.allow_non_restored_state;
+    let body = serde_json::to_string(&request)?;
+    let (code, resp) = call("POST", &args.target.jobmanager, "/jobs", Some(&body))?;
     if !(200..300).contains(&code) {
         bail!("submission refused: {}", error_of(&resp));
     }

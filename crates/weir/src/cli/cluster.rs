@@ -48,10 +48,10 @@ impl ConfigArgs {
     }
 }
 
-/// `weir jobmanager`.
-pub fn jobmanager(args: &ConfigArgs) -> Result<()> {
-    let config = args.load()?;
-    let settings = JobManagerSettings {
+/// The JobManager settings of a configuration; refuses an invalid restart strategy.
+pub fn jobmanager_settings(config: &Configuration) -> Result<JobManagerSettings> {
+    weir_jobmanager::RestartStrategyConfig::from_config(config, false)?;
+    Ok(JobManagerSettings {
         host: config.get(&o::JOBMANAGER_RPC_ADDRESS)?,
         rpc_port: config.get(&o::JOBMANAGER_RPC_PORT)?,
         rest_address: config.get(&o::REST_ADDRESS)?,
@@ -61,8 +61,12 @@ pub fn jobmanager(args: &ConfigArgs) -> Result<()> {
         slot_request_timeout: config.get(&o::SLOT_REQUEST_TIMEOUT)?,
         exception_history_size: config.get(&o::EXCEPTION_HISTORY_SIZE)? as usize,
         config: config.clone(),
-    };
-    weir_jobmanager::RestartStrategyConfig::from_config(&config, false)?;
+    })
+}
+
+/// `weir jobmanager`.
+pub fn jobmanager(args: &ConfigArgs) -> Result<()> {
+    let settings = jobmanager_settings(&args.load()?)?;
     weir_jobmanager::run_jobmanager(settings, builtin_registry())?;
     Ok(())
 }

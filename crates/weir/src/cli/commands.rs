@@ -1,11 +1,13 @@
-//! `weir local`, `weir plan`, `weir programs`.
+//! `weir local` (a job on a MiniCluster), `weir plan`, `weir programs`.
 
-use super::JobArgs;
+use super::mini_cluster::{MiniCluster, MiniClusterSpec};
+use super::{client, JobArgs, LocalArgs};
 use crate::programs::builtin_registry;
-use anyhow::{Context, Result};
+use anyhow::{bail, Result};
 use weir_api::prelude::*;
 use weir_api::program::ProgramInvocation;
-use weir_graph::{JobGraph, JobPlan};
+use weir_graph::{total_slots_required, JobGraph, JobPlan};
+use weir_rest::JobStatus;
 use weir_runtime::executor::ExecutableGraph;
 
 /// The program invocation `job` describes (program, arguments, job settings).
@@ -55,12 +57,43 @@ pub fn plan(job: &JobArgs, json: bool) -> Result<()> {
     Ok(())
 }
 
-/// `weir local`.
-pub fn local(job: &JobArgs) -> Result<()> {
-    let (env, _) = build_job(job)?;
-    env.execute(&job.program)
-        .with_context(|| format!("job '{}' failed", job.program))?;
-    Ok(())
+/// `weir local`: runs the program on a [`MiniCluster`] in this process, through the
+/// JobManager's normal submission path (so the restart strategy, checkpointing and the
+/// exception history apply as on a cluster); succeeds when the job FINISHED, else fails
+/// with the job's root exception.
+///
+/// Everything the configuration and the command line can get wrong (keys, values, the
+/// restart strategy, checkpointing, the memory model, the program and its arguments, the
+/// slots) is checked before any server starts.
+pub fn local(args: &LocalArgs) -> Result<()> {
+    let config = args.config.load()?;
+    let request = client::submit_request(&args.job)?;
+    let submission = weir_jobmanager::invocation::from_submission(&config, &request)?;
+    let checkpointing = weir_checkpoint::CheckpointConfig::from_config(&submission.config)?;
+    weir_jobmanager::RestartStrategyConfig::from_config(&submission.config, checkpointing.is_enabled())?;
+    let invocation = submission.invocation;
+    let registry = builtin_registry();
+    let program = registry.build(&invocation)?;
+    let job_graph = JobGraph::from_stream_graph(&program.stream_graph)?;
+    let spec = MiniClusterSpec::for_job(&config, total_slots_required(&job_graph))?;
+    let cluster = MiniCluster::start(&config, spec, registry)?;
+    if let Some(rest) = cluster.rest_address() {
+        eprintln!("MiniCluster REST endpoint on http://{rest}");
+    }
+    let outcome = cluster
+        .submit(request)
+        .and_then(|job| Ok((job, cluster.wait_for_result(job)?)));
+    cluster.shutdown();
+    let (job, result) = outcome?;
+    match (result.status, result.root_exception) {
+        (JobStatus::Finished, _) => Ok(()),
+        (status, Some(cause)) => bail!(
+            "Job execution failed: job '{}' ({job}) {status}: {}",
+            invocation.job_name,
+            cause.replace('\n', " | ")
+        ),
+        (status, None) => bail!("Job execution failed: job '{}' ({job}) {status}", invocation.job_name),
+    }
 }
 
 /// `weir programs`.

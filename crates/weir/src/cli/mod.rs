@@ -6,6 +6,7 @@ pub mod client;
 pub mod cluster;
 pub mod commands;
 pub mod daemon;
+pub mod mini_cluster;
 pub mod savepoint;
 
 use clap::{Args, Parser, Subcommand};
@@ -22,8 +23,8 @@ pub struct Cli {
 /// The commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Run a program on the embedded in-process cluster.
-    Local(JobArgs),
+    /// Run a program on a MiniCluster: a JobManager and TaskManagers in this process.
+    Local(LocalArgs),
     /// Print the JobGraph a program compiles to.
     Plan {
         /// Program and settings.
@@ -63,6 +64,18 @@ pub enum Command {
         /// The job id (32 hex chars).
         jid: String,
     },
+}
+
+/// Options of `weir local`: the configuration (`conf/config.yaml`, `-D`) of the
+/// MiniCluster, and the program with its job settings.
+#[derive(Debug, Args, Clone)]
+pub struct LocalArgs {
+    /// Configuration.
+    #[command(flatten)]
+    pub config: cluster::ConfigArgs,
+    /// The program and its settings.
+    #[command(flatten)]
+    pub job: JobArgs,
 }
 
 /// A program with its arguments and job settings.

@@ -4,6 +4,10 @@
 //! → per-key sum in `ValueState`; on the first record of a key an event-time timer at
 //! the MAX watermark is registered, so when the bounded input ends (and the MAX
 //! watermark arrives) one `key,sum` line per key is emitted.
+//!
+//! `--arg fail-once-after=N` makes every Sum subtask of the first execution attempt
+//! fail after its N-th record (decided by the attempt number of its `TaskInfo`), so that
+//! tests can watch a restart strategy restart the job; later attempts run undisturbed.
 
 use super::{sink_lines, OUTPUT_ARG};
 use weir_api::prelude::*;
@@ -31,6 +35,10 @@ pub fn program() -> Program {
                 name: "rate_per_sec",
                 help: "throttle the generator to this many records/s (default: unthrottled)",
             },
+            ArgSpec {
+                name: FAIL_ONCE_AFTER,
+                help: "fail each Sum subtask of the first execution attempt after this many records (default: never)",
+            },
             OUTPUT_ARG,
         ],
         build,
@@ -47,6 +55,10 @@ fn build(env: &StreamExecutionEnvironment, args: &ProgramArgs) -> Result<(), Pro
     let records = args.get_u64("records", 100_000)?;
     let seed = args.get_u64("seed", 42)?;
     let rate = args.get_f64("rate_per_sec", 0.0)?;
+    let fail_once_after = match args.get(FAIL_ONCE_AFTER) {
+        Some(_) => Some(args.get_u64(FAIL_ONCE_AFTER, 0)?),
+        None => None,
+    };
     if keys == 0 {
         return Err(ProgramError::InvalidValue {
             key: "keys".into(),
@@ -57,16 +69,45 @@ fn build(env: &StreamExecutionEnvironment, args: &ProgramArgs) -> Result<(), Pro
     let sums = env
         .from_generator_with_rate(records, seed, rate, generate(keys))
         .key_by(|r: &(u64, u64)| r.0)
-        .process(SumAtEnd)
+        .process(SumAtEnd::new(fail_once_after))
         .name("Sum")
         .map(|(k, s): (u64, u64)| format!("{k},{s}"));
     sink_lines(&sums, args);
     Ok(())
 }
 
+/// The argument that makes the first execution attempt fail.
+pub const FAIL_ONCE_AFTER: &str = "fail-once-after";
+
 /// Sums values per key; emits `(key, sum)` when the watermark passes the end of input.
-#[derive(Clone)]
-pub struct SumAtEnd;
+#[derive(Clone, Default)]
+pub struct SumAtEnd {
+    fail_once_after: Option<u64>,
+    seen: u64,
+}
+
+impl SumAtEnd {
+    /// A summing function; with `fail_once_after = Some(n)`, attempt 0 of each subtask
+    /// fails on its record number `n + 1`.
+    pub fn new(fail_once_after: Option<u64>) -> Self {
+        Self {
+            fail_once_after,
+            seen: 0,
+        }
+    }
+}
+
+/// The failure `fail-once-after` injects.
+#[derive(Debug, thiserror::Error)]
+#[error("injected failure of {task} after {records} records (fail-once-after, attempt {attempt})")]
+pub struct InjectedFailure {
+    /// `name (i/n)` of the failing subtask.
+    pub task: String,
+    /// Records it had processed.
+    pub records: u64,
+    /// Its execution attempt.
+    pub attempt: u32,
+}
 
 const SUM: &str = "sum";
 
@@ -77,6 +118,17 @@ impl KeyedProcessFunction<u64, (u64, u64), (u64, u64)> for SumAtEnd {
         ctx: &mut KeyedContext<'_, u64>,
         _out: &mut Collector<'_, (u64, u64)>,
     ) -> Result<(), UserError> {
+        if let Some(limit) = self.fail_once_after {
+            let info = ctx.task_info();
+            if info.attempt_number == 0 && self.seen >= limit {
+                return Err(Box::new(InjectedFailure {
+                    task: format!("{} ({}/{})", info.task_name, info.subtask_index + 1, info.parallelism),
+                    records: self.seen,
+                    attempt: info.attempt_number,
+                }));
+            }
+        }
+        self.seen += 1;
         let mut sum = ctx.value_state(&ValueStateDescriptor::<u64>::new(SUM))?;
         let first = sum.value_ref().is_none();
         let s = sum.value().unwrap_or(0) + value;

@@ -1,0 +1,286 @@
+//! The MiniCluster of `weir local` (Flink's `MiniCluster`): a JobManager (Dispatcher,
+//! ResourceManager with its slot table, JobMasters) and TaskManagers in this one
+//! process, running the same code as the processes of `weir start-cluster` and talking
+//! over the same gRPC interfaces and data connections.
+//!
+//! Invariants:
+//! - every server binds the loopback address on an ephemeral port, except the REST
+//!   endpoint, which is served only when `rest.port` is configured and then binds
+//!   `rest.address:rest.port` like a standalone JobManager;
+//! - [`MiniCluster::start`] returns only once every TaskManager's slots are registered
+//!   with the ResourceManager, so a job submitted next is scheduled at once;
+//! - the MiniCluster owns the tokio runtime all its servers and background tasks run on:
+//!   they live exactly as long as it does. Task threads are OS threads of the
+//!   TaskExecutors; a finished job has none left.
+
+use super::cluster::{jobmanager_settings, taskmanager_settings};
+use anyhow::{anyhow, bail, Context, Result};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use weir_api::program::ProgramRegistry;
+use weir_config::options as o;
+use weir_config::Configuration;
+use weir_core::ids::JobId;
+use weir_jobmanager::rest_backend::JobManagerRest;
+use weir_jobmanager::{start_jobmanager, RestEndpoint, RunningJobManager};
+use weir_rest::{JobStatus, JobSubmitRequest, RestBackend};
+use weir_taskmanager::{start_taskmanager, RunningTaskManager};
+
+/// The loopback address every internal server of the MiniCluster binds.
+const LOOPBACK: &str = "127.0.0.1";
+
+/// How long the TaskManagers may take to register their slots.
+const REGISTRATION_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How many TaskManagers a MiniCluster runs and how many slots each offers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MiniClusterSpec {
+    /// Number of TaskManagers (at least 1).
+    pub taskmanagers: u32,
+    /// Slots of each TaskManager (at least 1).
+    pub slots_per_taskmanager: u32,
+}
+
+impl MiniClusterSpec {
+    /// Flink's sizing for a job needing `slots_needed` slots:
+    /// `minicluster.number-of-taskmanagers` TaskManagers (default 1) with
+    /// `taskmanager.numberOfTaskSlots` slots each when that is configured, else with
+    /// the job's slots spread evenly over them; with only the slots configured, as many
+    /// TaskManagers as the job needs. A configuration that cannot run the job is an
+    /// error naming both options.
+    pub fn for_job(config: &Configuration, slots_needed: u32) -> Result<Self> {
+        let taskmanagers = config.get(&o::MINICLUSTER_NUM_TASKMANAGERS)?;
+        let slots = config.get(&o::NUM_TASK_SLOTS)?;
+        if taskmanagers == 0 {
+            bail!("{} must be at least 1", o::MINICLUSTER_NUM_TASKMANAGERS.key());
+        }
+        if slots == 0 {
+            bail!("{} must be at least 1", o::NUM_TASK_SLOTS.key());
+        }
+        let needed = slots_needed.max(1);
+        let spec = match (
+            config.contains(&o::NUM_TASK_SLOTS),
+            config.contains(&o::MINICLUSTER_NUM_TASKMANAGERS),
+        ) {
+            (false, _) => Self {
+                taskmanagers,
+                slots_per_taskmanager: needed.div_ceil(taskmanagers),
+            },
+            (true, false) => Self {
+                taskmanagers: needed.div_ceil(slots),
+                slots_per_taskmanager: slots,
+            },
+            (true, true) => Self {
+                taskmanagers,
+                slots_per_taskmanager: slots,
+            },
+        };
+        if spec.total_slots() < needed {
+            bail!(
+                "the job needs {needed} slots but the MiniCluster offers {} ({} = {taskmanagers} TaskManagers × {} = {slots} slots)",
+                spec.total_slots(),
+                o::MINICLUSTER_NUM_TASKMANAGERS.key(),
+                o::NUM_TASK_SLOTS.key()
+            );
+        }
+        Ok(spec)
+    }
+
+    /// Slots of all TaskManagers together.
+    pub fn total_slots(&self) -> u32 {
+        self.taskmanagers.saturating_mul(self.slots_per_taskmanager)
+    }
+}
+
+/// How a job ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobResult {
+    /// FINISHED, FAILED or CANCELED.
+    pub status: JobStatus,
+    /// The newest entry of the job's exception history (for a failed job: why it
+    /// failed, root cause last), if any.
+    pub root_exception: Option<String>,
+}
+
+/// A JobManager and TaskManagers in this process.
+pub struct MiniCluster {
+    runtime: tokio::runtime::Runtime,
+    jobmanager: RunningJobManager,
+    taskmanagers: Vec<RunningTaskManager>,
+    dispatcher: JobManagerRest,
+}
+
+impl MiniCluster {
+    /// Starts the JobManager and `spec`'s TaskManagers with the settings of `config`
+    /// (internal servers on ephemeral loopback ports), and waits until every slot is
+    /// registered.
+    pub fn start(config: &Configuration, spec: MiniClusterSpec, registry: ProgramRegistry) -> Result<MiniCluster> {
+        let mut jm_settings = jobmanager_settings(config)?;
+        jm_settings.host = LOOPBACK.to_string();
+        jm_settings.rpc_port = 0;
+        let rest = if config.contains(&o::REST_PORT) {
+            RestEndpoint::Serve
+        } else {
+            RestEndpoint::Disabled
+        };
+        let mut tm_settings = taskmanager_settings(config)?;
+        tm_settings.host = LOOPBACK.to_string();
+        tm_settings.rpc_port = 0;
+        tm_settings.data_port = 0;
+        tm_settings.num_slots = spec.slots_per_taskmanager;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .thread_name("minicluster")
+            .build()
+            .context("cannot start the MiniCluster's async runtime")?;
+        let (jobmanager, taskmanagers) = runtime.block_on(async {
+            let jobmanager = start_jobmanager(jm_settings, registry.clone(), rest)
+                .await
+                .context("cannot start the MiniCluster's JobManager")?;
+            let registry = Arc::new(registry);
+            let mut taskmanagers = Vec::new();
+            for _ in 0..spec.taskmanagers {
+                let mut settings = tm_settings.clone();
+                settings.resource_id = JobId::random().to_string();
+                settings.jobmanager_rpc = jobmanager.rpc_address().to_string();
+                let tm = start_taskmanager(settings, registry.clone())
+                    .await
+                    .context("cannot start a TaskManager of the MiniCluster")?;
+                taskmanagers.push(tm);
+            }
+            anyhow::Ok((jobmanager, taskmanagers))
+        })?;
+        let dispatcher = JobManagerRest::new(jobmanager.jobmanager().clone());
+        let cluster = MiniCluster {
+            runtime,
+            jobmanager,
+            taskmanagers,
+            dispatcher,
+        };
+        cluster.wait_for_slots(spec.total_slots())?;
+        Ok(cluster)
+    }
+
+    fn wait_for_slots(&self, slots: u32) -> Result<()> {
+        let start = Instant::now();
+        loop {
+            let registered = self.jobmanager.jobmanager().lock().slots.total_slots();
+            if registered >= slots {
+                return Ok(());
+            }
+            if start.elapsed() > REGISTRATION_TIMEOUT {
+                bail!(
+                    "the MiniCluster's TaskManagers registered {registered} of {slots} slots within {REGISTRATION_TIMEOUT:?}"
+                );
+            }
+            std::thread::sleep(poll_interval(start));
+        }
+    }
+
+    /// Where the REST endpoint listens, when `rest.port` is configured.
+    pub fn rest_address(&self) -> Option<SocketAddr> {
+        self.jobmanager.rest_address()
+    }
+
+    /// Submits a job through the Dispatcher, exactly as `POST /jobs` does.
+    pub fn submit(&self, request: JobSubmitRequest) -> Result<JobId> {
+        let program = request.program.clone();
+        let response = self
+            .dispatcher
+            .submit_job(request)
+            .map_err(|e| anyhow!("{e}"))
+            .with_context(|| format!("the JobManager refused job '{program}'"))?;
+        Ok(response.jobid)
+    }
+
+    /// Waits until `job` reaches FINISHED, FAILED or CANCELED.
+    pub fn wait_for_result(&self, job: JobId) -> Result<JobResult> {
+        let start = Instant::now();
+        let status = loop {
+            match self.jobmanager.jobmanager().job_status(job) {
+                None => bail!("the JobManager does not know job {job}"),
+                Some(s) if s.is_globally_terminal() => break s,
+                Some(_) => std::thread::sleep(poll_interval(start)),
+            }
+        };
+        let root_exception = self
+            .dispatcher
+            .job_exceptions(job, Some(1))
+            .map_err(|e| anyhow!("{e}"))
+            .context("cannot read the job's exception history")?
+            .exception_history
+            .entries
+            .into_iter()
+            .next()
+            .map(|e| e.exception.stacktrace);
+        Ok(JobResult { status, root_exception })
+    }
+
+    /// Stops every server and background task without waiting for them.
+    pub fn shutdown(self) {
+        let MiniCluster {
+            runtime,
+            jobmanager,
+            taskmanagers,
+            dispatcher,
+        } = self;
+        drop(dispatcher);
+        drop(taskmanagers);
+        drop(jobmanager);
+        runtime.shutdown_background();
+    }
+}
+
+/// Polls fast while a job is young (a short job's end is seen within a millisecond),
+/// then every 20 ms at most.
+fn poll_interval(since: Instant) -> Duration {
+    (since.elapsed() / 50).clamp(Duration::from_millis(1), Duration::from_millis(20))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(entries: &[&str]) -> Configuration {
+        let dynamic: Vec<String> = entries.iter().map(|s| s.to_string()).collect();
+        Configuration::load(None, &dynamic).unwrap()
+    }
+
+    #[test]
+    fn by_default_one_taskmanager_offers_every_slot_the_job_needs() {
+        let spec = MiniClusterSpec::for_job(&config(&[]), 4).unwrap();
+        assert_eq!(
+            spec,
+            MiniClusterSpec {
+                taskmanagers: 1,
+                slots_per_taskmanager: 4
+            }
+        );
+    }
+
+    #[test]
+    fn configured_slots_give_as_many_taskmanagers_as_the_job_needs() {
+        let spec = MiniClusterSpec::for_job(&config(&["taskmanager.numberOfTaskSlots=2"]), 5).unwrap();
+        assert_eq!((spec.taskmanagers, spec.slots_per_taskmanager), (3, 2));
+        let spec = MiniClusterSpec::for_job(&config(&["minicluster.number-of-taskmanagers=2"]), 3).unwrap();
+        assert_eq!((spec.taskmanagers, spec.slots_per_taskmanager), (2, 2));
+    }
+
+    #[test]
+    fn too_few_configured_slots_are_an_error_naming_both_options() {
+        let err = MiniClusterSpec::for_job(
+            &config(&[
+                "taskmanager.numberOfTaskSlots=1",
+                "minicluster.number-of-taskmanagers=2",
+            ]),
+            3,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("needs 3 slots"), "{err}");
+        assert!(err.contains("minicluster.number-of-taskmanagers"), "{err}");
+        assert!(err.contains("taskmanager.numberOfTaskSlots"), "{err}");
+    }
+}
