@@ -360,7 +360,8 @@ impl TaskExecutor {
             };
             let input = gate(first)?;
             let second_input = gate(second)?;
-            self.report(&job, &attempt, "RUNNING", None);
+            let reporter = self.clone();
+            let (running_job, running_attempt) = (job.clone(), attempt.clone());
             run_task(TaskSpec {
                 program: code.program.clone(),
                 job_graph: code.job_graph.clone(),
@@ -373,6 +374,9 @@ impl TaskExecutor {
                 cancel: cancel.clone(),
                 metrics: metrics.clone(),
                 checkpointing,
+                on_running: Some(Box::new(move || {
+                    reporter.report(&running_job, &running_attempt, "RUNNING", None)
+                })),
             })
         })();
         self.lock().tasks.remove(&attempt);

@@ -123,6 +123,7 @@ impl LocalExecutor {
                     cancel: cancel.clone(),
                     metrics: Arc::new(crate::task::metrics::TaskMetrics::new()),
                     checkpointing: None,
+                    on_running: None,
                 };
                 let name = format!("{} ({}/{})", v.name, i + 1, v.parallelism);
                 let (cancel, first_error) = (cancel.clone(), first_error.clone());

@@ -71,6 +71,9 @@ pub struct TaskSpec {
     pub metrics: Arc<TaskMetrics>,
     /// Checkpointing; none for a job without it.
     pub checkpointing: Option<TaskCheckpointing>,
+    /// Called once the chain is built and its state restored, just before the first
+    /// record (Flink's INITIALIZING → RUNNING).
+    pub on_running: Option<Box<dyn FnOnce() + Send>>,
 }
 
 /// Runs a subtask to completion on the calling thread and returns its final counters
@@ -134,6 +137,9 @@ fn run_task_inner(mut spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> 
         pending_mail: None,
     };
     task.next_flush = task.timeout.map(|t| Instant::now() + t);
+    if let Some(on_running) = spec.on_running.take() {
+        on_running();
+    }
     let records_in = match invokable {
         Invokable::Source(mut driver) => {
             loop {
