@@ -11,7 +11,7 @@ use tonic::transport::Channel;
 use weir_core::ids::JobId;
 use weir_graph::ExecutionState;
 use weir_rpc::task_executor_gateway_client::TaskExecutorGatewayClient;
-use weir_rpc::{CancelTaskRequest, JobManagerHeartbeat, ReleaseJobRequest};
+use weir_rpc::{CancelTaskRequest, JobManagerHeartbeat, ReleaseJobRequest, WatchRequest};
 
 /// TaskExecutor clients by RPC address.
 #[derive(Default, Clone)]
@@ -244,6 +244,76 @@ pub async fn run_heartbeats(jm: Arc<JobManager>, clients: Clients) {
                 }
             });
         }
+    }
+}
+
+/// Holds a `Watch` stream open to every registered TaskManager. The stream never
+/// carries a message: it ends only when its connection breaks, which for a killed
+/// TaskManager process is at once (the kernel closes its sockets), so the TaskManager is
+/// declared lost without waiting for a heartbeat (as Flink's RPC system watches its
+/// peers' connections).
+pub async fn run_watches(jm: Arc<JobManager>, clients: Clients) {
+    let mut watched: std::collections::HashSet<(String, String)> = std::collections::HashSet::new();
+    let (done_tx, mut done_rx) = tokio::sync::mpsc::unbounded_channel::<(String, String)>();
+    loop {
+        while let Ok(ended) = done_rx.try_recv() {
+            watched.remove(&ended);
+        }
+        let tms: Vec<(String, String)> = jm
+            .lock()
+            .slots
+            .iter()
+            .map(|t| (t.registration.resource_id.clone(), t.registration.rpc_address.clone()))
+            .collect();
+        for tm in tms {
+            if watched.insert(tm.clone()) {
+                let (jm, clients, done) = (jm.clone(), clients.clone(), done_tx.clone());
+                tokio::spawn(async move {
+                    watch(&jm, &clients, &tm.0, &tm.1).await;
+                    // The receiver lives as long as this loop, which never ends.
+                    done.send(tm).ok();
+                });
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Watches one TaskManager until its connection breaks, then declares it lost if it is
+/// still registered at that address.
+async fn watch(jm: &JobManager, clients: &Clients, id: &str, address: &str) {
+    let Some(mut client) = clients.get(address) else { return };
+    let broken = match client
+        .watch(WatchRequest {
+            resource_id: id.to_string(),
+        })
+        .await
+    {
+        Ok(response) => {
+            let mut stream = response.into_inner();
+            loop {
+                match stream.message().await {
+                    Ok(Some(_)) => continue,
+                    Ok(None) => break "the TaskManager closed its connection".to_string(),
+                    Err(status) => break status.message().to_string(),
+                }
+            }
+        }
+        Err(status) if status.code() == tonic::Code::Unavailable => status.message().to_string(),
+        // A TaskManager without the call: the heartbeats still watch it.
+        Err(_) => return,
+    };
+    let still_registered = jm
+        .lock()
+        .slots
+        .iter()
+        .any(|t| t.registration.resource_id == id && t.registration.rpc_address == address);
+    if still_registered {
+        clients.remove(address);
+        jm.taskmanager_lost(
+            id,
+            &format!("The connection to TaskManager with id {id} broke: {broken}"),
+        );
     }
 }
 

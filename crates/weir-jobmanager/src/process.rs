@@ -6,7 +6,7 @@
 //! MiniCluster of `weir local`) knows the addresses before anything connects.
 //! [`run_jobmanager`] is the standalone process: its own runtime, REST always on.
 
-use crate::actions::{run_actions, run_heartbeats, run_ticker, Clients};
+use crate::actions::{run_actions, run_heartbeats, run_ticker, run_watches, Clients};
 use crate::jobmanager::JobManager;
 use crate::rest_backend::JobManagerRest;
 use crate::rpc_service::JobManagerRpc;
@@ -145,7 +145,8 @@ pub async fn start_jobmanager(
     };
     let clients = Clients::default();
     tokio::spawn(run_actions(jm.clone(), clients.clone(), rx));
-    tokio::spawn(run_heartbeats(jm.clone(), clients));
+    tokio::spawn(run_heartbeats(jm.clone(), clients.clone()));
+    tokio::spawn(run_watches(jm.clone(), clients));
     tokio::spawn(run_ticker(jm.clone()));
     let service = JobManagerRpc::new(jm.clone());
     let rpc_server = tokio::spawn(async move {

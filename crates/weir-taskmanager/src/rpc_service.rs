@@ -6,7 +6,7 @@ use tonic::{Request, Response, Status};
 use weir_rpc::task_executor_gateway_server::TaskExecutorGateway;
 use weir_rpc::{
     Ack, CancelTaskRequest, HeartbeatResponse, JobManagerHeartbeat, NotifyCheckpointRequest, ReleaseJobRequest,
-    SubmitTaskResponse, TaskDeploymentDescriptor, TriggerCheckpointRequest,
+    SubmitTaskResponse, TaskDeploymentDescriptor, TriggerCheckpointRequest, WatchEvent, WatchRequest,
 };
 use weir_runtime::task::mailbox::TaskMail;
 
@@ -57,6 +57,12 @@ impl TaskExecutorGateway for TaskExecutorService {
             .await
             .map_err(|e| Status::internal(format!("release panicked: {e}")))?;
         Ok(Response::new(Ack {}))
+    }
+
+    type WatchStream = tokio_stream::Pending<Result<WatchEvent, Status>>;
+
+    async fn watch(&self, _request: Request<WatchRequest>) -> Result<Response<Self::WatchStream>, Status> {
+        Ok(Response::new(tokio_stream::pending()))
     }
 
     async fn heartbeat(&self, _request: Request<JobManagerHeartbeat>) -> Result<Response<HeartbeatResponse>, Status> {
