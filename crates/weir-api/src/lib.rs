@@ -31,6 +31,7 @@
 //! }
 //! ```
 
+pub mod broadcast;
 pub mod builder;
 pub mod connected;
 pub mod datastream;
@@ -40,6 +41,7 @@ pub mod functions;
 pub mod keyed;
 pub mod keyed_state;
 pub mod operators;
+pub mod process;
 pub mod program;
 pub mod side_output;
 pub mod watermark;
@@ -52,12 +54,17 @@ pub use keyed::KeyedStream;
 
 /// Everything a program needs: `use weir_api::prelude::*;`.
 pub mod prelude {
+    pub use crate::broadcast::{
+        BroadcastConnectedStream, BroadcastContext, BroadcastProcessFunction, BroadcastStream,
+        KeyedBroadcastConnectedStream, KeyedBroadcastProcessFunction, ReadOnlyContext,
+    };
     pub use crate::connected::{ConnectedStreams, KeyedCoProcessFunction, KeyedConnectedStreams};
     pub use crate::datastream::DataStream;
     pub use crate::env::StreamExecutionEnvironment;
     pub use crate::error::ApiError;
     pub use crate::functions::{Collector, KeyType, KeyedContext, KeyedProcessFunction, KeyedTimerService, TaskInfo};
     pub use crate::keyed::KeyedStream;
+    pub use crate::process::{ProcessContext, ProcessFunction};
     pub use crate::program::{Program, ProgramArgs, ProgramError, ProgramRegistry};
     pub use crate::side_output::OutputTag;
     pub use crate::watermark::{WatermarkGenerator, WatermarkOutput, WatermarkStrategy};
@@ -75,5 +82,6 @@ pub mod prelude {
     pub use weir_graph::{ChainingStrategy, Partitioner};
     pub use weir_runtime::error::UserError;
     pub use weir_state::TimeDomain;
+    pub use weir_state::{BroadcastState, OperatorListState, OperatorStateStore, ReadOnlyBroadcastState};
     pub use weir_state::{ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor, VoidNamespace};
 }

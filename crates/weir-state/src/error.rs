@@ -24,6 +24,33 @@ pub enum StateError {
     /// Snapshot bytes that are not a snapshot this build can read.
     #[error("corrupt state snapshot: {0}")]
     CorruptSnapshot(String),
+    /// Operator state was declared again under the same name with another
+    /// redistribution mode (e.g. once as split list state, once as union list state).
+    #[error("operator state '{name}' was declared as {declared} before, not as {requested}")]
+    ModeMismatch {
+        /// The state's name.
+        name: String,
+        /// How it was declared first.
+        declared: &'static str,
+        /// How it was asked for now.
+        requested: &'static str,
+    },
+    /// A state name that the runtime reserves for itself.
+    #[error("operator state name '{0}' is reserved (names starting with '_broadcast/' hold broadcast state)")]
+    ReservedName(String),
+    /// Broadcast state that the broadcast stream did not declare.
+    #[error(
+        "broadcast state '{0}' does not exist: declare its descriptor in broadcast_state(...) of the broadcast stream"
+    )]
+    UnknownBroadcastState(String),
+    /// Restored operator state whose bytes do not decode as the declared type.
+    #[error("operator state '{name}' cannot be restored: {reason}")]
+    CorruptState {
+        /// The state's name.
+        name: String,
+        /// What did not decode.
+        reason: String,
+    },
     /// A snapshot could not be written or read.
     #[error("state snapshot: {0}")]
     Snapshot(#[from] weir_core::CoreError),

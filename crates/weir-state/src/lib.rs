@@ -3,6 +3,8 @@
 //! - [`heap::HeapKeyedStateBackend`]: state in hash maps, one per key group, each
 //!   entry scoped to (key, namespace).
 //! - [`descriptor`]: named, typed state declarations (`ValueStateDescriptor`, …).
+//! - [`operator_state::OperatorStateStore`]: operator (non-keyed) list, union list and
+//!   broadcast state of one operator subtask.
 //! - [`timers::TimerService`]: event-time and processing-time timers per (key,
 //!   namespace, time).
 //!
@@ -13,12 +15,14 @@
 pub mod descriptor;
 pub mod error;
 pub mod heap;
+pub mod operator_state;
 pub mod snapshot;
 pub mod timers;
 
 pub use descriptor::{ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor};
 pub use error::StateError;
 pub use heap::{HeapKeyedStateBackend, KeyGroupSnapshot, ListState, MapState, ValueState};
+pub use operator_state::{BroadcastState, OperatorListState, OperatorStateStore, ReadOnlyBroadcastState};
 pub use snapshot::{OperatorSnapshot, RestoredState, TaskSnapshot};
 pub use timers::{TimeDomain, Timer, TimerService};
 

@@ -1,6 +1,7 @@
 //! The programs built into the stock `weir` binary.
 
 pub mod bench;
+pub mod broadcast_rules;
 pub mod enrich;
 pub mod keyed_sum;
 pub mod orders_per_minute;
@@ -16,6 +17,7 @@ pub fn builtin_registry() -> ProgramRegistry {
     r.register(keyed_sum::program());
     r.register(enrich::program());
     r.register(orders_per_minute::program());
+    r.register(broadcast_rules::program());
     r.register(bench::chain_program());
     r.register(bench::keyed_program());
     r

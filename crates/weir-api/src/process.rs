@@ -1,0 +1,231 @@
+//! Non-keyed process functions with operator state (Flink's `ProcessFunction` on a
+//! `DataStream`, together with `CheckpointedFunction`).
+//!
+//! A [`ProcessFunction`] sees each record with its timestamp and the subtask's
+//! [`OperatorStateStore`]: list state (dealt out round-robin when a job restores at
+//! another parallelism) and union list state (every subtask gets every element). The
+//! store is restored when the operator is built, before `initialize_state` and `open`;
+//! it is snapshotted on the task thread between two records, right after the
+//! function's `snapshot_state` hook had the chance to write its fields into it.
+
+use crate::datastream::DataStream;
+use crate::functions::Collector;
+use weir_core::element::WatermarkStatus;
+use weir_core::{StreamRecord, Watermark};
+use weir_graph::NodeKind;
+use weir_runtime::checkpoint::CheckpointedOperator;
+use weir_runtime::error::{TaskError, UserError};
+use weir_runtime::operator::factory::Data;
+use weir_runtime::operator::{register_checkpointed, OperatorFactory, Output, ProcessingTimeService, TaskContext};
+use weir_state::heap::StateValue;
+use weir_state::{ListStateDescriptor, OperatorListState, OperatorSnapshot, OperatorStateStore, StateError};
+
+/// The operator state store of the subtask being built, restored from its part of the
+/// checkpoint the task restores from (empty on a fresh start).
+pub fn restore_operator_state(ctx: &TaskContext) -> Result<OperatorStateStore, TaskError> {
+    let restored = ctx.state().restored(ctx.key_group_range());
+    OperatorStateStore::restore(restored.as_ref(), ctx.subtask_index).map_err(|e| TaskError::Restore {
+        checkpoint_id: ctx.state().restored_checkpoint().unwrap_or(0),
+        reason: format!("{}: operator state: {e}", ctx.task_name_with_subtask()),
+    })
+}
+
+/// Where a function runs: its subtask, and the task's clock.
+#[derive(Clone)]
+pub(crate) struct SubtaskInfo {
+    pub subtask_index: u32,
+    pub parallelism: u32,
+    pub processing_time: ProcessingTimeService,
+}
+
+impl SubtaskInfo {
+    pub(crate) fn of(ctx: &TaskContext) -> Self {
+        Self {
+            subtask_index: ctx.subtask_index,
+            parallelism: ctx.parallelism,
+            processing_time: ctx.processing_time_service(),
+        }
+    }
+}
+
+/// The context of a [`ProcessFunction`] call: the record's timestamp, the subtask and
+/// its operator state.
+pub struct ProcessContext<'a> {
+    pub(crate) store: &'a mut OperatorStateStore,
+    pub(crate) timestamp: Option<i64>,
+    pub(crate) watermark: i64,
+    pub(crate) info: &'a SubtaskInfo,
+}
+
+impl ProcessContext<'_> {
+    /// The timestamp of the record being processed.
+    pub fn timestamp(&self) -> Option<i64> {
+        self.timestamp
+    }
+
+    /// The subtask's operator state (Flink's `OperatorStateStore`).
+    pub fn operator_state(&mut self) -> &mut OperatorStateStore {
+        self.store
+    }
+
+    /// The list state `desc` (redistributed round-robin on rescale).
+    pub fn list_state<T: StateValue>(
+        &mut self,
+        desc: &ListStateDescriptor<T>,
+    ) -> Result<OperatorListState<'_, T>, StateError> {
+        self.store.list_state(desc)
+    }
+
+    /// The union list state `desc` (every subtask gets every element on restore).
+    pub fn union_list_state<T: StateValue>(
+        &mut self,
+        desc: &ListStateDescriptor<T>,
+    ) -> Result<OperatorListState<'_, T>, StateError> {
+        self.store.union_list_state(desc)
+    }
+
+    /// The operator's current event-time watermark.
+    pub fn current_watermark(&self) -> i64 {
+        self.watermark
+    }
+
+    /// The task's current processing time (epoch ms).
+    pub fn current_processing_time(&self) -> i64 {
+        self.info.processing_time.current_processing_time()
+    }
+
+    /// This subtask's index, from 0.
+    pub fn subtask_index(&self) -> u32 {
+        self.info.subtask_index
+    }
+
+    /// The operator's parallelism.
+    pub fn parallelism(&self) -> u32 {
+        self.info.parallelism
+    }
+}
+
+/// Processes each record of a (non-keyed) stream, with operator state (Flink's
+/// `ProcessFunction` + `CheckpointedFunction`). One instance is cloned per subtask.
+pub trait ProcessFunction<I, O>: Clone + Send + Sync + 'static {
+    /// Called once per subtask with its (possibly restored) operator state, before
+    /// `open` (Flink's `initializeState`); see [`OperatorStateStore::is_restored`].
+    fn initialize_state(&mut self, _store: &mut OperatorStateStore) -> Result<(), UserError> {
+        Ok(())
+    }
+
+    /// Called once per subtask before the first record.
+    fn open(&mut self) -> Result<(), UserError> {
+        Ok(())
+    }
+
+    /// Called for every record.
+    fn process_element(
+        &mut self,
+        value: I,
+        ctx: &mut ProcessContext<'_>,
+        out: &mut Collector<'_, O>,
+    ) -> Result<(), UserError>;
+
+    /// Called at every checkpoint, on the task thread, before the store is snapshotted:
+    /// write what the function keeps in fields into its state (Flink's `snapshotState`).
+    fn snapshot_state(&mut self, _checkpoint_id: u64, _store: &mut OperatorStateStore) -> Result<(), UserError> {
+        Ok(())
+    }
+}
+
+/// Runs a [`ProcessFunction`] with the subtask's operator state.
+pub struct ProcessOperator<I, O, F> {
+    name: String,
+    f: F,
+    store: OperatorStateStore,
+    info: SubtaskInfo,
+    watermark: i64,
+    out: Box<dyn Output<O>>,
+    _i: std::marker::PhantomData<fn(I)>,
+}
+
+impl<I, O, F: ProcessFunction<I, O>> ProcessOperator<I, O, F> {
+    /// The operator of the subtask of `ctx`, with its operator state restored.
+    pub fn restored(name: String, f: F, ctx: &TaskContext, out: Box<dyn Output<O>>) -> Result<Self, TaskError> {
+        let store = restore_operator_state(ctx)?;
+        Self::with_store(name, f, store, SubtaskInfo::of(ctx), out)
+    }
+
+    pub(crate) fn with_store(
+        name: String,
+        mut f: F,
+        mut store: OperatorStateStore,
+        info: SubtaskInfo,
+        out: Box<dyn Output<O>>,
+    ) -> Result<Self, TaskError> {
+        f.initialize_state(&mut store).map_err(|e| TaskError::user(&name, e))?;
+        f.open().map_err(|e| TaskError::user(&name, e))?;
+        Ok(Self {
+            name,
+            f,
+            store,
+            info,
+            watermark: i64::MIN,
+            out,
+            _i: std::marker::PhantomData,
+        })
+    }
+}
+
+impl<I, O, F: ProcessFunction<I, O>> CheckpointedOperator for ProcessOperator<I, O, F> {
+    fn snapshot_state(&mut self, checkpoint_id: u64) -> Result<OperatorSnapshot, TaskError> {
+        self.f
+            .snapshot_state(checkpoint_id, &mut self.store)
+            .map_err(|e| TaskError::user(&self.name, e))?;
+        self.store
+            .snapshot()
+            .map_err(|e| TaskError::Build(format!("{}: operator state snapshot: {e}", self.name)))
+    }
+}
+
+impl<I, O, F: ProcessFunction<I, O>> Output<I> for ProcessOperator<I, O, F> {
+    fn collect(&mut self, record: StreamRecord<I>) -> Result<(), TaskError> {
+        let mut ctx = ProcessContext {
+            store: &mut self.store,
+            timestamp: record.timestamp,
+            watermark: self.watermark,
+            info: &self.info,
+        };
+        let mut out = Collector::new(&mut *self.out, record.timestamp);
+        let r = self.f.process_element(record.value, &mut ctx, &mut out);
+        if let Some(e) = out.into_error() {
+            return Err(e);
+        }
+        r.map_err(|e| TaskError::user(&self.name, e))
+    }
+    fn emit_watermark(&mut self, watermark: Watermark) -> Result<(), TaskError> {
+        self.watermark = self.watermark.max(watermark.0);
+        self.out.emit_watermark(watermark)
+    }
+    fn end_input(&mut self) -> Result<(), TaskError> {
+        self.out.end_input()
+    }
+    fn emit_watermark_status(&mut self, status: WatermarkStatus) -> Result<(), TaskError> {
+        self.out.emit_watermark_status(status)
+    }
+    fn on_processing_time(&mut self, now: i64) -> Result<(), TaskError> {
+        self.out.on_processing_time(now)
+    }
+}
+
+impl<T: Data> DataStream<T> {
+    /// Processes each record with `f`, which may keep operator state (list and union
+    /// list state) that checkpoints snapshot and restores redistribute.
+    pub fn process<O: Data, F: ProcessFunction<T, O>>(&self, f: F) -> DataStream<O> {
+        let factory = OperatorFactory::one_input::<T, O>(move |ctx, out| {
+            let op = ProcessOperator::restored("Process".to_string(), f.clone(), ctx, out)?;
+            register_checkpointed(ctx, op)
+        });
+        self.transform("Process", NodeKind::Operator, false, factory)
+    }
+}
+
+#[cfg(test)]
+#[path = "process_tests.rs"]
+pub(crate) mod tests;
