@@ -9,7 +9,7 @@
 //! function's `snapshot_state` hook had the chance to write its fields into it.
 
 use crate::datastream::DataStream;
-use crate::functions::Collector;
+use crate::functions::{Collector, TaskInfo};
 use weir_core::element::WatermarkStatus;
 use weir_core::{StreamRecord, Watermark};
 use weir_graph::NodeKind;
@@ -33,16 +33,14 @@ pub fn restore_operator_state(ctx: &TaskContext) -> Result<OperatorStateStore, T
 /// Where a function runs: its subtask, and the task's clock.
 #[derive(Clone)]
 pub(crate) struct SubtaskInfo {
-    pub subtask_index: u32,
-    pub parallelism: u32,
+    pub task: TaskInfo,
     pub processing_time: ProcessingTimeService,
 }
 
 impl SubtaskInfo {
     pub(crate) fn of(ctx: &TaskContext) -> Self {
         Self {
-            subtask_index: ctx.subtask_index,
-            parallelism: ctx.parallelism,
+            task: TaskInfo::of(ctx),
             processing_time: ctx.processing_time_service(),
         }
     }
@@ -96,12 +94,12 @@ impl ProcessContext<'_> {
 
     /// This subtask's index, from 0.
     pub fn subtask_index(&self) -> u32 {
-        self.info.subtask_index
+        self.info.task.subtask_index
     }
 
     /// The operator's parallelism.
     pub fn parallelism(&self) -> u32 {
-        self.info.parallelism
+        self.info.task.parallelism
     }
 }
 

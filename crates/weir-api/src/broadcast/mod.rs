@@ -128,12 +128,12 @@ macro_rules! common_context {
 
         /// This subtask's index, from 0.
         pub fn subtask_index(&self) -> u32 {
-            self.info.subtask_index
+            self.info.task.subtask_index
         }
 
         /// The operator's parallelism.
         pub fn parallelism(&self) -> u32 {
-            self.info.parallelism
+            self.info.task.parallelism
         }
 
         /// The operator list state `desc` of this subtask (redistributed round-robin).

@@ -193,6 +193,7 @@ impl<K: KeyType, A, B, O, F: KeyedBroadcastProcessFunction<K, A, B, O>> KeyedBro
             timestamp: output_ts,
             processing_time: &self.info.processing_time,
             time_domain: Some(domain),
+            task_info: &self.info.task,
         };
         let mut ctx = ReadOnlyContext {
             store: &mut self.store,
@@ -243,6 +244,7 @@ impl<K: KeyType, A, B, O, F: KeyedBroadcastProcessFunction<K, A, B, O>> Output<C
                     timestamp,
                     processing_time: &self.info.processing_time,
                     time_domain: None,
+                    task_info: &self.info.task,
                 };
                 let mut ctx = ReadOnlyContext {
                     store: &mut self.store,
