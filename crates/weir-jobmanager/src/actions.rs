@@ -320,8 +320,11 @@ async fn watch(jm: &JobManager, clients: &Clients, id: &str, address: &str) {
 /// Runs the JobManager's periodic decisions (heartbeat expiry, slot request timeouts,
 /// due restarts) every 100 ms.
 pub async fn run_ticker(jm: Arc<JobManager>) {
+    const PERIOD: Duration = Duration::from_millis(100);
     loop {
-        tokio::time::sleep(Duration::from_millis(100)).await;
+        // A pending restart is carried out when due, not at the next period.
+        let sleep = jm.next_restart_in().map_or(PERIOD, |due| due.min(PERIOD));
+        tokio::time::sleep(sleep).await;
         jm.tick();
     }
 }

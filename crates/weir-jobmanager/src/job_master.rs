@@ -281,6 +281,11 @@ impl JobMaster {
         self.try_schedule(slots, now_ms)
     }
 
+    /// When the pending restart is due, if one is.
+    pub fn restart_due_at(&self) -> Option<i64> {
+        self.restart_at.filter(|_| self.status == JobStatus::Restarting)
+    }
+
     /// Periodic work: slot request timeout, due restarts, pending slot requests.
     pub fn tick(&mut self, slots: &mut SlotTable, now_ms: i64) -> Vec<Action> {
         if let Some(at) = self.restart_at {

@@ -108,6 +108,34 @@ impl JobManager {
         drop(st);
         tracing::warn!("TaskManager {resource_id} lost: {cause}");
         self.emit(actions);
+        self.run_due_restarts();
+    }
+
+    /// Restarts the jobs whose restart is due now (a 0 s delay restarts within the
+    /// failure's own decision instead of at the next tick).
+    pub fn run_due_restarts(&self) {
+        let now = now_ms();
+        let mut st = self.lock();
+        let State { slots, jobs } = &mut *st;
+        let mut actions = Vec::new();
+        for jm in jobs.values_mut() {
+            if jm.restart_due_at().is_some_and(|at| at <= now) {
+                actions.extend(jm.tick(slots, now));
+            }
+        }
+        drop(st);
+        self.emit(actions);
+    }
+
+    /// How long until the earliest pending restart is due (zero when overdue).
+    pub fn next_restart_in(&self) -> Option<std::time::Duration> {
+        let now = now_ms();
+        self.lock()
+            .jobs
+            .values()
+            .filter_map(JobMaster::restart_due_at)
+            .min()
+            .map(|at| std::time::Duration::from_millis(at.saturating_sub(now).max(0) as u64))
     }
 
     /// Counters reported by a task (with a heartbeat, or final with FINISHED).
@@ -166,6 +194,7 @@ impl JobManager {
         };
         drop(st);
         self.emit(actions);
+        self.run_due_restarts();
     }
 
     /// Periodic work: expired heartbeats, slot timeouts, due restarts.
