@@ -29,6 +29,7 @@
 
 pub mod configuration;
 pub mod error;
+pub mod failover;
 pub mod memory;
 pub mod option;
 pub mod options;
@@ -36,6 +37,7 @@ pub mod value;
 
 pub use configuration::{Configuration, ValueOrigin, CONFIG_FILE_NAME};
 pub use error::ConfigError;
+pub use failover::FailoverStrategy;
 pub use memory::{MemoryConfiguration, TaskExecutorMemory};
 pub use option::{ConfigOption, OptionInfo};
 pub use options::{find_option, options_markdown, ALL_OPTIONS};

@@ -18,6 +18,7 @@ use std::time::Duration;
 use crate::option::{ConfigOption, OptionInfo};
 use weir_core::CheckpointingMode;
 
+use crate::failover::FailoverStrategy;
 use crate::value::{ExternalizedCheckpointRetention, MemorySize, RestartStrategyType};
 
 macro_rules! config_options {
@@ -125,6 +126,10 @@ config_options! {
         "Most buffers one output subpartition may hold, so that one skewed channel cannot take a whole pool.");
     MEMORY_SEGMENT_SIZE: MemorySize = ("taskmanager.memory.segment-size", Some("32kb"),
         "Size of a network buffer (memory segment).");
+
+    // --- failover -----------------------------------------------------------------------
+    FAILOVER_STRATEGY: FailoverStrategy = ("jobmanager.execution.failover-strategy", Some("region"),
+        "Which tasks a task failure restarts: 'region' restarts the pipelined regions the failure touches (subtasks connected through data exchanges), each restored from the latest checkpoint; 'full' restarts the whole job.");
 
     // --- restart strategies -------------------------------------------------------------
     RESTART_STRATEGY_TYPE: Option<RestartStrategyType> = ("restart-strategy.type", None,

@@ -6,6 +6,7 @@
 //!   intermediate data sets, with deterministic ids.
 //! - [`execution_graph`]: subtasks and their execution attempts, Flink's execution
 //!   states, slot counting and the subtask wiring of each edge.
+//! - [`pipelined_region`]: the subtasks that fail over together.
 //! - [`plan`]: the stable JSON (and text) of `weir plan`.
 //! - [`error`]: the crate's error type, [`GraphError`].
 
@@ -14,11 +15,13 @@
 pub mod error;
 pub mod execution_graph;
 pub mod job_graph;
+pub mod pipelined_region;
 pub mod plan;
 pub mod stream_graph;
 
 pub use error::GraphError;
 pub use execution_graph::*;
 pub use job_graph::*;
+pub use pipelined_region::{PipelinedRegions, SubtaskRef};
 pub use plan::*;
 pub use stream_graph::*;

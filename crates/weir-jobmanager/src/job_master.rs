@@ -9,6 +9,7 @@
 //! table is passed in so that allocation is part of the same decision.
 
 mod checkpointing;
+mod region_failover;
 mod savepoints;
 
 pub use checkpointing::{vertex_infos, CheckpointAck, SUBSUMED_BY_NEWER, TRIGGER_NOT_DELIVERED};
@@ -201,6 +202,14 @@ pub struct JobMaster {
     restore_plan: Option<weir_checkpoint::RestoreAssignment>,
     savepoints: BTreeMap<String, SavepointOperation>,
     allow_non_restored_state: bool,
+    failover_strategy: weir_config::FailoverStrategy,
+    regions: weir_graph::PipelinedRegions,
+    region_restart: Option<region_failover::RegionRestart>,
+    /// The partition generation of subtasks restarted by a region failover since the
+    /// last global (re)start; the others use `generation`'s value at that start.
+    vertex_generation: HashMap<(usize, u32), u32>,
+    /// The generation of the last global (re)start.
+    base_generation: u32,
 }
 
 impl JobMaster {
@@ -216,6 +225,7 @@ impl JobMaster {
     ) -> Self {
         let execution_graph = ExecutionGraph::new_at(job_id, &job_graph, now_ms);
         let slots_needed = total_slots_required(&job_graph);
+        let regions = weir_graph::PipelinedRegions::compute(&job_graph);
         let mut timestamps = BTreeMap::new();
         timestamps.insert(JobStatus::Initializing, now_ms);
         timestamps.insert(JobStatus::Created, now_ms);
@@ -247,6 +257,11 @@ impl JobMaster {
             restore_plan: None,
             savepoints: BTreeMap::new(),
             allow_non_restored_state: false,
+            failover_strategy: weir_config::FailoverStrategy::Full,
+            regions,
+            region_restart: None,
+            vertex_generation: HashMap::new(),
+            base_generation: 0,
         }
     }
 
@@ -283,7 +298,9 @@ impl JobMaster {
 
     /// When the pending restart is due, if one is.
     pub fn restart_due_at(&self) -> Option<i64> {
-        self.restart_at.filter(|_| self.status == JobStatus::Restarting)
+        self.restart_at
+            .filter(|_| self.status == JobStatus::Restarting)
+            .or(self.region_restart_due_at())
     }
 
     /// Periodic work: slot request timeout, due restarts, pending slot requests.
@@ -292,6 +309,9 @@ impl JobMaster {
             if now_ms >= at && self.status == JobStatus::Restarting {
                 return self.restart_now(slots, now_ms);
             }
+        }
+        if self.region_restart_due_at().is_some_and(|at| now_ms >= at) {
+            return self.restart_regions(slots, now_ms);
         }
         if self.status == JobStatus::Running && self.slots.is_none() {
             return self.try_schedule(slots, now_ms);
@@ -362,11 +382,11 @@ impl JobMaster {
         let attempt_number = ev.current.attempt_number;
         let job = self.job_id.to_string();
         let v = &self.job_graph.vertices[vi];
-        let partition = |edge: usize, producer: u32| ResultPartitionId {
+        let partition = |edge: usize, producer_vertex: usize, producer: u32| ResultPartitionId {
             job_id: job.clone(),
             job_edge: edge as u32,
             producer_subtask: producer,
-            attempt: self.generation,
+            attempt: self.generation_of(producer_vertex, producer),
         };
         let mut outputs = Vec::new();
         let mut inputs = Vec::new();
@@ -374,7 +394,7 @@ impl JobMaster {
             if e.source_vertex == vi {
                 let cp = self.job_graph.vertices[e.target_vertex].parallelism;
                 outputs.push(ResultPartitionDescriptor {
-                    partition: Some(partition(ei, i)),
+                    partition: Some(partition(ei, vi, i)),
                     num_subpartitions: num_subpartitions(e.distribution, v.parallelism, cp, i),
                 });
             }
@@ -384,7 +404,7 @@ impl JobMaster {
                     let producer_slot = assignment.get(&(e.source_vertex, producer))?;
                     let producer_tm = slots.get(&producer_slot.resource_id)?;
                     inputs.push(InputChannelDescriptor {
-                        partition: Some(partition(ei, producer)),
+                        partition: Some(partition(ei, e.source_vertex, producer)),
                         subpartition: sub,
                         producer_data_address: producer_tm.registration.data_address.clone(),
                         local: producer_slot.resource_id == slot.resource_id,
@@ -405,7 +425,7 @@ impl JobMaster {
             slot_index: slot.slot_index,
             inputs,
             outputs,
-            generation: self.generation,
+            generation: self.generation_of(vi, i),
             checkpointing,
             restore,
         };
@@ -422,6 +442,14 @@ impl JobMaster {
             rpc_address,
             tdd: Box::new(tdd),
         })
+    }
+
+    /// The partition generation subtask `subtask` of `vertex` runs with.
+    fn generation_of(&self, vertex: usize, subtask: u32) -> u32 {
+        self.vertex_generation
+            .get(&(vertex, subtask))
+            .copied()
+            .unwrap_or(self.base_generation)
     }
 
     /// `name (i/n)` of a subtask.
@@ -464,7 +492,7 @@ impl JobMaster {
                 task_name: Some(self.task_name(d.vertex, d.subtask)),
                 location,
             };
-            return self.handle_failure(failure, slots, now_ms);
+            return self.handle_task_failure(failure, &[(d.vertex, d.subtask)], slots, now_ms);
         }
         if ev.current.state == ExecutionState::Deploying && state == ExecutionState::Running {
             let _ = ev.current.transition(ExecutionState::Initializing, now_ms);
@@ -495,22 +523,29 @@ impl JobMaster {
         slots: &mut SlotTable,
         now_ms: i64,
     ) -> Vec<Action> {
-        let hit = self.attempts.iter().find(|(id, d)| {
-            d.slot.resource_id == resource_id
-                && self
-                    .execution_graph
-                    .execution_vertex(d.vertex, d.subtask)
-                    .is_some_and(|ev| ev.current.attempt_id.to_string() == **id && !ev.current.state.is_terminal())
-        });
-        let Some((_, d)) = hit else { return Vec::new() };
-        let d = d.clone();
+        let mut hit: Vec<(usize, u32)> = self
+            .attempts
+            .iter()
+            .filter(|(id, d)| {
+                d.slot.resource_id == resource_id
+                    && self
+                        .execution_graph
+                        .execution_vertex(d.vertex, d.subtask)
+                        .is_some_and(|ev| ev.current.attempt_id.to_string() == **id && !ev.current.state.is_terminal())
+            })
+            .map(|(_, d)| (d.vertex, d.subtask))
+            .collect();
+        hit.sort_unstable();
+        let Some(&(vertex, subtask)) = hit.first() else {
+            return Vec::new();
+        };
         let failure = Failure {
             name: "weir.runtime.TaskManagerLostException".into(),
             message: format!("TaskManager {resource_id} is lost: {cause}"),
-            task_name: Some(self.task_name(d.vertex, d.subtask)),
+            task_name: Some(self.task_name(vertex, subtask)),
             location: None,
         };
-        self.handle_failure(failure, slots, now_ms)
+        self.handle_task_failure(failure, &hit, slots, now_ms)
     }
 
     /// Cancels every live attempt (on TaskManagers still registered), then frees the
@@ -551,49 +586,66 @@ impl JobMaster {
         }]
     }
 
+    /// A global failover: every task is cancelled and, if the restart strategy allows,
+    /// the whole job restarts after its delay.
     fn handle_failure(&mut self, failure: Failure, slots: &mut SlotTable, now_ms: i64) -> Vec<Action> {
+        self.region_restart = None;
         let mut actions = self.checkpoints_abort_all("The job fails over.", slots, now_ms);
         actions.extend(self.stop_all(slots, now_ms));
-        let (endpoint, taskmanager_id) = match &failure.location {
-            Some((e, t)) => (Some(e.clone()), Some(t.clone())),
-            None => (None, None),
-        };
         match self.restart.on_failure(now_ms) {
             RestartDecision::Restart { delay_ms } => {
-                self.exceptions.push(ExceptionEntry {
-                    exception_name: failure.name.clone(),
-                    stacktrace: format!("{}: {}", failure.name, failure.message),
-                    timestamp: now_ms,
-                    task_name: failure.task_name,
-                    endpoint,
-                    taskmanager_id,
-                });
+                self.record_exception(&failure, None, now_ms);
                 self.set_status(JobStatus::Restarting, now_ms);
                 self.restart_at = Some(now_ms + delay_ms);
             }
             RestartDecision::Suppressed { reason } => {
-                self.exceptions.push(ExceptionEntry {
-                    exception_name: "weir.runtime.JobException".into(),
-                    stacktrace: format!(
-                        "weir.runtime.JobException: {reason}\nCaused by: {}: {}",
-                        failure.name, failure.message
-                    ),
-                    timestamp: now_ms,
-                    task_name: failure.task_name,
-                    endpoint,
-                    taskmanager_id,
-                });
-                self.set_status(JobStatus::Failing, now_ms);
-                self.set_status(JobStatus::Failed, now_ms);
-                actions.extend(self.checkpoints_shutdown(weir_checkpoint::JobTermination::Failed, slots, now_ms));
+                actions.extend(self.fail_job(&failure, &reason, slots, now_ms));
             }
         }
         actions
     }
 
+    /// The restart strategy gave up: the job is FAILED with `failure` as its cause (the
+    /// tasks are already cancelled).
+    fn fail_job(&mut self, failure: &Failure, reason: &str, slots: &mut SlotTable, now_ms: i64) -> Vec<Action> {
+        self.record_exception(failure, Some(reason), now_ms);
+        self.set_status(JobStatus::Failing, now_ms);
+        self.set_status(JobStatus::Failed, now_ms);
+        self.checkpoints_shutdown(weir_checkpoint::JobTermination::Failed, slots, now_ms)
+    }
+
+    /// Adds `failure` to the exception history; `suppressed` is the restart strategy's
+    /// reason when it gave up (the entry is then Flink's JobException around it).
+    fn record_exception(&mut self, failure: &Failure, suppressed: Option<&str>, now_ms: i64) {
+        let (endpoint, taskmanager_id) = match &failure.location {
+            Some((e, t)) => (Some(e.clone()), Some(t.clone())),
+            None => (None, None),
+        };
+        let (exception_name, stacktrace) = match suppressed {
+            None => (failure.name.clone(), format!("{}: {}", failure.name, failure.message)),
+            Some(reason) => (
+                "weir.runtime.JobException".to_string(),
+                format!(
+                    "weir.runtime.JobException: {reason}\nCaused by: {}: {}",
+                    failure.name, failure.message
+                ),
+            ),
+        };
+        self.exceptions.push(ExceptionEntry {
+            exception_name,
+            stacktrace,
+            timestamp: now_ms,
+            task_name: failure.task_name.clone(),
+            endpoint,
+            taskmanager_id,
+        });
+    }
+
     fn restart_now(&mut self, slots: &mut SlotTable, now_ms: i64) -> Vec<Action> {
         self.restart_at = None;
         self.generation += 1;
+        self.base_generation = self.generation;
+        self.vertex_generation.clear();
         self.attempts.clear();
         self.metrics.clear();
         self.previous_metrics.clear();
@@ -616,6 +668,7 @@ impl JobMaster {
             return Vec::new();
         }
         self.set_status(JobStatus::Cancelling, now_ms);
+        self.region_restart = None;
         let mut actions = self.checkpoints_abort_all("The job is cancelled.", slots, now_ms);
         actions.extend(self.stop_all(slots, now_ms));
         self.restart_at = None;
@@ -689,6 +742,11 @@ impl JobMaster {
             }
         }
         out
+    }
+
+    /// The counters attempt `attempt_id` reported last.
+    pub fn attempt_metrics(&self, attempt_id: &str) -> Option<AttemptMetrics> {
+        self.metrics.get(attempt_id).copied()
     }
 
     /// The restart strategy, as Flink prints it.

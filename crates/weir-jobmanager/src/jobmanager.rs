@@ -247,6 +247,11 @@ impl JobManager {
             self.settings.slot_request_timeout.as_millis() as i64,
             now,
         );
+        jm.set_failover_strategy(
+            config
+                .get(&weir_config::options::FAILOVER_STRATEGY)
+                .map_err(|e| SubmissionError(e.to_string()))?,
+        );
         // Every job has a coordinator: savepoints need one even without periodic
         // checkpoints.
         jm.enable_checkpointing(checkpoint_config, vertices);

@@ -7,6 +7,7 @@ use crate::jobmanager::{now_ms, JobManager};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use weir_core::ids::JobId;
+use weir_graph::ExecutionState as ExecutionStateG;
 use weir_rest::{
     AllocatedSlot, CheckpointConfigInfo, CheckpointDetails, CheckpointingStatistics, ConfigEntry, ExceptionHistory,
     ExceptionInfo, ExecutionConfigInfo, ExecutionState as RestState, ExecutionStateCounts, HardwareDescription,
@@ -345,6 +346,96 @@ impl RestBackend for JobManagerRest {
                 truncated: total > limit,
             },
         })
+    }
+
+    fn vertex_detail(&self, jid: JobId, vertex_id: &str) -> Result<weir_rest::JobVertexDetail, RestError> {
+        let st = self.jm.lock();
+        let jm = st.jobs.get(&jid).ok_or(RestError::JobNotFound(jid))?;
+        let v = jm
+            .execution_graph
+            .job_vertices
+            .iter()
+            .find(|v| v.id.to_string() == vertex_id)
+            .ok_or_else(|| RestError::NotFound(format!("Vertex {vertex_id} not found in job {jid}")))?;
+        let now = now_ms();
+        let subtasks = v
+            .task_vertices
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let e = &t.current;
+                let attempt = e.attempt_id.to_string();
+                let location = jm
+                    .attempt_location(&attempt)
+                    .and_then(|slot| st.slots.get(&slot.resource_id));
+                let start = e
+                    .state_timestamps
+                    .get(&ExecutionStateG::Deploying)
+                    .copied()
+                    .unwrap_or(-1);
+                let end = if e.state.is_terminal() {
+                    e.state_timestamps.get(&e.state).copied().unwrap_or(-1)
+                } else {
+                    -1
+                };
+                let duration = match (start, end) {
+                    (s, _) if s < 0 => -1,
+                    (s, en) if en >= 0 => en - s,
+                    (s, _) => now - s,
+                };
+                let mut entered: Vec<(ExecutionStateG, i64)> =
+                    e.state_timestamps.iter().map(|(k, v)| (*k, *v)).collect();
+                entered.sort_by_key(|(_, at)| *at);
+                let mut status_duration = weir_rest::StatusDurations::default();
+                for (n, (state, at)) in entered.iter().enumerate() {
+                    let until = entered.get(n + 1).map_or(now, |(_, next)| *next);
+                    let ms = (until - at).max(0);
+                    match state {
+                        ExecutionStateG::Created => status_duration.created = ms,
+                        ExecutionStateG::Scheduled => status_duration.scheduled = ms,
+                        ExecutionStateG::Deploying => status_duration.deploying = ms,
+                        ExecutionStateG::Initializing => status_duration.initializing = ms,
+                        ExecutionStateG::Running => status_duration.running = ms,
+                        _ => {}
+                    }
+                }
+                let m = jm.attempt_metrics(&attempt).unwrap_or_default();
+                weir_rest::SubtaskDetail {
+                    subtask: i as u32,
+                    status: rest_state(e.state),
+                    attempt: e.attempt_number,
+                    endpoint: location
+                        .map(|tm| tm.registration.data_address.clone())
+                        .unwrap_or_default(),
+                    start_time: start,
+                    end_time: end,
+                    duration,
+                    metrics: VertexMetrics {
+                        read_records: m.records_in as i64,
+                        read_records_complete: e.state == ExecutionStateG::Finished,
+                        write_records: m.records_out as i64,
+                        write_records_complete: e.state == ExecutionStateG::Finished,
+                        accumulated_backpressured_time: m.backpressured_ms as i64,
+                        accumulated_idle_time: m.idle_ms as i64,
+                        accumulated_busy_time: m.busy_ms as f64,
+                        ..VertexMetrics::default()
+                    },
+                    taskmanager_id: location
+                        .map(|tm| tm.registration.resource_id.clone())
+                        .unwrap_or_default(),
+                    status_duration,
+                    start_time_deprecated: start,
+                }
+            })
+            .collect();
+        Ok(weir_rest::JobVertexDetail::new(
+            v.id.to_string(),
+            v.name.clone(),
+            v.parallelism,
+            v.max_parallelism,
+            now,
+            subtasks,
+        ))
     }
 
     fn vertex_backpressure(&self, jid: JobId, vertex_id: &str) -> Result<VertexBackPressure, RestError> {

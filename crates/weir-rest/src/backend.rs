@@ -109,6 +109,12 @@ pub trait RestBackend: Send + Sync + 'static {
     /// `GET /taskmanagers`: every registered TaskManager.
     fn taskmanagers(&self) -> TaskManagersList;
 
+    /// `GET /jobs/:jid/vertices/:vid`: one vertex with its subtasks' current attempts.
+    fn vertex_detail(&self, jid: JobId, vertex_id: &str) -> Result<crate::JobVertexDetail, RestError> {
+        let _ = vertex_id;
+        Err(RestError::JobNotFound(jid))
+    }
+
     /// `GET /taskmanagers/:tmid`: one TaskManager's detail, or
     /// [`RestError::TaskManagerNotFound`].
     fn taskmanager_detail(&self, id: &str) -> Result<TaskManagerDetail, RestError>;

@@ -40,6 +40,7 @@ mod serde_util;
 pub mod status;
 pub mod submit;
 pub mod taskmanagers;
+pub mod vertex_detail;
 
 #[cfg(test)]
 mod checkpoint_router_tests;
@@ -77,6 +78,10 @@ pub use submit::{JobSubmitRequest, JobSubmitResponse};
 pub use taskmanagers::{
     AllocatedSlot, GarbageCollectorInfo, HardwareDescription, MemoryConfiguration, ResourceProfileInfo,
     TaskManagerDetail, TaskManagerInfo, TaskManagerMetrics, TaskManagersList,
+};
+pub use vertex_detail::{
+    AggregatedMetrics, AggregatedStats, AggregatedStatusDurations, AggregatedSubtasks, JobVertexDetail,
+    StatusDurations, SubtaskDetail,
 };
 
 /// The Flink version whose REST API this crate reproduces. Backends report it as

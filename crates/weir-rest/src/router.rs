@@ -103,6 +103,7 @@ pub fn router(backend: Arc<dyn RestBackend>) -> Router {
                 get(savepoint_status),
             )
             .route(&format!("{prefix}/jobs/{{jid}}/stop"), post(stop_with_savepoint))
+            .route(&format!("{prefix}/jobs/{{jid}}/vertices/{{vid}}"), get(vertex_detail))
             .route(
                 &format!("{prefix}/jobs/{{jid}}/vertices/{{vid}}/backpressure"),
                 get(vertex_backpressure),
@@ -288,6 +289,13 @@ async fn job_plan(State(b): State<Backend>, path: Result<Path<String>, PathRejec
             .and_then(|jid| call(|| b.job_plan(jid)))
             .map(|plan| JobPlanInfo { plan }),
     )
+}
+
+async fn vertex_detail(State(b): State<Backend>, path: Result<Path<(String, String)>, PathRejection>) -> Response {
+    let parsed = path
+        .map_err(|e| RestError::BadRequest(format!("Bad request, could not parse parameters: {e}")))
+        .and_then(|Path((jid, vid))| Ok((job_id(Ok(Path(jid)))?, vid)));
+    reply(parsed.and_then(|(jid, vid)| call(|| b.vertex_detail(jid, &vid))))
 }
 
 async fn vertex_backpressure(

@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod broadcast_rules;
 pub mod enrich;
+pub mod forward_pipelines;
 pub mod keyed_sum;
 pub mod orders_per_minute;
 pub mod wordcount;
@@ -16,6 +17,7 @@ pub fn builtin_registry() -> ProgramRegistry {
     r.register(wordcount::program());
     r.register(keyed_sum::program());
     r.register(enrich::program());
+    r.register(forward_pipelines::program());
     r.register(orders_per_minute::program());
     r.register(broadcast_rules::program());
     r.register(bench::chain_program());
