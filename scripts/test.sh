@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Runs every test of the workspace. Needs only a Rust toolchain (cargo); builds into a
-# persistent target directory outside the clone so repeated runs are incremental.
+# persistent target directory outside the clone so repeated runs are incremental. The
+# `ci` profile is release with overflow checks and debug assertions on.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/weir-target}"
 export CARGO_TERM_COLOR=never
-cargo build --release --workspace --all-targets
+cargo build --profile ci --workspace --all-targets
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 status=0
-cargo test --release --workspace 2>&1 | tee "$log" || status=$?
+cargo test --profile ci --workspace --no-fail-fast 2>&1 | tee "$log" || status=$?
 passed=$(grep -E '^test result:' "$log" | sed -E 's/.* ([0-9]+) passed.*/\1/' | awk '{s+=$1} END {print s+0}')
 failed=$(grep -E '^test result:' "$log" | sed -E 's/.* ([0-9]+) failed.*/\1/' | awk '{s+=$1} END {print s+0}')
 echo

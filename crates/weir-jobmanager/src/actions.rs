@@ -212,19 +212,22 @@ async fn execute(jm: Arc<JobManager>, clients: Clients, action: Action) {
     }
 }
 
+/// (resource id, RPC address) of every registered TaskManager.
+fn registered(jm: &JobManager) -> Vec<(String, String)> {
+    jm.lock()
+        .slots
+        .iter()
+        .map(|t| (t.registration.resource_id.clone(), t.registration.rpc_address.clone()))
+        .collect()
+}
+
 /// Heartbeats every registered TaskManager each interval; one whose RPC endpoint
 /// refuses connections is lost at once.
 pub async fn run_heartbeats(jm: Arc<JobManager>, clients: Clients) {
     let interval = jm.settings.heartbeat_interval;
     loop {
         tokio::time::sleep(interval).await;
-        let tms: Vec<(String, String)> = jm
-            .lock()
-            .slots
-            .iter()
-            .map(|t| (t.registration.resource_id.clone(), t.registration.rpc_address.clone()))
-            .collect();
-        for (id, address) in tms {
+        for (id, address) in registered(&jm) {
             let (jm, clients) = (jm.clone(), clients.clone());
             tokio::spawn(async move {
                 let Some(mut c) = clients.get(&address) else { return };
@@ -259,13 +262,7 @@ pub async fn run_watches(jm: Arc<JobManager>, clients: Clients) {
         while let Ok(ended) = done_rx.try_recv() {
             watched.remove(&ended);
         }
-        let tms: Vec<(String, String)> = jm
-            .lock()
-            .slots
-            .iter()
-            .map(|t| (t.registration.resource_id.clone(), t.registration.rpc_address.clone()))
-            .collect();
-        for tm in tms {
+        for tm in registered(&jm) {
             if watched.insert(tm.clone()) {
                 let (jm, clients, done) = (jm.clone(), clients.clone(), done_tx.clone());
                 tokio::spawn(async move {
@@ -303,11 +300,7 @@ async fn watch(jm: &JobManager, clients: &Clients, id: &str, address: &str) {
         // A TaskManager without the call: the heartbeats still watch it.
         Err(_) => return,
     };
-    let still_registered = jm
-        .lock()
-        .slots
-        .iter()
-        .any(|t| t.registration.resource_id == id && t.registration.rpc_address == address);
+    let still_registered = registered(jm).iter().any(|(i, a)| i == id && a == address);
     if still_registered {
         clients.remove(address);
         jm.taskmanager_lost(

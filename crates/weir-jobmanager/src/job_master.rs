@@ -11,6 +11,8 @@
 mod checkpointing;
 mod region_failover;
 mod savepoints;
+#[cfg(test)]
+mod test_support;
 
 pub use checkpointing::{vertex_infos, CheckpointAck, SUBSUMED_BY_NEWER, TRIGGER_NOT_DELIVERED};
 pub use savepoints::{SavepointOperation, SavepointRefused, SavepointRequest, SavepointStatus, NO_SAVEPOINT_DIRECTORY};
@@ -769,11 +771,10 @@ impl JobMaster {
 
 #[cfg(test)]
 mod tests {
+    use super::test_support::{cluster, deployments};
     use super::*;
     use crate::restart_strategy::RestartStrategyConfig;
-    use crate::slot_table::TaskManagerRegistration;
     use weir_graph::{ChainingStrategy, ExecutionConfig, NodeKind, Partitioner, StreamEdge, StreamGraph, StreamNode};
-    use weir_rpc::{Hardware, MemoryConfiguration};
 
     fn node(id: u32, p: u32) -> StreamNode {
         StreamNode {
@@ -811,34 +812,6 @@ mod tests {
             1000,
             0,
         )
-    }
-
-    fn cluster(tms: u32, slots: u32) -> SlotTable {
-        let mut t = SlotTable::new();
-        for i in 0..tms {
-            t.register(
-                TaskManagerRegistration {
-                    resource_id: format!("tm{i}"),
-                    rpc_address: format!("rpc{i}"),
-                    data_address: format!("data{i}"),
-                    num_slots: slots,
-                    memory: MemoryConfiguration::default(),
-                    hardware: Hardware::default(),
-                },
-                0,
-            );
-        }
-        t
-    }
-
-    fn deployments(actions: &[Action]) -> Vec<TaskDeploymentDescriptor> {
-        actions
-            .iter()
-            .filter_map(|a| match a {
-                Action::Deploy { tdd, .. } => Some((**tdd).clone()),
-                _ => None,
-            })
-            .collect()
     }
 
     fn report_all(

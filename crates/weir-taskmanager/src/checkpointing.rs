@@ -42,6 +42,16 @@ impl RpcResponder {
 
 impl CheckpointResponder for RpcResponder {
     fn acknowledge(&self, s: CompletedSnapshot) {
+        tracing::debug!(
+            "checkpoint {} of attempt {} (job {}): {} bytes, sync {} ms, async {} ms, alignment {} ms",
+            s.checkpoint_id,
+            self.attempt_id,
+            self.job_id,
+            s.state_size,
+            s.metrics.sync_duration_ms,
+            s.metrics.async_duration_ms,
+            s.metrics.alignment_duration_ms
+        );
         self.send(Report::Acknowledge(AcknowledgeCheckpointRequest {
             job_id: self.job_id.clone(),
             attempt_id: self.attempt_id.clone(),

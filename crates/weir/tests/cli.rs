@@ -1,18 +1,8 @@
 //! The `weir` command line: plans, local runs and clear one-line errors on bad input.
 
-use std::process::Command;
+mod common;
 
-fn weir(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_weir"))
-        .args(args)
-        .output()
-        .expect("run weir");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use common::weir_cli as weir;
 
 fn assert_one_line_error(args: &[&str], needle: &str) {
     let (code, _out, err) = weir(args);

@@ -8,9 +8,10 @@
 
 mod common;
 
+use common::weir_cli as weir;
+
 use common::read_parts;
 use std::collections::BTreeMap;
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -24,18 +25,6 @@ use weir_runtime::operator::{Output, SourceFunction, SourceStatus};
 use weir_runtime::TaskError;
 
 const SAFETY: Duration = Duration::from_secs(20);
-
-fn weir(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_weir"))
-        .args(args)
-        .output()
-        .expect("run weir");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
 
 /// Runs `orders-per-minute` through the binary, returning its sorted output lines.
 fn run_program(p: u32, args: &[&str]) -> Vec<String> {

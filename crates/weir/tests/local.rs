@@ -5,34 +5,7 @@
 
 mod common;
 
-use common::read_parts;
-use std::collections::BTreeMap;
-use std::path::Path;
-use std::process::Command;
-use weir::programs::keyed_sum;
-use weir_api::prelude::Rng;
-
-/// Runs `weir <args>` with extra environment variables; (exit code, stdout, stderr).
-fn weir_with_env(args: &[&str], env: &[(&str, &str)], cwd: Option<&Path>) -> (i32, String, String) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_weir"));
-    cmd.args(args).env_remove("WEIR_CONF_DIR").env_remove("WEIR_LOG");
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    if let Some(dir) = cwd {
-        cmd.current_dir(dir);
-    }
-    let out = cmd.output().expect("run weir");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn weir(args: &[&str]) -> (i32, String, String) {
-    weir_with_env(args, &[], None)
-}
+use common::{keyed_sum_output, read_parts, weir_cli as weir, weir_with_env};
 
 fn sorted_lines(out: &str) -> Vec<String> {
     let mut lines: Vec<String> = out.lines().map(str::to_string).collect();
@@ -42,15 +15,7 @@ fn sorted_lines(out: &str) -> Vec<String> {
 
 /// `key,sum` lines of keyed-sum over `records` records of `keys` keys with `seed`.
 fn expected_sums(keys: u64, records: u64, seed: u64) -> Vec<String> {
-    let gen = keyed_sum::generate(keys);
-    let mut sums: BTreeMap<u64, u64> = BTreeMap::new();
-    for i in 0..records {
-        let (k, v) = gen(i, &mut Rng::for_index(seed, i));
-        *sums.entry(k).or_default() += v;
-    }
-    let mut lines: Vec<String> = sums.iter().map(|(k, s)| format!("{k},{s}")).collect();
-    lines.sort();
-    lines
+    keyed_sum_output(keys, seed, records)
 }
 
 const KEYED_SUM: [&str; 8] = [

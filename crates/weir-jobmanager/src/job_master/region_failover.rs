@@ -184,15 +184,15 @@ impl JobMaster {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_support::{cluster, deployments};
     use super::*;
     use crate::restart_strategy::RestartStrategyConfig;
-    use crate::slot_table::TaskManagerRegistration;
     use weir_api::program::ProgramInvocation;
     use weir_core::ids::JobId;
     use weir_graph::{
         ChainingStrategy, ExecutionConfig, JobGraph, NodeKind, Partitioner, StreamEdge, StreamGraph, StreamNode,
     };
-    use weir_rpc::{Hardware, MemoryConfiguration, TaskDeploymentDescriptor};
+    use weir_rpc::TaskDeploymentDescriptor;
 
     /// Source → forward → sink, two tasks per pipeline (chaining off): `p` regions.
     fn forward_job(p: u32, restart: RestartStrategyConfig) -> JobMaster {
@@ -232,34 +232,6 @@ mod tests {
         jm
     }
 
-    fn cluster(tms: u32) -> SlotTable {
-        let mut t = SlotTable::new();
-        for i in 0..tms {
-            t.register(
-                TaskManagerRegistration {
-                    resource_id: format!("tm{i}"),
-                    rpc_address: format!("rpc{i}"),
-                    data_address: format!("data{i}"),
-                    num_slots: 1,
-                    memory: MemoryConfiguration::default(),
-                    hardware: Hardware::default(),
-                },
-                0,
-            );
-        }
-        t
-    }
-
-    fn deployments(actions: &[Action]) -> Vec<TaskDeploymentDescriptor> {
-        actions
-            .iter()
-            .filter_map(|a| match a {
-                Action::Deploy { tdd, .. } => Some((**tdd).clone()),
-                _ => None,
-            })
-            .collect()
-    }
-
     fn running(jm: &mut JobMaster, tdds: &[TaskDeploymentDescriptor], slots: &mut SlotTable) {
         for t in tdds {
             jm.on_task_state(&t.attempt_id, ExecutionState::Running, None, slots, 10);
@@ -272,7 +244,7 @@ mod tests {
 
     #[test]
     fn a_failed_task_restarts_only_its_region_and_the_job_stays_running() {
-        let mut slots = cluster(2);
+        let mut slots = cluster(2, 1);
         let mut jm = forward_job(2, fixed(3, 100));
         let first = deployments(&jm.start(&mut slots, 0));
         running(&mut jm, &first, &mut slots);
@@ -325,7 +297,7 @@ mod tests {
 
     #[test]
     fn a_lost_taskmanager_restarts_its_regions_on_a_replacement_slot() {
-        let mut slots = cluster(3);
+        let mut slots = cluster(3, 1);
         let mut jm = forward_job(2, fixed(3, 0));
         let first = deployments(&jm.start(&mut slots, 0));
         running(&mut jm, &first, &mut slots);
@@ -344,7 +316,7 @@ mod tests {
 
     #[test]
     fn without_a_free_slot_the_region_waits_then_fails_over_globally_after_the_timeout() {
-        let mut slots = cluster(2);
+        let mut slots = cluster(2, 1);
         let mut jm = forward_job(2, fixed(5, 0));
         let first = deployments(&jm.start(&mut slots, 0));
         running(&mut jm, &first, &mut slots);
@@ -365,7 +337,7 @@ mod tests {
 
     #[test]
     fn when_the_strategy_gives_up_the_whole_job_fails_and_every_task_is_cancelled() {
-        let mut slots = cluster(2);
+        let mut slots = cluster(2, 1);
         let mut jm = forward_job(2, RestartStrategyConfig::NoRestart);
         let first = deployments(&jm.start(&mut slots, 0));
         running(&mut jm, &first, &mut slots);
@@ -378,7 +350,7 @@ mod tests {
 
     #[test]
     fn full_failover_restarts_everything_even_with_independent_pipelines() {
-        let mut slots = cluster(2);
+        let mut slots = cluster(2, 1);
         let mut jm = forward_job(2, fixed(3, 0));
         jm.set_failover_strategy(FailoverStrategy::Full);
         let first = deployments(&jm.start(&mut slots, 0));

@@ -39,6 +39,10 @@ pub fn program() -> Program {
                 name: FAIL_ONCE_AFTER,
                 help: "fail each Sum subtask of the first execution attempt after this many records (default: never)",
             },
+            ArgSpec {
+                name: SUM_DELAY_US,
+                help: "sleep this many microseconds per record in Sum, for a slow, backpressured job (default 0)",
+            },
             OUTPUT_ARG,
         ],
         build,
@@ -59,6 +63,7 @@ fn build(env: &StreamExecutionEnvironment, args: &ProgramArgs) -> Result<(), Pro
         Some(_) => Some(args.get_u64(FAIL_ONCE_AFTER, 0)?),
         None => None,
     };
+    let delay = std::time::Duration::from_micros(args.get_u64(SUM_DELAY_US, 0)?);
     if keys == 0 {
         return Err(ProgramError::InvalidValue {
             key: "keys".into(),
@@ -69,12 +74,15 @@ fn build(env: &StreamExecutionEnvironment, args: &ProgramArgs) -> Result<(), Pro
     let sums = env
         .from_generator_with_rate(records, seed, rate, generate(keys))
         .key_by(|r: &(u64, u64)| r.0)
-        .process(SumAtEnd::new(fail_once_after))
+        .process(SumAtEnd::new(fail_once_after).with_delay(delay))
         .name("Sum")
         .map(|(k, s): (u64, u64)| format!("{k},{s}"));
     sink_lines(&sums, args);
     Ok(())
 }
+
+/// The argument that slows Sum down.
+pub const SUM_DELAY_US: &str = "sum_delay_us";
 
 /// The argument that makes the first execution attempt fail.
 pub const FAIL_ONCE_AFTER: &str = "fail-once-after";
@@ -84,6 +92,7 @@ pub const FAIL_ONCE_AFTER: &str = "fail-once-after";
 pub struct SumAtEnd {
     fail_once_after: Option<u64>,
     seen: u64,
+    delay: std::time::Duration,
 }
 
 impl SumAtEnd {
@@ -93,7 +102,14 @@ impl SumAtEnd {
         Self {
             fail_once_after,
             seen: 0,
+            delay: std::time::Duration::ZERO,
         }
+    }
+
+    /// Sleeps `delay` per record (a slow operator, for backpressure tests).
+    pub fn with_delay(mut self, delay: std::time::Duration) -> Self {
+        self.delay = delay;
+        self
     }
 }
 
@@ -129,6 +145,9 @@ impl KeyedProcessFunction<u64, (u64, u64), (u64, u64)> for SumAtEnd {
             }
         }
         self.seen += 1;
+        if !self.delay.is_zero() {
+            std::thread::sleep(self.delay);
+        }
         let mut sum = ctx.value_state(&ValueStateDescriptor::<u64>::new(SUM))?;
         let first = sum.value_ref().is_none();
         let s = sum.value().unwrap_or(0) + value;

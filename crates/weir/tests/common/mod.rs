@@ -170,10 +170,21 @@ pub fn read_parts(dir: &std::path::Path) -> Vec<String> {
 
 /// Runs the `weir` binary with `args`: exit code, stdout, stderr.
 pub fn weir_cli(args: &[&str]) -> (i32, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_weir"))
-        .args(args)
-        .output()
-        .expect("run weir");
+    weir_with_env(args, &[], None)
+}
+
+/// Runs `weir <args>` with extra environment variables and working directory, without
+/// the caller's `WEIR_CONF_DIR` and `WEIR_LOG`; (exit code, stdout, stderr).
+pub fn weir_with_env(args: &[&str], env: &[(&str, &str)], cwd: Option<&std::path::Path>) -> (i32, String, String) {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_weir"));
+    cmd.args(args).env_remove("WEIR_CONF_DIR").env_remove("WEIR_LOG");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    if let Some(dir) = cwd {
+        cmd.current_dir(dir);
+    }
+    let out = cmd.output().expect("run weir");
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
