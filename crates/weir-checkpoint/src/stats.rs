@@ -70,6 +70,8 @@ pub struct SubtaskCheckpointStats {
     pub async_duration_ms: u64,
     /// Time spent aligning barriers.
     pub alignment_duration_ms: u64,
+    /// Bytes of in-flight data persisted as channel state (unaligned checkpoints).
+    pub persisted_data: u64,
 }
 
 /// Per-vertex statistics of one checkpoint.
@@ -83,6 +85,8 @@ pub struct VertexCheckpointStats {
     pub num_acknowledged_subtasks: u32,
     /// Bytes of state of the acknowledged subtasks.
     pub state_size: u64,
+    /// Bytes of in-flight data its acknowledged subtasks persisted.
+    pub persisted_data: u64,
     /// Latest acknowledgement of this vertex.
     pub latest_ack_timestamp: Option<i64>,
     /// Largest end-to-end duration of its subtasks.
@@ -100,12 +104,17 @@ pub struct CheckpointStats {
     pub status: CheckpointStatus,
     /// Checkpoint or savepoint.
     pub snapshot_type: SnapshotType,
+    /// Taken with unaligned checkpoints enabled (unaligned from the start, or aligned
+    /// with a timeout that may switch), Flink's `unaligned_checkpoint`.
+    pub unaligned: bool,
     /// When it was triggered.
     pub trigger_timestamp: i64,
     /// Latest acknowledgement so far.
     pub latest_ack_timestamp: Option<i64>,
     /// Bytes of state acknowledged so far.
     pub state_size: u64,
+    /// Bytes of in-flight data persisted so far.
+    pub persisted_data: u64,
     /// Latest acknowledgement (or the failure, if later) minus the trigger time.
     pub end_to_end_duration_ms: u64,
     /// Subtasks of the whole job.
@@ -208,6 +217,8 @@ pub struct CompletedCheckpointSummary {
     pub state_size: StatsSummary,
     /// Of the end-to-end duration.
     pub end_to_end_duration: StatsSummary,
+    /// Of the persisted in-flight data.
+    pub persisted_data: StatsSummary,
 }
 
 /// Collects checkpoint statistics; fed by the coordinator, read through its accessors.
@@ -216,7 +227,7 @@ pub struct CheckpointStatsTracker {
     history_size: usize,
     counts: CheckpointCounts,
     history: VecDeque<CheckpointStats>,
-    summary_samples: VecDeque<(u64, u64)>,
+    summary_samples: VecDeque<(u64, u64, u64)>,
     latest_completed: Option<CheckpointStats>,
     latest_savepoint: Option<CheckpointStats>,
     latest_failed: Option<CheckpointStats>,
@@ -258,6 +269,7 @@ impl CheckpointStatsTracker {
         CompletedCheckpointSummary {
             state_size: StatsSummary::of(self.summary_samples.iter().map(|s| s.0)),
             end_to_end_duration: StatsSummary::of(self.summary_samples.iter().map(|s| s.1)),
+            persisted_data: StatsSummary::of(self.summary_samples.iter().map(|s| s.2)),
         }
     }
 
@@ -281,12 +293,14 @@ impl CheckpointStatsTracker {
         self.latest_restored.as_ref()
     }
 
-    /// A checkpoint was triggered; `vertices` lists each vertex's id and parallelism.
+    /// A checkpoint was triggered; `vertices` lists each vertex's id and parallelism,
+    /// `unaligned` whether unaligned checkpoints are in play for it.
     pub fn report_pending(
         &mut self,
         id: CheckpointId,
         trigger_timestamp: i64,
         snapshot_type: SnapshotType,
+        unaligned: bool,
         vertices: &[(JobVertexId, u32)],
     ) {
         self.counts.total += 1;
@@ -295,9 +309,11 @@ impl CheckpointStatsTracker {
             id,
             status: CheckpointStatus::InProgress,
             snapshot_type,
+            unaligned,
             trigger_timestamp,
             latest_ack_timestamp: None,
             state_size: 0,
+            persisted_data: 0,
             end_to_end_duration_ms: 0,
             num_subtasks: vertices.iter().map(|v| v.1).sum(),
             num_acknowledged_subtasks: 0,
@@ -312,6 +328,7 @@ impl CheckpointStatsTracker {
                     num_subtasks: parallelism,
                     num_acknowledged_subtasks: 0,
                     state_size: 0,
+                    persisted_data: 0,
                     latest_ack_timestamp: None,
                     max_end_to_end_duration_ms: 0,
                     subtasks: vec![None; parallelism as usize],
@@ -336,10 +353,12 @@ impl CheckpointStatsTracker {
         *slot = Some(stats);
         v.num_acknowledged_subtasks += 1;
         v.state_size = v.state_size.saturating_add(stats.state_size);
+        v.persisted_data = v.persisted_data.saturating_add(stats.persisted_data);
         v.latest_ack_timestamp = v.latest_ack_timestamp.max(Some(stats.ack_timestamp));
         v.max_end_to_end_duration_ms = v.max_end_to_end_duration_ms.max(stats.end_to_end_duration_ms);
         entry.num_acknowledged_subtasks += 1;
         entry.state_size = entry.state_size.saturating_add(stats.state_size);
+        entry.persisted_data = entry.persisted_data.saturating_add(stats.persisted_data);
         entry.latest_ack_timestamp = entry.latest_ack_timestamp.max(Some(stats.ack_timestamp));
         entry.end_to_end_duration_ms = entry.end_to_end_duration_ms.max(stats.end_to_end_duration_ms);
     }
@@ -354,7 +373,7 @@ impl CheckpointStatsTracker {
         entry.status = CheckpointStatus::Completed;
         entry.external_path = external_path;
         self.summary_samples
-            .push_back((entry.state_size, entry.end_to_end_duration_ms));
+            .push_back((entry.state_size, entry.end_to_end_duration_ms, entry.persisted_data));
         if self.summary_samples.len() > SUMMARY_WINDOW {
             self.summary_samples.pop_front();
         }
@@ -422,6 +441,7 @@ mod tests {
             sync_duration_ms: 1,
             async_duration_ms: 2,
             alignment_duration_ms: 3,
+            persisted_data: size / 5,
         }
     }
 
@@ -429,7 +449,7 @@ mod tests {
     fn a_checkpoint_moves_from_in_progress_to_completed_with_its_acks_summed() {
         let mut t = CheckpointStatsTracker::new(10);
         let v = [(JobVertexId(1), 2), (JobVertexId(2), 1)];
-        t.report_pending(1, 1000, SnapshotType::Checkpoint, &v);
+        t.report_pending(1, 1000, SnapshotType::Checkpoint, false, &v);
         assert_eq!(t.counts().in_progress, 1);
         t.report_ack(1, 0, 0, ack(1100, 100, 10));
         t.report_ack(1, 0, 0, ack(1200, 200, 10)); // duplicate: ignored
@@ -443,6 +463,8 @@ mod tests {
         assert_eq!(c.end_to_end_duration_ms, 300);
         assert_eq!(c.latest_ack_timestamp, Some(1300));
         assert_eq!(c.vertices[0].state_size, 15);
+        assert_eq!((c.persisted_data, c.vertices[0].persisted_data), (3, 3));
+        assert_eq!(t.summary().persisted_data.max, 3);
         assert_eq!(c.vertices[0].max_end_to_end_duration_ms, 150);
         assert_eq!(c.vertices[0].subtasks[1].unwrap().alignment_duration_ms, 3);
         assert_eq!(
@@ -462,9 +484,9 @@ mod tests {
     #[test]
     fn failures_savepoints_restores_and_discards_are_tracked_separately() {
         let mut t = CheckpointStatsTracker::new(10);
-        t.report_pending(1, 0, SnapshotType::Checkpoint, &[(JobVertexId(1), 1)]);
+        t.report_pending(1, 0, SnapshotType::Checkpoint, false, &[(JobVertexId(1), 1)]);
         t.report_failed(1, 500, "Checkpoint expired before completing.");
-        t.report_pending(2, 600, SnapshotType::Savepoint, &[(JobVertexId(1), 1)]);
+        t.report_pending(2, 600, SnapshotType::Savepoint, false, &[(JobVertexId(1), 1)]);
         t.report_ack(2, 0, 0, ack(700, 100, 1));
         t.report_completed(2, Some("/sp/savepoint-1".into()));
         t.report_restored(2, 900, SnapshotType::Savepoint, Some("/sp/savepoint-1".into()));
@@ -478,7 +500,7 @@ mod tests {
         assert_eq!(t.latest_restored().unwrap().id, 2);
         assert_eq!(t.counts().restored, 1);
         assert_eq!(t.counts().failed, 1);
-        t.report_pending(3, 1000, SnapshotType::Checkpoint, &[]);
+        t.report_pending(3, 1000, SnapshotType::Checkpoint, false, &[]);
         t.report_completed(3, None);
         t.report_discarded(3);
         assert!(t.checkpoint(3).unwrap().discarded);
@@ -489,7 +511,7 @@ mod tests {
     fn the_history_keeps_the_newest_entries_only() {
         let mut t = CheckpointStatsTracker::new(3);
         for id in 1..=5 {
-            t.report_pending(id, id as i64, SnapshotType::Checkpoint, &[]);
+            t.report_pending(id, id as i64, SnapshotType::Checkpoint, false, &[]);
             t.report_completed(id, None);
         }
         assert_eq!(t.history().map(|c| c.id).collect::<Vec<_>>(), vec![5, 4, 3]);

@@ -74,6 +74,43 @@ impl SnapshotType {
     }
 }
 
+/// How the barriers of an exactly-once checkpoint are handled by a task with several
+/// input channels (Flink's `CheckpointOptions.AlignmentType`, without its
+/// `AT_LEAST_ONCE`, which is [`CheckpointingMode::AtLeastOnce`] here).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum AlignmentType {
+    /// Channels whose barrier came are held back until every barrier came; with an
+    /// aligned-checkpoint timeout the task switches to unaligned when alignment takes
+    /// longer.
+    Aligned,
+    /// The first barrier snapshots at once; in-flight data of the other channels is
+    /// recorded as channel state until their barriers come.
+    Unaligned,
+    /// Aligned whatever the configuration says (savepoints, as in Flink).
+    ForcedAligned,
+}
+
+impl AlignmentType {
+    /// Flink's name: `ALIGNED`, `UNALIGNED` or `FORCED_ALIGNED`.
+    pub fn flink_name(self) -> &'static str {
+        match self {
+            AlignmentType::Aligned => "ALIGNED",
+            AlignmentType::Unaligned => "UNALIGNED",
+            AlignmentType::ForcedAligned => "FORCED_ALIGNED",
+        }
+    }
+
+    /// Parses Flink's name, case-insensitively.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s.trim().to_ascii_uppercase().replace('-', "_").as_str() {
+            "ALIGNED" => Some(AlignmentType::Aligned),
+            "UNALIGNED" => Some(AlignmentType::Unaligned),
+            "FORCED_ALIGNED" => Some(AlignmentType::ForcedAligned),
+            _ => None,
+        }
+    }
+}
+
 /// How a checkpoint is taken; travels with the trigger and the barrier.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct CheckpointOptions {
@@ -81,21 +118,88 @@ pub struct CheckpointOptions {
     pub snapshot_type: SnapshotType,
     /// Aligned (exactly-once) or not (at-least-once).
     pub mode: CheckpointingMode,
+    /// Exactly-once only: aligned, unaligned or forced aligned.
+    pub alignment: AlignmentType,
+    /// Exactly-once aligned checkpoints only: after this many ms of alignment a task
+    /// switches to unaligned (`execution.checkpointing.aligned-checkpoint-timeout`);
+    /// 0 never switches.
+    pub aligned_timeout_ms: u64,
 }
 
 impl CheckpointOptions {
-    /// A periodic checkpoint in `mode`.
+    /// A periodic aligned checkpoint in `mode`.
     pub fn checkpoint(mode: CheckpointingMode) -> Self {
         Self {
             snapshot_type: SnapshotType::Checkpoint,
             mode,
+            alignment: AlignmentType::Aligned,
+            aligned_timeout_ms: 0,
         }
     }
 
-    /// True when channels must be aligned on this barrier (exactly-once, and always for
-    /// savepoints, which are aligned in Flink too).
+    /// A periodic checkpoint as configured: unaligned when `unaligned` is on in
+    /// exactly-once mode, starting aligned and switching after `aligned_timeout` when
+    /// that is positive (Flink's `CheckpointOptions.forConfig`).
+    pub fn for_config(mode: CheckpointingMode, unaligned: bool, aligned_timeout: std::time::Duration) -> Self {
+        let mut options = Self::checkpoint(mode);
+        if unaligned && mode == CheckpointingMode::ExactlyOnce {
+            if aligned_timeout.is_zero() {
+                options.alignment = AlignmentType::Unaligned;
+            } else {
+                options.aligned_timeout_ms = u64::try_from(aligned_timeout.as_millis()).unwrap_or(u64::MAX);
+            }
+        }
+        options
+    }
+
+    /// A savepoint of `snapshot_type`: always aligned (Flink's `FORCED_ALIGNED`).
+    pub fn savepoint(snapshot_type: SnapshotType, mode: CheckpointingMode) -> Self {
+        Self {
+            snapshot_type,
+            mode,
+            alignment: AlignmentType::ForcedAligned,
+            aligned_timeout_ms: 0,
+        }
+    }
+
+    /// True when the first barrier snapshots at once and in-flight data is recorded
+    /// (an exactly-once checkpoint, not a savepoint, marked unaligned).
+    pub fn is_unaligned(&self) -> bool {
+        self.mode == CheckpointingMode::ExactlyOnce
+            && !self.snapshot_type.is_savepoint()
+            && self.alignment == AlignmentType::Unaligned
+    }
+
+    /// How long alignment may take before the task switches to unaligned, if this
+    /// checkpoint may switch at all.
+    pub fn aligned_timeout(&self) -> Option<std::time::Duration> {
+        (self.mode == CheckpointingMode::ExactlyOnce
+            && !self.snapshot_type.is_savepoint()
+            && self.alignment == AlignmentType::Aligned
+            && self.aligned_timeout_ms > 0)
+            .then(|| std::time::Duration::from_millis(self.aligned_timeout_ms))
+    }
+
+    /// True when unaligned checkpoints are in play (unaligned, or aligned with a
+    /// timeout that may switch): Flink's `unaligned_checkpoint` of the statistics.
+    pub fn unaligned_enabled(&self) -> bool {
+        self.is_unaligned() || self.aligned_timeout().is_some()
+    }
+
+    /// The same options, unaligned (a barrier whose alignment timed out goes on as an
+    /// unaligned one, as in Flink's `CheckpointBarrier.asUnaligned`).
+    pub fn as_unaligned(self) -> Self {
+        Self {
+            alignment: AlignmentType::Unaligned,
+            aligned_timeout_ms: 0,
+            ..self
+        }
+    }
+
+    /// True when channels must be held back on this barrier: exactly-once aligned
+    /// checkpoints and every savepoint (aligned in Flink too), not unaligned ones.
     pub fn needs_alignment(&self) -> bool {
-        self.mode == CheckpointingMode::ExactlyOnce || self.snapshot_type.is_savepoint()
+        (self.mode == CheckpointingMode::ExactlyOnce || self.snapshot_type.is_savepoint()) && !self.is_unaligned()
     }
 }
 
@@ -159,6 +263,32 @@ mod tests {
             Some(CheckpointingMode::AtLeastOnce)
         );
         assert_eq!(CheckpointingMode::parse("twice"), None);
+    }
+
+    #[test]
+    fn options_from_config_are_unaligned_only_in_exactly_once_mode_and_savepoints_never() {
+        use std::time::Duration;
+        let eo = CheckpointingMode::ExactlyOnce;
+        let u = CheckpointOptions::for_config(eo, true, Duration::ZERO);
+        assert!(u.is_unaligned() && !u.needs_alignment() && u.unaligned_enabled());
+        let t = CheckpointOptions::for_config(eo, true, Duration::from_millis(250));
+        assert!(!t.is_unaligned() && t.needs_alignment());
+        assert_eq!(t.aligned_timeout(), Some(Duration::from_millis(250)));
+        assert!(t.as_unaligned().is_unaligned() && t.as_unaligned().aligned_timeout().is_none());
+        let off = CheckpointOptions::for_config(eo, false, Duration::from_secs(1));
+        assert!(!off.unaligned_enabled() && off.needs_alignment());
+        let alo = CheckpointOptions::for_config(CheckpointingMode::AtLeastOnce, true, Duration::ZERO);
+        assert!(!alo.unaligned_enabled() && !alo.needs_alignment());
+        let sp = CheckpointOptions::savepoint(SnapshotType::Savepoint, eo);
+        assert!(sp.needs_alignment() && !sp.unaligned_enabled());
+        for a in [
+            AlignmentType::Aligned,
+            AlignmentType::Unaligned,
+            AlignmentType::ForcedAligned,
+        ] {
+            assert_eq!(AlignmentType::parse(a.flink_name()), Some(a));
+        }
+        assert_eq!(AlignmentType::parse("sideways"), None);
     }
 
     #[test]

@@ -14,7 +14,9 @@ pub mod key_group;
 pub mod key_hash;
 pub mod murmur;
 
-pub use checkpoint::{CheckpointBarrier, CheckpointId, CheckpointOptions, CheckpointingMode, SnapshotType};
+pub use checkpoint::{
+    AlignmentType, CheckpointBarrier, CheckpointId, CheckpointOptions, CheckpointingMode, SnapshotType,
+};
 pub use element::{Event, StreamRecord, Watermark};
 pub use error::CoreError;
 pub use key_group::KeyGroupRange;

@@ -126,6 +126,8 @@ async fn execute(jm: Arc<JobManager>, clients: Clients, action: Action) {
                 snapshot_type: barrier.options.snapshot_type.flink_name().to_string(),
                 mode: barrier.options.mode.flink_name().to_string(),
                 drain,
+                alignment: barrier.options.alignment.flink_name().to_string(),
+                aligned_timeout_ms: barrier.options.aligned_timeout_ms,
             };
             if let Err(status) = c.trigger_checkpoint(request).await {
                 if let Some(job) = JobId::parse(&job_id) {

@@ -13,12 +13,14 @@
 //!   configuration value Weir reads;
 //! - `checkpointed_size` equals `state_size`: Weir's checkpoints are full snapshots
 //!   (no incremental state), so what is persisted is the whole state;
-//! - `processed_data` and `persisted_data` are 0 (Weir does not measure the bytes
-//!   processed during alignment and takes no unaligned checkpoints, so no in-flight data
-//!   is persisted), `alignment_buffered` is 0 as in Flink (deprecated);
-//! - `checkpoint_type` is `CHECKPOINT`, `SAVEPOINT` or `SYNC_SAVEPOINT`, never
-//!   `UNALIGNED_CHECKPOINT`; `savepointFormat` is `CANONICAL` for savepoints (Flink's
-//!   default), null for checkpoints;
+//! - `persisted_data` is the in-flight data the tasks recorded as input channel state
+//!   (unaligned checkpoints; 0 for aligned ones); `processed_data` is 0 (Weir does not
+//!   measure the bytes processed during alignment), `alignment_buffered` is 0 as in
+//!   Flink (deprecated);
+//! - `checkpoint_type` is `CHECKPOINT`, `UNALIGNED_CHECKPOINT` (a checkpoint triggered
+//!   with unaligned checkpoints enabled, also when it starts aligned with a timeout, as
+//!   Flink's `RestAPICheckpointType`), `SAVEPOINT` or `SYNC_SAVEPOINT`; `savepointFormat`
+//!   is `CANONICAL` for savepoints (Flink's default), null for checkpoints;
 //! - the configuration's `state_backend` is `HashMapStateBackend` (Weir's only
 //!   backend), the changelog fields are Flink's defaults (Weir has no changelog) and
 //!   `checkpoints_after_tasks_finish` is true.
@@ -70,7 +72,7 @@ pub fn checkpointing_statistics(coordinator: &CheckpointCoordinator) -> Checkpoi
             end_to_end_duration: stats_summary(&summary.end_to_end_duration),
             alignment_buffered: StatsSummary::zero(),
             processed_data: unmeasured_summary(completed),
-            persisted_data: unmeasured_summary(completed),
+            persisted_data: stats_summary(&summary.persisted_data),
         },
         latest: LatestCheckpoints {
             completed: stats.latest_completed().map(|e| checkpoint_statistics(e, false)),
@@ -153,7 +155,7 @@ pub fn checkpoint_statistics(entry: &CheckpointStats, with_tasks: bool) -> Check
                     end_to_end_duration: to_i64(v.max_end_to_end_duration_ms),
                     alignment_buffered: 0,
                     processed_data: 0,
-                    persisted_data: 0,
+                    persisted_data: to_i64(v.persisted_data),
                     num_subtasks: v.num_subtasks,
                     num_acknowledged_subtasks: v.num_acknowledged_subtasks,
                 };
@@ -191,10 +193,10 @@ pub fn checkpoint_statistics(entry: &CheckpointStats, with_tasks: bool) -> Check
         end_to_end_duration: to_i64(entry.end_to_end_duration_ms),
         alignment_buffered: 0,
         processed_data: 0,
-        persisted_data: 0,
+        persisted_data: to_i64(entry.persisted_data),
         num_subtasks: entry.num_subtasks,
         num_acknowledged_subtasks: entry.num_acknowledged_subtasks,
-        checkpoint_type: checkpoint_type(entry.snapshot_type),
+        checkpoint_type: checkpoint_type(entry.snapshot_type, entry.unaligned),
         tasks,
         outcome,
     }
@@ -217,8 +219,9 @@ fn rest_status(s: StatsStatus) -> CheckpointStatus {
     }
 }
 
-fn checkpoint_type(t: SnapshotType) -> CheckpointType {
+fn checkpoint_type(t: SnapshotType, unaligned: bool) -> CheckpointType {
     match t {
+        SnapshotType::Checkpoint if unaligned => CheckpointType::UnalignedCheckpoint,
         SnapshotType::Checkpoint => CheckpointType::Checkpoint,
         SnapshotType::Savepoint => CheckpointType::Savepoint,
         SnapshotType::SyncSavepoint => CheckpointType::SyncSavepoint,
@@ -310,6 +313,7 @@ mod tests {
             sync_duration_ms: 1,
             async_duration_ms: 2,
             alignment_duration_ms: 0,
+            persisted_data: 0,
         };
         let (outcome, actions) = c.acknowledge(ack, now);
         assert!(
@@ -462,6 +466,38 @@ mod tests {
         assert_eq!(summary.alignment_buffered, StatsSummary::zero());
         assert_eq!(summary.processed_data, StatsSummary::zero());
         assert_eq!(summary.persisted_data, StatsSummary::zero());
+    }
+
+    #[test]
+    fn an_unaligned_checkpoint_reports_its_type_and_the_persisted_in_flight_data() {
+        let mut c = coordinator(CheckpointConfig {
+            unaligned_enabled: true,
+            ..config(1000, 10)
+        });
+        c.start_scheduler(0);
+        let (t, id) = trigger(&mut c);
+        for (task, persisted) in [(SRC0, 0), (SRC1, 0), (SINK0, 40)] {
+            let ack = SubtaskAcknowledgement {
+                checkpoint_id: id,
+                task,
+                handle: None,
+                state_size: 50,
+                sync_duration_ms: 1,
+                async_duration_ms: 2,
+                alignment_duration_ms: 0,
+                persisted_data: persisted,
+            };
+            c.acknowledge(ack, t + 3);
+        }
+        c.metadata_written(id, Ok(None), t + 4);
+        let s = checkpointing_statistics(&c);
+        let entry = &s.history[0];
+        assert_eq!(entry.checkpoint_type, CheckpointType::UnalignedCheckpoint);
+        assert_eq!(entry.persisted_data, 40);
+        assert_eq!((s.summary.persisted_data.min, s.summary.persisted_data.max), (40, 40));
+        let details = checkpoint_details(&c, id).unwrap();
+        assert_eq!(details.tasks[&SINK.to_string()].persisted_data, 40);
+        assert_eq!(details.tasks[&SOURCE.to_string()].persisted_data, 0);
     }
 
     #[test]

@@ -154,6 +154,7 @@ impl JobMasterGateway for JobManagerRpc {
             sync_duration_ms: r.sync_duration_ms,
             async_duration_ms: r.async_duration_ms,
             alignment_duration_ms: r.alignment_duration_ms,
+            persisted_data: r.persisted_data,
         };
         self.jm.acknowledge_checkpoint(job, &r.attempt_id, ack);
         Ok(Response::new(Ack {}))

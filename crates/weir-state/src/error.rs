@@ -51,6 +51,20 @@ pub enum StateError {
         /// What did not decode.
         reason: String,
     },
+    /// An unaligned checkpoint's input channel state restored at another parallelism.
+    #[error(
+        "vertex '{vertex}' cannot be restored at parallelism {parallelism} from checkpoint {checkpoint_id}: the \
+         checkpoint was unaligned and holds in-flight data of its input channels, which is not redistributed on \
+         rescaling; restore at the old parallelism, or rescale from a savepoint or an aligned checkpoint"
+    )]
+    ChannelStateNotRescalable {
+        /// The vertex (chain) name.
+        vertex: String,
+        /// The checkpoint restored from.
+        checkpoint_id: u64,
+        /// The parallelism asked for.
+        parallelism: u32,
+    },
     /// A snapshot could not be written or read.
     #[error("state snapshot: {0}")]
     Snapshot(#[from] weir_core::CoreError),

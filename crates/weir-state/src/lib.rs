@@ -23,7 +23,7 @@ pub use descriptor::{ListStateDescriptor, MapStateDescriptor, ValueStateDescript
 pub use error::StateError;
 pub use heap::{HeapKeyedStateBackend, KeyGroupSnapshot, ListState, MapState, ValueState};
 pub use operator_state::{BroadcastState, OperatorListState, OperatorStateStore, ReadOnlyBroadcastState};
-pub use snapshot::{OperatorSnapshot, RestoredState, TaskSnapshot};
+pub use snapshot::{InputChannelState, OperatorSnapshot, RestoredState, TaskSnapshot};
 pub use timers::{TimeDomain, Timer, TimerService};
 
 /// The namespace of state that belongs to no window.

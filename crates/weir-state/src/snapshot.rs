@@ -1,18 +1,23 @@
 //! The snapshot of one task (subtask of a chain) at one checkpoint, and how a restored
 //! task finds the part of it that belongs to each of its operators.
 //!
-//! Format (version 1, documented in ARCHITECTURE.md): the magic bytes `WEIRSTAT`, a
+//! Format (version 2, documented in ARCHITECTURE.md): the magic bytes `WEIRSTAT`, a
 //! big-endian u32 version, then the bincode encoding of [`TaskSnapshot`]: per
 //! operator (by [`OperatorId`]) its keyed state per key group (`(state name, bytes)`
 //! pairs; timers are the reserved names `_timers/event` and `_timers/processing`),
 //! its operator list state and its union list state (each a list of opaque elements
-//! per state name).
+//! per state name); then the input channel state of an unaligned checkpoint (per
+//! input gate and channel, the record frames the channel delivered between the
+//! task's snapshot and the channel's barrier). Version 1 (no channel state) is still
+//! read.
 //!
 //! Redistribution on restore ([`RestoredState`]): keyed state is filtered by the new
 //! subtask's key-group range; list state elements of all old subtasks are dealt out
 //! round-robin (element `j` of the concatenation in old-subtask order goes to new
 //! subtask `j % parallelism`) when the parallelism changed, and kept as they are
-//! otherwise; union state goes whole to every subtask.
+//! otherwise; union state goes whole to every subtask. Input channel state is not
+//! redistributed: restoring it at another parallelism is refused
+//! ([`RestoredState::take_channel_state`]).
 
 use crate::error::StateError;
 use crate::heap::KeyGroupSnapshot;
@@ -22,8 +27,8 @@ use weir_core::ids::OperatorId;
 use weir_core::KeyGroupRange;
 
 const MAGIC: &[u8; 8] = b"WEIRSTAT";
-/// The snapshot format version this build writes and reads.
-pub const TASK_SNAPSHOT_VERSION: u32 = 1;
+/// The snapshot format version this build writes (it also reads version 1).
+pub const TASK_SNAPSHOT_VERSION: u32 = 2;
 
 /// The state of one operator in one subtask.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -43,17 +48,45 @@ impl OperatorSnapshot {
     }
 }
 
-/// The state of every stateful operator of one subtask's chain.
+/// The in-flight data of one input channel recorded for an unaligned checkpoint
+/// (Flink's `InputChannelStateHandle`): record frames in `weir_core::codec`'s frame
+/// format, in the order the channel delivered them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputChannelState {
+    /// The task's input gate (0, or 1 for the second input of a two-input task).
+    pub gate: u32,
+    /// The channel within the gate.
+    pub channel: u32,
+    /// Concatenated record frames.
+    pub frames: Vec<u8>,
+}
+
+/// The state of every stateful operator of one subtask's chain, and the in-flight
+/// data of its input channels when the checkpoint was unaligned.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TaskSnapshot {
     /// Per operator.
     pub operators: BTreeMap<OperatorId, OperatorSnapshot>,
+    /// Per input channel that delivered records after the snapshot and before its
+    /// barrier (unaligned checkpoints only; channels without such records are left out).
+    pub channel_state: Vec<InputChannelState>,
+}
+
+/// Version 1 of the format: operators only.
+#[derive(Deserialize)]
+struct TaskSnapshotV1 {
+    operators: BTreeMap<OperatorId, OperatorSnapshot>,
 }
 
 impl TaskSnapshot {
-    /// True when no operator has state.
+    /// True when no operator has state and no channel state was recorded.
     pub fn is_empty(&self) -> bool {
-        self.operators.values().all(OperatorSnapshot::is_empty)
+        self.operators.values().all(OperatorSnapshot::is_empty) && self.channel_state.is_empty()
+    }
+
+    /// Bytes of recorded in-flight data (Flink's `persisted_data`).
+    pub fn persisted_data(&self) -> u64 {
+        self.channel_state.iter().map(|c| c.frames.len() as u64).sum()
     }
 
     /// The versioned bytes.
@@ -73,12 +106,19 @@ impl TaskSnapshot {
             return Err(corrupt("not a Weir task snapshot (bad magic bytes)".into()));
         }
         let version = u32::from_be_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
-        if version != TASK_SNAPSHOT_VERSION {
-            return Err(corrupt(format!(
-                "snapshot format version {version} is not supported (this build reads {TASK_SNAPSHOT_VERSION})"
-            )));
+        match version {
+            1 => {
+                let v1: TaskSnapshotV1 = weir_core::codec::decode(&bytes[12..]).map_err(|e| corrupt(e.to_string()))?;
+                Ok(TaskSnapshot {
+                    operators: v1.operators,
+                    channel_state: Vec::new(),
+                })
+            }
+            TASK_SNAPSHOT_VERSION => weir_core::codec::decode(&bytes[12..]).map_err(|e| corrupt(e.to_string())),
+            _ => Err(corrupt(format!(
+                "snapshot format version {version} is not supported (this build reads 1 to {TASK_SNAPSHOT_VERSION})"
+            ))),
         }
-        weir_core::codec::decode(&bytes[12..]).map_err(|e| corrupt(e.to_string()))
     }
 }
 
@@ -99,6 +139,28 @@ pub struct RestoredState {
 }
 
 impl RestoredState {
+    /// Takes the input channel state to replay before any network input: that of this
+    /// subtask's own snapshot. At another parallelism (the key groups and channels no
+    /// longer match) channel state is refused with an error naming `vertex`.
+    pub fn take_channel_state(&mut self, vertex: &str) -> Result<Vec<InputChannelState>, StateError> {
+        let recorded: usize = self.snapshots.iter().map(|s| s.channel_state.len()).sum();
+        if recorded == 0 {
+            return Ok(Vec::new());
+        }
+        if self.rescaled || self.snapshots.len() != 1 {
+            return Err(StateError::ChannelStateNotRescalable {
+                vertex: vertex.to_string(),
+                checkpoint_id: self.checkpoint_id,
+                parallelism: self.parallelism,
+            });
+        }
+        Ok(self
+            .snapshots
+            .iter_mut()
+            .flat_map(|s| std::mem::take(&mut s.channel_state))
+            .collect())
+    }
+
     /// The state of `operator` for this subtask: keyed state of `range`, list state
     /// dealt out, union state whole; `None` when no snapshot has state of it.
     pub fn operator(&self, operator: OperatorId, range: KeyGroupRange) -> Option<OperatorSnapshot> {
@@ -158,6 +220,73 @@ mod tests {
         let mut t = TaskSnapshot::default();
         t.operators.insert(op(7), s);
         t
+    }
+
+    fn channel(gate: u32, channel: u32, frames: &[u8]) -> InputChannelState {
+        InputChannelState {
+            gate,
+            channel,
+            frames: frames.to_vec(),
+        }
+    }
+
+    #[test]
+    fn channel_state_round_trips_and_counts_as_state_and_persisted_data() {
+        let mut s = TaskSnapshot::default();
+        s.channel_state.push(channel(1, 3, &[1, 2, 3]));
+        assert!(!s.is_empty());
+        assert_eq!(s.persisted_data(), 3);
+        assert_eq!(TaskSnapshot::decode(&s.encode().unwrap()).unwrap(), s);
+    }
+
+    #[test]
+    fn a_version_1_snapshot_is_still_read_without_channel_state() {
+        #[derive(Serialize)]
+        struct V1<'a> {
+            operators: &'a BTreeMap<OperatorId, OperatorSnapshot>,
+        }
+        let s = snapshot(&[1], &[2], &[3]);
+        let mut bytes = MAGIC.to_vec();
+        bytes.extend_from_slice(&1u32.to_be_bytes());
+        weir_core::codec::encode_into(
+            &mut bytes,
+            &V1 {
+                operators: &s.operators,
+            },
+        )
+        .unwrap();
+        assert_eq!(TaskSnapshot::decode(&bytes).unwrap(), s);
+    }
+
+    #[test]
+    fn channel_state_is_replayed_at_the_same_parallelism_and_refused_naming_the_vertex_after_rescaling() {
+        let mut with_channels = snapshot(&[], &[], &[]);
+        with_channels.channel_state = vec![channel(0, 0, &[7]), channel(0, 1, &[8])];
+        let mut same = RestoredState {
+            checkpoint_id: 5,
+            snapshots: vec![with_channels.clone()],
+            rescaled: false,
+            subtask_index: 0,
+            parallelism: 2,
+        };
+        assert_eq!(same.take_channel_state("Keyed Sum").unwrap().len(), 2);
+        assert!(same.snapshots[0].channel_state.is_empty());
+        let mut rescaled = RestoredState {
+            snapshots: vec![with_channels, snapshot(&[], &[], &[])],
+            rescaled: true,
+            ..same
+        };
+        let err = rescaled.take_channel_state("Keyed Sum").unwrap_err().to_string();
+        assert!(
+            err.contains("'Keyed Sum'") && err.contains("checkpoint 5") && err.contains("unaligned"),
+            "{err}"
+        );
+        let mut aligned = RestoredState {
+            snapshots: vec![snapshot(&[], &[], &[])],
+            rescaled: true,
+            ..RestoredState::default()
+        };
+        assert!(aligned.take_channel_state("Keyed Sum").unwrap().is_empty());
     }
 
     #[test]

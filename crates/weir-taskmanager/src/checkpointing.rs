@@ -61,6 +61,7 @@ impl CheckpointResponder for RpcResponder {
             sync_duration_ms: s.metrics.sync_duration_ms,
             async_duration_ms: s.metrics.async_duration_ms,
             alignment_duration_ms: s.metrics.alignment_duration_ms,
+            persisted_data: s.persisted_data,
         }));
     }
 

@@ -71,7 +71,13 @@ impl TaskExecutorGateway for TaskExecutorService {
 
     async fn trigger_checkpoint(&self, request: Request<TriggerCheckpointRequest>) -> Result<Response<Ack>, Status> {
         let r = request.into_inner();
-        let barrier = weir_rpc::convert::barrier_from_wire(r.checkpoint_id, r.timestamp, &r.snapshot_type, &r.mode)
+        let wire = weir_rpc::convert::WireOptions {
+            snapshot_type: &r.snapshot_type,
+            mode: &r.mode,
+            alignment: &r.alignment,
+            aligned_timeout_ms: r.aligned_timeout_ms,
+        };
+        let barrier = weir_rpc::convert::barrier_from_wire(r.checkpoint_id, r.timestamp, wire)
             .map_err(Status::invalid_argument)?;
         let mail = if barrier.options.snapshot_type == weir_core::SnapshotType::SyncSavepoint {
             TaskMail::StopWithSavepoint {

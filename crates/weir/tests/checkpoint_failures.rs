@@ -26,7 +26,7 @@ fn expiring_checkpoints_fail_the_job_once_more_failed_in_a_row_than_tolerated() 
     let jid = cluster.submit(json!({
         "program": "keyed-sum",
         "parallelism": 1,
-        "args": {"records": "100000000", "rate_per_sec": "100000", "sum_delay_us": "2000"},
+        "args": {"records": "100000000", "rate_per_sec": "100000", "work_us": "2000"},
     }));
     assert_eq!(cluster.wait_terminal(&jid, Duration::from_secs(30)), "FAILED");
     let (_, stats) = get(&cluster.rest, &format!("/jobs/{jid}/checkpoints"));

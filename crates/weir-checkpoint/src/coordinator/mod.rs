@@ -283,7 +283,11 @@ impl CheckpointCoordinator {
         } else {
             next
         });
-        let options = CheckpointOptions::checkpoint(self.config.mode);
+        let options = CheckpointOptions::for_config(
+            self.config.mode,
+            self.config.unaligned_enabled,
+            self.config.aligned_checkpoint_timeout,
+        );
         let id = self.next_id;
         let location = self.storage.checkpoint_location(&self.job_id, id);
         self.trigger(now_ms, options, location, &mut actions);
@@ -316,10 +320,7 @@ impl CheckpointCoordinator {
         local_path(&target_dir)?;
         let random = self.next_random();
         let location = savepoint_directory_with(&target_dir, &self.job_id, random);
-        let options = CheckpointOptions {
-            snapshot_type,
-            mode: self.config.mode,
-        };
+        let options = CheckpointOptions::savepoint(snapshot_type, self.config.mode);
         let mut actions = Vec::new();
         let id = self.trigger(now_ms, options, Some(location), &mut actions);
         Ok((id, actions))
@@ -335,7 +336,13 @@ impl CheckpointCoordinator {
         let id = self.next_id;
         self.next_id += 1;
         let vertices: Vec<(JobVertexId, u32)> = self.vertices.iter().map(|v| (v.vertex_id, v.parallelism)).collect();
-        self.stats.report_pending(id, now_ms, options.snapshot_type, &vertices);
+        self.stats.report_pending(
+            id,
+            now_ms,
+            options.snapshot_type,
+            options.unaligned_enabled(),
+            &vertices,
+        );
         self.pending.insert(
             id,
             Pending {
@@ -389,6 +396,7 @@ impl CheckpointCoordinator {
             sync_duration_ms: ack.sync_duration_ms,
             async_duration_ms: ack.async_duration_ms,
             alignment_duration_ms: ack.alignment_duration_ms,
+            persisted_data: ack.persisted_data,
         };
         let id = ack.checkpoint_id;
         pending.acks.insert(task, ack);

@@ -54,6 +54,7 @@ fn ack(id: CheckpointId, task: TaskKey) -> SubtaskAcknowledgement {
         sync_duration_ms: 1,
         async_duration_ms: 2,
         alignment_duration_ms: 0,
+        persisted_data: 0,
     }
 }
 
@@ -119,6 +120,46 @@ fn the_first_trigger_waits_a_seeded_delay_between_min_pause_and_interval_then_go
     );
     assert_eq!(c.next_trigger_due(), Some(due + 1000));
     assert_eq!(c.pending_ids(), vec![1]);
+}
+
+#[test]
+fn with_unaligned_checkpoints_enabled_checkpoints_are_unaligned_and_savepoints_forced_aligned() {
+    let mut cfg = config(1000);
+    cfg.unaligned_enabled = true;
+    cfg.checkpoint_dir = Some("/c".to_string());
+    let mut c = coordinator(cfg);
+    c.start_scheduler(0);
+    let due = c.next_trigger_due().unwrap();
+    let actions = c.tick(due);
+    let [CoordinatorAction::TriggerCheckpoint { options, .. }] = &actions[..] else {
+        panic!("{actions:?}")
+    };
+    assert!(options.is_unaligned());
+    assert!(c.stats().checkpoint(1).unwrap().unaligned);
+    let (_, actions) = c
+        .trigger_savepoint(due, SnapshotType::Savepoint, "/sp".to_string())
+        .unwrap();
+    let CoordinatorAction::TriggerCheckpoint { options, .. } = &actions[0] else {
+        panic!("{actions:?}")
+    };
+    assert_eq!(options.alignment, weir_core::AlignmentType::ForcedAligned);
+    assert!(options.needs_alignment() && !c.stats().checkpoint(2).unwrap().unaligned);
+}
+
+#[test]
+fn persisted_in_flight_data_of_the_acknowledgements_is_summed_in_the_statistics() {
+    let mut c = coordinator(config(1000));
+    let t = first_trigger(&mut c);
+    for (i, task) in TASKS.into_iter().enumerate() {
+        c.acknowledge(
+            SubtaskAcknowledgement {
+                persisted_data: 100 * i as u64,
+                ..ack(1, task)
+            },
+            t + 1,
+        );
+    }
+    assert_eq!(c.stats().checkpoint(1).unwrap().persisted_data, 300);
 }
 
 #[test]

@@ -59,6 +59,8 @@ pub struct SubtaskAcknowledgement {
     pub async_duration_ms: u64,
     /// Time spent aligning barriers.
     pub alignment_duration_ms: u64,
+    /// Bytes of in-flight data persisted as channel state (unaligned checkpoints).
+    pub persisted_data: u64,
 }
 
 /// Why a checkpoint was declined or failed.

@@ -36,6 +36,8 @@ pub struct CheckpointAck {
     pub async_duration_ms: u64,
     /// Alignment, ms.
     pub alignment_duration_ms: u64,
+    /// Bytes of in-flight data persisted as channel state.
+    pub persisted_data: u64,
 }
 
 /// The coordinator's view of the job's vertices.
@@ -114,6 +116,7 @@ impl JobMaster {
                 sync_duration_ms: ack.sync_duration_ms,
                 async_duration_ms: ack.async_duration_ms,
                 alignment_duration_ms: ack.alignment_duration_ms,
+                persisted_data: ack.persisted_data,
             },
             now_ms,
         );

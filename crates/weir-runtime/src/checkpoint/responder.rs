@@ -23,8 +23,10 @@ pub struct CompletedSnapshot {
     pub checkpoint_id: CheckpointId,
     /// Where the task's state is; none for a task without state.
     pub handle: Option<StreamStateHandle>,
-    /// Bytes of state.
+    /// Bytes of state (the stored snapshot, channel state included).
     pub state_size: u64,
+    /// Bytes of in-flight data recorded as channel state (unaligned checkpoints).
+    pub persisted_data: u64,
     /// Timings.
     pub metrics: SnapshotMetrics,
 }

@@ -3,19 +3,28 @@
 //! [`WatermarkValve`], and only what it decides to emit reaches the head; checkpoint
 //! barriers and ended channels go to the task's [`BarrierAligner`], whose decisions
 //! (block a channel) are carried out on the gate at once. When the aligner has an
-//! outcome (snapshot, or decline) the batch stops, so that the task handles it before
-//! any further input; the gate's channels are released on the next call.
+//! outcome (snapshot, channel state complete, or decline) the batch stops, so that the
+//! task handles it before any further input; the gate's channels are released and the
+//! recording channels looked up again on the next call (and after every barrier).
+//!
+//! Unaligned checkpoints: a record of a channel that records (see
+//! [`ChannelStateRecorder`]) is also appended to that channel's state; the aligned
+//! checkpoint timeout is checked at the start of every call, and waits for input end
+//! at the switch-over. A restored task first replays the recorded channel state of its
+//! checkpoint into the head, before anything is read from the network.
 
-use crate::checkpoint::{BarrierAligner, BarrierOutcome, ChannelAction};
+use crate::checkpoint::{decode_channel_state, BarrierAligner, BarrierOutcome, ChannelAction, ChannelStateRecorder};
 use crate::error::TaskError;
 use crate::network::{ReaderEvent, RecordReader};
 use crate::operator::Output;
 use crate::task::valve::WatermarkValve;
 use serde::de::DeserializeOwned;
+use serde::Serialize;
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::time::Duration;
-use weir_core::Event;
+use std::time::{Duration, Instant};
+use weir_core::{CheckpointId, Event};
+use weir_state::InputChannelState;
 
 /// What one call of [`InputProcessor::process`] found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,21 +52,36 @@ pub trait InputProcessor {
     fn take_barrier_outcome(&mut self) -> Option<BarrierOutcome>;
     /// How long the last completed alignment took.
     fn last_alignment_duration(&self) -> Duration;
+    /// Hands over the restored in-flight data of checkpoint `checkpoint_id`, replayed
+    /// into the chain by the first [`process`](Self::process) before any network input;
+    /// state naming a gate or channel the task does not have is refused.
+    fn restore_channel_state(
+        &mut self,
+        checkpoint_id: CheckpointId,
+        state: Vec<InputChannelState>,
+    ) -> Result<(), TaskError>;
+    /// The recorded in-flight data of unaligned checkpoint `checkpoint_id` (after its
+    /// [`BarrierOutcome::ChannelStateComplete`]).
+    fn take_channel_state(&mut self, checkpoint_id: CheckpointId) -> Vec<InputChannelState>;
+    /// Drops the recorded in-flight data of aborted checkpoint `checkpoint_id`.
+    fn discard_channel_state(&mut self, checkpoint_id: CheckpointId);
 }
 
 /// A processor's share of the task's barrier aligner: its channels are the aligner's
-/// `offset..offset + n`.
+/// `offset..offset + n`, its gate the task's input `gate`.
 pub struct AlignmentShare {
     aligner: Rc<RefCell<BarrierAligner>>,
+    gate: u32,
     offset: usize,
     seen_releases: u64,
 }
 
 impl AlignmentShare {
-    /// Channels `offset..` of `aligner`.
-    pub fn new(aligner: Rc<RefCell<BarrierAligner>>, offset: usize) -> Self {
+    /// Channels `offset..` of `aligner`, read from the task's input `gate`.
+    pub fn new(aligner: Rc<RefCell<BarrierAligner>>, gate: u32, offset: usize) -> Self {
         Self {
             aligner,
+            gate,
             offset,
             seen_releases: 0,
         }
@@ -75,19 +99,23 @@ pub struct StreamInputProcessor<I> {
     records_in: u64,
     ended: bool,
     alignment: AlignmentShare,
+    recorder: ChannelStateRecorder,
+    /// Restored in-flight data still to replay, with its checkpoint.
+    replay: Option<(CheckpointId, Vec<InputChannelState>)>,
 }
 
-impl<I: DeserializeOwned> StreamInputProcessor<I> {
+impl<I: Serialize + DeserializeOwned> StreamInputProcessor<I> {
     /// Reads from `reader` into `head`, aligning barriers over its own channels.
     pub fn new(reader: RecordReader<I>, head: Box<dyn Output<I>>) -> Self {
         let aligner = Rc::new(RefCell::new(BarrierAligner::new(reader.num_channels())));
-        Self::with_alignment(reader, head, AlignmentShare::new(aligner, 0))
+        Self::with_alignment(reader, head, AlignmentShare::new(aligner, 0, 0))
     }
 
     /// Reads from `reader` into `head`, its channels being `alignment`'s share of an
     /// aligner over several gates.
     pub fn with_alignment(reader: RecordReader<I>, head: Box<dyn Output<I>>, alignment: AlignmentShare) -> Self {
         let valve = WatermarkValve::new(reader.num_channels());
+        let recorder = ChannelStateRecorder::new(alignment.gate, reader.num_channels());
         Self {
             reader,
             head,
@@ -95,6 +123,8 @@ impl<I: DeserializeOwned> StreamInputProcessor<I> {
             records_in: 0,
             ended: false,
             alignment,
+            recorder,
+            replay: None,
         }
     }
 
@@ -106,23 +136,59 @@ impl<I: DeserializeOwned> StreamInputProcessor<I> {
             self.reader.gate_mut().unblock_all();
         }
     }
+
+    /// Looks up which channels record now.
+    fn sync_recording(&mut self) {
+        self.recorder
+            .sync(&self.alignment.aligner.borrow(), self.alignment.offset);
+    }
+
+    /// Replays restored in-flight data into the head, channel by channel.
+    fn replay_channel_state(&mut self) -> Result<(), TaskError> {
+        let Some((checkpoint_id, states)) = self.replay.take() else {
+            return Ok(());
+        };
+        for state in &states {
+            for record in decode_channel_state::<I>(checkpoint_id, state)? {
+                self.records_in += 1;
+                self.head.collect(record)?;
+            }
+        }
+        Ok(())
+    }
 }
 
-impl<I: DeserializeOwned> InputProcessor for StreamInputProcessor<I> {
+impl<I: Serialize + DeserializeOwned> InputProcessor for StreamInputProcessor<I> {
     fn process(&mut self, timeout: Option<Duration>) -> Result<InputStatus, TaskError> {
         if self.ended {
             return Ok(InputStatus::EndOfInput);
         }
+        self.replay_channel_state()?;
+        let deadline = {
+            let mut aligner = self.alignment.aligner.borrow_mut();
+            aligner.check_timeout(Instant::now());
+            aligner.alignment_deadline()
+        };
         self.sync_blocking();
+        self.sync_recording();
         if self.alignment.aligner.borrow().has_outcome() {
             return Ok(InputStatus::MoreAvailable);
         }
-        let mut wait = timeout;
+        let mut wait = match (timeout, deadline) {
+            (t, None) => t,
+            (None, Some(d)) => Some(d.saturating_duration_since(Instant::now())),
+            (Some(t), Some(d)) => Some(t.min(d.saturating_duration_since(Instant::now()))),
+        };
         let mut processed_any = false;
         for _ in 0..BATCH {
             match self.reader.next(wait)? {
                 ReaderEvent::Record(record) => {
                     self.records_in += 1;
+                    if let Some(channel) = self.reader.current_channel() {
+                        if self.recorder.is_recording(channel) {
+                            self.recorder.record(channel, &record)?;
+                        }
+                    }
                     self.head.collect(record)?;
                 }
                 ReaderEvent::Event {
@@ -149,9 +215,12 @@ impl<I: DeserializeOwned> InputProcessor for StreamInputProcessor<I> {
                     channel,
                     event: Event::EndOfPartition,
                 } => {
-                    let mut aligner = self.alignment.aligner.borrow_mut();
-                    aligner.on_end_of_partition(self.alignment.offset + channel);
-                    if aligner.has_outcome() {
+                    self.alignment
+                        .aligner
+                        .borrow_mut()
+                        .on_end_of_partition(self.alignment.offset + channel, Instant::now());
+                    self.sync_recording();
+                    if self.alignment.aligner.borrow().has_outcome() {
                         return Ok(InputStatus::MoreAvailable);
                     }
                 }
@@ -159,11 +228,16 @@ impl<I: DeserializeOwned> InputProcessor for StreamInputProcessor<I> {
                     channel,
                     event: Event::CheckpointBarrier(barrier),
                 } => {
-                    let mut aligner = self.alignment.aligner.borrow_mut();
-                    if aligner.on_barrier(self.alignment.offset + channel, barrier) == ChannelAction::Block {
+                    let action = self.alignment.aligner.borrow_mut().on_barrier(
+                        self.alignment.offset + channel,
+                        barrier,
+                        Instant::now(),
+                    );
+                    if action == ChannelAction::Block {
                         self.reader.gate_mut().block_channel(channel);
                     }
-                    if aligner.has_outcome() {
+                    self.sync_recording();
+                    if self.alignment.aligner.borrow().has_outcome() {
                         return Ok(InputStatus::MoreAvailable);
                     }
                 }
@@ -198,6 +272,38 @@ impl<I: DeserializeOwned> InputProcessor for StreamInputProcessor<I> {
         self.alignment.aligner.borrow().last_alignment_duration()
     }
 
+    fn restore_channel_state(
+        &mut self,
+        checkpoint_id: CheckpointId,
+        state: Vec<InputChannelState>,
+    ) -> Result<(), TaskError> {
+        let channels = self.reader.num_channels();
+        if let Some(bad) = state
+            .iter()
+            .find(|s| s.gate != self.alignment.gate || s.channel as usize >= channels)
+        {
+            return Err(TaskError::Restore {
+                checkpoint_id,
+                reason: format!(
+                    "in-flight data of input gate {} channel {}, but this input is gate {} with {channels} channels",
+                    bad.gate, bad.channel, self.alignment.gate
+                ),
+            });
+        }
+        if !state.is_empty() {
+            self.replay = Some((checkpoint_id, state));
+        }
+        Ok(())
+    }
+
+    fn take_channel_state(&mut self, checkpoint_id: CheckpointId) -> Vec<InputChannelState> {
+        self.recorder.take(checkpoint_id)
+    }
+
+    fn discard_channel_state(&mut self, checkpoint_id: CheckpointId) {
+        self.recorder.discard(checkpoint_id);
+    }
+
     fn on_processing_time(&mut self, now: i64) -> Result<(), TaskError> {
         if self.ended {
             return Ok(());
@@ -205,3 +311,6 @@ impl<I: DeserializeOwned> InputProcessor for StreamInputProcessor<I> {
         self.head.on_processing_time(now)
     }
 }
+
+#[cfg(test)]
+mod tests;

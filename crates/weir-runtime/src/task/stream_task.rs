@@ -13,6 +13,19 @@
 //! hands the bytes to a background thread that stores them and acknowledges; records
 //! are processed again right after the barrier went out.
 //!
+//! An unaligned checkpoint (the first barrier of an unaligned checkpoint, or an
+//! aligned one whose alignment timed out) snapshots and forwards the barrier the same
+//! way, but keeps the snapshot until the input processor's channel state is complete
+//! (every channel delivered the barrier or ended); the recorded in-flight data is then
+//! added to the snapshot, which is stored and acknowledged with its size as
+//! `persisted_data`. At most one unaligned snapshot waits at a time: a newer
+//! checkpoint aborts the older one first. Barriers still queue behind the output
+//! buffers already written (no output-side overtaking).
+//!
+//! A restored input task hands the recorded in-flight data of its checkpoint to its
+//! input processor before the first record, which replays it before reading the
+//! network; unaligned channel state at another parallelism is refused.
+//!
 //! At the end of input pending processing-time timers are dropped, not fired (as in
 //! Flink, where a finished task quiesces its timer service).
 
@@ -30,8 +43,9 @@ use crate::task::metrics::{TaskMetrics, TaskMetricsSnapshot};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use weir_core::{CheckpointBarrier, Event};
+use weir_core::{CheckpointBarrier, CheckpointId, Event};
 use weir_graph::JobGraph;
+use weir_state::TaskSnapshot;
 
 /// A task's part in checkpointing: where its control mails come from, where its
 /// snapshots go and whom it tells.
@@ -100,8 +114,18 @@ fn run_task_inner(mut spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> 
         .get(spec.vertex)
         .ok_or_else(|| TaskError::Build(format!("no job vertex {}", spec.vertex)))?;
     let checkpointing = spec.checkpointing.take();
-    let restored = match checkpointing.as_ref().and_then(|c| c.restore.as_ref()) {
+    let mut restored = match checkpointing.as_ref().and_then(|c| c.restore.as_ref()) {
         Some(restore) => Some(restore.load(spec.subtask_index, jv.parallelism)?),
+        None => None,
+    };
+    let channel_state = match restored.as_mut() {
+        Some(r) => {
+            let state = r.take_channel_state(&jv.name).map_err(|e| TaskError::Restore {
+                checkpoint_id: r.checkpoint_id,
+                reason: e.to_string(),
+            })?;
+            Some((r.checkpoint_id, state)).filter(|(_, s)| !s.is_empty())
+        }
         None => None,
     };
     let ctx = TaskContext::new(
@@ -135,12 +159,19 @@ fn run_task_inner(mut spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> 
         timers: ctx.processing_time_service(),
         stop: None,
         pending_mail: None,
+        unaligned: None,
     };
     task.next_flush = task.timeout.map(|t| Instant::now() + t);
     if let Some(on_running) = spec.on_running.take() {
         on_running();
     }
     let records_in = match invokable {
+        Invokable::Source(_) if channel_state.is_some() => {
+            return Err(TaskError::Restore {
+                checkpoint_id: channel_state.map_or(0, |(id, _)| id),
+                reason: format!("'{}' is a source but its state holds in-flight input data", jv.name),
+            });
+        }
         Invokable::Source(mut driver) => {
             loop {
                 task.check_cancelled()?;
@@ -173,44 +204,60 @@ fn run_task_inner(mut spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> 
             }
             0
         }
-        Invokable::Input(mut processor) => loop {
-            task.check_cancelled()?;
-            let mut wait = match task.next_flush {
-                Some(at) => at.saturating_duration_since(Instant::now()),
-                None => Duration::from_millis(100),
-            };
-            if let Some(at) = task.timers.next_wakeup() {
-                let until = at.saturating_sub(task.timers.current_processing_time()).max(0) as u64;
-                wait = wait.min(Duration::from_millis(until));
+        Invokable::Input(mut processor) => {
+            if let Some((checkpoint_id, state)) = channel_state {
+                processor.restore_channel_state(checkpoint_id, state)?;
             }
-            let waited = Instant::now();
-            let status = processor.process(Some(wait))?;
-            if status == InputStatus::NothingAvailable {
-                task.idle += waited.elapsed();
-            }
-            task.publish(processor.records_in());
-            while let Some(outcome) = processor.take_barrier_outcome() {
-                match outcome {
-                    BarrierOutcome::Aligned(barrier) => {
-                        task.checkpoint(barrier, processor.last_alignment_duration())?;
+            loop {
+                task.check_cancelled()?;
+                let mut wait = match task.next_flush {
+                    Some(at) => at.saturating_duration_since(Instant::now()),
+                    None => Duration::from_millis(100),
+                };
+                if let Some(at) = task.timers.next_wakeup() {
+                    let until = at.saturating_sub(task.timers.current_processing_time()).max(0) as u64;
+                    wait = wait.min(Duration::from_millis(until));
+                }
+                let waited = Instant::now();
+                let status = processor.process(Some(wait))?;
+                if status == InputStatus::NothingAvailable {
+                    task.idle += waited.elapsed();
+                }
+                task.publish(processor.records_in());
+                while let Some(outcome) = processor.take_barrier_outcome() {
+                    match outcome {
+                        BarrierOutcome::Aligned(barrier) => {
+                            task.checkpoint(barrier, processor.last_alignment_duration())?;
+                        }
+                        BarrierOutcome::Unaligned(barrier) => task.checkpoint_unaligned(barrier)?,
+                        BarrierOutcome::ChannelStateComplete(id) => {
+                            let state = processor.take_channel_state(id);
+                            task.complete_unaligned(id, state, processor.last_alignment_duration());
+                        }
+                        BarrierOutcome::Aborted(id) => {
+                            processor.discard_channel_state(id);
+                            if task.unaligned.as_ref().is_some_and(|u| u.checkpoint_id == id) {
+                                task.unaligned = None;
+                            }
+                            task.decline(
+                                id,
+                                "the checkpoint was subsumed by a newer one before its barriers were aligned",
+                            );
+                        }
                     }
-                    BarrierOutcome::Aborted(id) => task.decline(
-                        id,
-                        "the checkpoint was subsumed by a newer one before its barriers were aligned",
-                    ),
+                }
+                task.mailbox_duties(None)?;
+                if status != InputStatus::EndOfInput {
+                    if let Some(now) = due_wakeup(&task.timers) {
+                        processor.on_processing_time(now)?;
+                    }
+                }
+                task.maybe_flush()?;
+                if status == InputStatus::EndOfInput {
+                    break processor.records_in();
                 }
             }
-            task.mailbox_duties(None)?;
-            if status != InputStatus::EndOfInput {
-                if let Some(now) = due_wakeup(&task.timers) {
-                    processor.on_processing_time(now)?;
-                }
-            }
-            task.maybe_flush()?;
-            if status == InputStatus::EndOfInput {
-                break processor.records_in();
-            }
-        },
+        }
     };
     ctx.flush_all()?;
     task.publish(records_in);
@@ -232,6 +279,15 @@ struct TaskLoop<'a> {
     stop: Option<PendingStop>,
     /// A mail taken while waiting, processed by the next mailbox duties.
     pending_mail: Option<TaskMail>,
+    /// The snapshot of the unaligned checkpoint whose channel state is being recorded.
+    unaligned: Option<PendingUnaligned>,
+}
+
+/// An unaligned checkpoint's snapshot, waiting for its channel state.
+struct PendingUnaligned {
+    checkpoint_id: CheckpointId,
+    snapshot: TaskSnapshot,
+    sync_duration: Duration,
 }
 
 /// The stop-with-savepoint a suspended source waits on.
@@ -313,64 +369,125 @@ impl TaskLoop<'_> {
     /// Takes the task's part of checkpoint `barrier.id`: snapshot, barrier downstream,
     /// asynchronous store and acknowledgement.
     fn checkpoint(&mut self, barrier: CheckpointBarrier, alignment: Duration) -> Result<(), TaskError> {
-        let Some(cp) = self.checkpointing.as_ref() else {
-            // A job without checkpointing never sees barriers; forward to keep order.
-            return self.ctx.broadcast_event(Event::CheckpointBarrier(barrier));
-        };
         let started = Instant::now();
-        let bytes = match self.ctx.state().snapshot(barrier.id).and_then(|s| {
-            if s.is_empty() {
-                Ok(None)
-            } else {
-                s.encode().map(Some).map_err(|e| TaskError::Build(e.to_string()))
-            }
-        }) {
-            Ok(bytes) => bytes,
-            Err(e) => {
-                cp.responder
-                    .decline(barrier.id, format!("the synchronous snapshot failed: {e}"));
-                return self.ctx.broadcast_event(Event::CheckpointBarrier(barrier));
-            }
+        let Some(snapshot) = self.snapshot_and_forward(barrier)? else {
+            return Ok(());
         };
-        self.ctx.broadcast_event(Event::CheckpointBarrier(barrier))?;
         let metrics = SnapshotMetrics {
             sync_duration_ms: started.elapsed().as_millis() as u64,
             async_duration_ms: 0,
             alignment_duration_ms: alignment.as_millis() as u64,
         };
-        let Some(bytes) = bytes else {
-            cp.responder.acknowledge(CompletedSnapshot {
+        self.persist(barrier.id, snapshot, metrics);
+        Ok(())
+    }
+
+    /// The first half of an unaligned checkpoint: snapshot and barrier downstream now;
+    /// the snapshot waits for its channel state ([`complete_unaligned`](Self::complete_unaligned)).
+    fn checkpoint_unaligned(&mut self, barrier: CheckpointBarrier) -> Result<(), TaskError> {
+        let started = Instant::now();
+        if let Some(snapshot) = self.snapshot_and_forward(barrier)? {
+            self.unaligned = Some(PendingUnaligned {
                 checkpoint_id: barrier.id,
+                snapshot,
+                sync_duration: started.elapsed(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The channel state of unaligned checkpoint `id` is complete: store the snapshot
+    /// with it and acknowledge.
+    fn complete_unaligned(
+        &mut self,
+        id: CheckpointId,
+        channel_state: Vec<weir_state::InputChannelState>,
+        alignment: Duration,
+    ) {
+        let Some(pending) = self.unaligned.take().filter(|p| p.checkpoint_id == id) else {
+            // The synchronous snapshot failed (and was declined) or there is no
+            // checkpointing: nothing to complete.
+            return;
+        };
+        let mut snapshot = pending.snapshot;
+        snapshot.channel_state = channel_state;
+        let metrics = SnapshotMetrics {
+            sync_duration_ms: pending.sync_duration.as_millis() as u64,
+            async_duration_ms: 0,
+            alignment_duration_ms: alignment.as_millis() as u64,
+        };
+        self.persist(id, snapshot, metrics);
+    }
+
+    /// Snapshots every registered operator and forwards `barrier`; `None` when the task
+    /// does not checkpoint or the snapshot failed (then the checkpoint is declined).
+    fn snapshot_and_forward(&mut self, barrier: CheckpointBarrier) -> Result<Option<TaskSnapshot>, TaskError> {
+        let Some(cp) = self.checkpointing.as_ref() else {
+            // A job without checkpointing never sees barriers; forward to keep order.
+            self.ctx.broadcast_event(Event::CheckpointBarrier(barrier))?;
+            return Ok(None);
+        };
+        let snapshot = match self.ctx.state().snapshot(barrier.id) {
+            Ok(snapshot) => Some(snapshot),
+            Err(e) => {
+                cp.responder
+                    .decline(barrier.id, format!("the synchronous snapshot failed: {e}"));
+                None
+            }
+        };
+        self.ctx.broadcast_event(Event::CheckpointBarrier(barrier))?;
+        Ok(snapshot)
+    }
+
+    /// Encodes `snapshot` and hands it to a background thread that stores it and
+    /// acknowledges checkpoint `id` (at once, without a handle, when it is empty).
+    fn persist(&self, id: CheckpointId, snapshot: TaskSnapshot, metrics: SnapshotMetrics) {
+        let Some(cp) = self.checkpointing.as_ref() else {
+            return;
+        };
+        let persisted_data = snapshot.persisted_data();
+        if snapshot.is_empty() {
+            cp.responder.acknowledge(CompletedSnapshot {
+                checkpoint_id: id,
                 handle: None,
                 state_size: 0,
+                persisted_data: 0,
                 metrics,
             });
-            return Ok(());
+            return;
+        }
+        let bytes = match snapshot.encode() {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                cp.responder
+                    .decline(id, format!("the synchronous snapshot failed: {e}"));
+                return;
+            }
         };
         let (storage, responder) = (cp.storage.clone(), cp.responder.clone());
         let spawned = std::thread::Builder::new()
-            .name(format!("checkpoint {} upload", barrier.id))
+            .name(format!("checkpoint {id} upload"))
             .spawn(move || {
                 let upload = Instant::now();
                 let size = bytes.len() as u64;
-                match storage.store(barrier.id, bytes) {
+                match storage.store(id, bytes) {
                     Ok(handle) => responder.acknowledge(CompletedSnapshot {
-                        checkpoint_id: barrier.id,
+                        checkpoint_id: id,
                         handle: Some(handle),
                         state_size: size,
+                        persisted_data,
                         metrics: SnapshotMetrics {
                             async_duration_ms: upload.elapsed().as_millis() as u64,
                             ..metrics
                         },
                     }),
-                    Err(e) => responder.decline(barrier.id, format!("the asynchronous snapshot failed: {e}")),
+                    Err(e) => responder.decline(id, format!("the asynchronous snapshot failed: {e}")),
                 }
             });
         if let Err(e) = spawned {
             cp.responder
-                .decline(barrier.id, format!("cannot start the snapshot upload: {e}"));
+                .decline(id, format!("cannot start the snapshot upload: {e}"));
         }
-        Ok(())
     }
 
     fn decline(&self, id: u64, reason: &str) {

@@ -12,11 +12,13 @@ use crate::operator::{CoElement, Output};
 use crate::task::combined_watermark::CombinedWatermark;
 use crate::task::input::{AlignmentShare, InputProcessor, InputStatus, StreamInputProcessor};
 use serde::de::DeserializeOwned;
+use serde::Serialize;
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 use weir_core::element::WatermarkStatus;
-use weir_core::{StreamRecord, Watermark};
+use weir_core::{CheckpointId, StreamRecord, Watermark};
+use weir_state::InputChannelState;
 
 /// How long one wait on an idle input lasts before the other input is looked at.
 const SLICE: Duration = Duration::from_millis(1);
@@ -107,7 +109,7 @@ pub struct TwoInputProcessor<A, B> {
     turn: bool,
 }
 
-impl<A: DeserializeOwned + 'static, B: DeserializeOwned + 'static> TwoInputProcessor<A, B> {
+impl<A: Serialize + DeserializeOwned + 'static, B: Serialize + DeserializeOwned + 'static> TwoInputProcessor<A, B> {
     /// Reads `first` and `second` into `head`.
     pub fn new(first: RecordReader<A>, second: RecordReader<B>, head: Box<dyn Output<CoElement<A, B>>>) -> Self {
         let shared = Rc::new(RefCell::new(Shared {
@@ -121,12 +123,12 @@ impl<A: DeserializeOwned + 'static, B: DeserializeOwned + 'static> TwoInputProce
             first: StreamInputProcessor::with_alignment(
                 first,
                 Box::new(FirstInput(shared.clone())),
-                AlignmentShare::new(aligner.clone(), 0),
+                AlignmentShare::new(aligner.clone(), 0, 0),
             ),
             second: StreamInputProcessor::with_alignment(
                 second,
                 Box::new(SecondInput(shared.clone())),
-                AlignmentShare::new(aligner.clone(), n),
+                AlignmentShare::new(aligner.clone(), 1, n),
             ),
             shared,
             aligner,
@@ -135,7 +137,7 @@ impl<A: DeserializeOwned + 'static, B: DeserializeOwned + 'static> TwoInputProce
     }
 }
 
-impl<A: DeserializeOwned, B: DeserializeOwned> InputProcessor for TwoInputProcessor<A, B> {
+impl<A: Serialize + DeserializeOwned, B: Serialize + DeserializeOwned> InputProcessor for TwoInputProcessor<A, B> {
     fn process(&mut self, timeout: Option<Duration>) -> Result<InputStatus, TaskError> {
         let deadline = timeout.map(|t| Instant::now() + t);
         loop {
@@ -183,6 +185,27 @@ impl<A: DeserializeOwned, B: DeserializeOwned> InputProcessor for TwoInputProces
 
     fn last_alignment_duration(&self) -> Duration {
         self.aligner.borrow().last_alignment_duration()
+    }
+
+    fn restore_channel_state(
+        &mut self,
+        checkpoint_id: CheckpointId,
+        state: Vec<InputChannelState>,
+    ) -> Result<(), TaskError> {
+        let (first, second): (Vec<_>, Vec<_>) = state.into_iter().partition(|s| s.gate == 0);
+        self.first.restore_channel_state(checkpoint_id, first)?;
+        self.second.restore_channel_state(checkpoint_id, second)
+    }
+
+    fn take_channel_state(&mut self, checkpoint_id: CheckpointId) -> Vec<InputChannelState> {
+        let mut state = self.first.take_channel_state(checkpoint_id);
+        state.extend(self.second.take_channel_state(checkpoint_id));
+        state
+    }
+
+    fn discard_channel_state(&mut self, checkpoint_id: CheckpointId) {
+        self.first.discard_channel_state(checkpoint_id);
+        self.second.discard_channel_state(checkpoint_id);
     }
 
     fn on_processing_time(&mut self, now: i64) -> Result<(), TaskError> {

@@ -8,6 +8,10 @@
 //! `--arg fail-once-after=N` makes every Sum subtask of the first execution attempt
 //! fail after its N-th record (decided by the attempt number of its `TaskInfo`), so that
 //! tests can watch a restart strategy restart the job; later attempts run undisturbed.
+//!
+//! `--arg work_us=N` makes Sum spend N µs of CPU per record: a slow operator that
+//! backpressures the generator (for tests and measurements of checkpoints under
+//! backpressure).
 
 use super::{sink_lines, OUTPUT_ARG};
 use weir_api::prelude::*;
@@ -36,12 +40,12 @@ pub fn program() -> Program {
                 help: "throttle the generator to this many records/s (default: unthrottled)",
             },
             ArgSpec {
-                name: FAIL_ONCE_AFTER,
-                help: "fail each Sum subtask of the first execution attempt after this many records (default: never)",
+                name: WORK_US,
+                help: "spend this many microseconds of CPU per record in Sum, a slow operator (default 0)",
             },
             ArgSpec {
-                name: SUM_DELAY_US,
-                help: "sleep this many microseconds per record in Sum, for a slow, backpressured job (default 0)",
+                name: FAIL_ONCE_AFTER,
+                help: "fail each Sum subtask of the first execution attempt after this many records (default: never)",
             },
             OUTPUT_ARG,
         ],
@@ -59,11 +63,11 @@ fn build(env: &StreamExecutionEnvironment, args: &ProgramArgs) -> Result<(), Pro
     let records = args.get_u64("records", 100_000)?;
     let seed = args.get_u64("seed", 42)?;
     let rate = args.get_f64("rate_per_sec", 0.0)?;
+    let work = std::time::Duration::from_micros(args.get_u64(WORK_US, 0)?);
     let fail_once_after = match args.get(FAIL_ONCE_AFTER) {
         Some(_) => Some(args.get_u64(FAIL_ONCE_AFTER, 0)?),
         None => None,
     };
-    let delay = std::time::Duration::from_micros(args.get_u64(SUM_DELAY_US, 0)?);
     if keys == 0 {
         return Err(ProgramError::InvalidValue {
             key: "keys".into(),
@@ -74,25 +78,25 @@ fn build(env: &StreamExecutionEnvironment, args: &ProgramArgs) -> Result<(), Pro
     let sums = env
         .from_generator_with_rate(records, seed, rate, generate(keys))
         .key_by(|r: &(u64, u64)| r.0)
-        .process(SumAtEnd::new(fail_once_after).with_delay(delay))
+        .process(SumAtEnd::new(fail_once_after).with_work(work))
         .name("Sum")
         .map(|(k, s): (u64, u64)| format!("{k},{s}"));
     sink_lines(&sums, args);
     Ok(())
 }
 
-/// The argument that slows Sum down.
-pub const SUM_DELAY_US: &str = "sum_delay_us";
-
 /// The argument that makes the first execution attempt fail.
 pub const FAIL_ONCE_AFTER: &str = "fail-once-after";
+
+/// The argument that makes Sum slow: microseconds of CPU per record.
+pub const WORK_US: &str = "work_us";
 
 /// Sums values per key; emits `(key, sum)` when the watermark passes the end of input.
 #[derive(Clone, Default)]
 pub struct SumAtEnd {
     fail_once_after: Option<u64>,
     seen: u64,
-    delay: std::time::Duration,
+    work: std::time::Duration,
 }
 
 impl SumAtEnd {
@@ -102,14 +106,13 @@ impl SumAtEnd {
         Self {
             fail_once_after,
             seen: 0,
-            delay: std::time::Duration::ZERO,
+            work: std::time::Duration::ZERO,
         }
     }
 
-    /// Sleeps `delay` per record (a slow operator, for backpressure tests).
-    pub fn with_delay(mut self, delay: std::time::Duration) -> Self {
-        self.delay = delay;
-        self
+    /// The same function spending `work` of CPU per record (busy-waiting).
+    pub fn with_work(self, work: std::time::Duration) -> Self {
+        Self { work, ..self }
     }
 }
 
@@ -145,8 +148,11 @@ impl KeyedProcessFunction<u64, (u64, u64), (u64, u64)> for SumAtEnd {
             }
         }
         self.seen += 1;
-        if !self.delay.is_zero() {
-            std::thread::sleep(self.delay);
+        if !self.work.is_zero() {
+            let until = std::time::Instant::now() + self.work;
+            while std::time::Instant::now() < until {
+                std::hint::spin_loop();
+            }
         }
         let mut sum = ctx.value_state(&ValueStateDescriptor::<u64>::new(SUM))?;
         let first = sum.value_ref().is_none();

@@ -41,7 +41,9 @@
 //! type 4 PartitionRequestAccepted (server → client) channel: u64
 //! type 5 BufferResponse          (server → client)
 //!        channel: u64 | sequence: u64 | backlog: u32 | kind: u8 (0 data buffer, 1 event)
-//!        | size: u32 | bytes[size]    (a buffer's bytes, or the Event in weir_core's codec)
+//!        | size: u32 | bytes[size]    (a buffer's bytes, or the Event in weir_core's codec;
+//!                                     since version 2 a barrier's options include its
+//!                                     alignment and aligned-checkpoint timeout)
 //! type 6 BacklogAnnouncement     (server → client)  channel: u64 | backlog: u32
 //! type 7 ErrorResponse           (server → client)
 //!        channel: u64 (u64::MAX = the whole connection) | code: u8 | message_len: u32 | message: utf-8

@@ -14,7 +14,9 @@ use thiserror::Error;
 pub const MAGIC: u32 = 0x5745_4952;
 
 /// The version of the data protocol this build speaks; peers must speak the same.
-pub const PROTOCOL_VERSION: u16 = 1;
+/// Version 2: events carry a checkpoint barrier's alignment and aligned-checkpoint
+/// timeout (unaligned checkpoints).
+pub const PROTOCOL_VERSION: u16 = 2;
 
 /// Largest frame accepted (length field), 64 MiB.
 pub const MAX_FRAME_LENGTH: usize = 64 << 20;

@@ -402,7 +402,10 @@ fn a_protocol_version_mismatch_is_rejected_with_a_clear_error() {
             channel: None,
             code: ErrorCode::VersionMismatch,
             message,
-        })) => assert!(message.contains("version 1") && message.contains("99"), "{message}"),
+        })) => assert!(
+            message.contains(&format!("version {}", protocol::PROTOCOL_VERSION)) && message.contains("99"),
+            "{message}"
+        ),
         other => panic!("unexpected {other:?}"),
     }
     // A server of another version, or no Weir server at all, fails the client.
