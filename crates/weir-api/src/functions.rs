@@ -63,6 +63,16 @@ impl<'a, O> Collector<'a, O> {
     pub fn into_error(self) -> Option<TaskError> {
         self.error
     }
+
+    /// Ends the call of a user function that emitted here and returned `result`: the
+    /// first downstream error comes first, else the function's error, reported as one
+    /// of operator `name`.
+    pub(crate) fn finish(self, name: &str, result: Result<(), UserError>) -> Result<(), TaskError> {
+        match self.error {
+            Some(e) => Err(e),
+            None => result.map_err(|e| TaskError::user(name, e)),
+        }
+    }
 }
 
 /// The subtask a function runs in (Flink's `TaskInfo`): which parallel instance, and
@@ -87,6 +97,23 @@ impl TaskInfo {
             subtask_index: ctx.subtask_index,
             parallelism: ctx.parallelism,
             attempt_number: ctx.attempt_number,
+        }
+    }
+}
+
+/// Where a function runs: its subtask, and the task's clock.
+#[derive(Clone)]
+pub(crate) struct SubtaskInfo {
+    pub task: TaskInfo,
+    pub processing_time: ProcessingTimeService,
+}
+
+impl SubtaskInfo {
+    /// The subtask `ctx` describes, on its task's clock.
+    pub(crate) fn of(ctx: &TaskContext) -> Self {
+        Self {
+            task: TaskInfo::of(ctx),
+            processing_time: ctx.processing_time_service(),
         }
     }
 }

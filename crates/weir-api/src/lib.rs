@@ -37,6 +37,7 @@ pub mod connected;
 pub mod datastream;
 pub mod env;
 pub mod error;
+mod forwarding;
 pub mod functions;
 pub mod keyed;
 pub mod keyed_state;

@@ -1,27 +1,17 @@
 //! The operators behind the API's transformations. Each is an `Output` of its input
 //! type and owns the output it emits to; chained operators call each other directly.
-//! Every operator forwards watermarks, watermark statuses and processing-time ticks.
+//! Every operator forwards watermarks, watermark statuses and processing-time ticks
+//! (the macros of `forwarding`); keyed operators lend their function its key's state
+//! and timers through `KeyedParts`.
 
-use crate::functions::{Collector, KeyType, KeyedContext, KeyedProcessFunction, TaskInfo};
+use crate::forwarding::{fire_timers_and_forward, forward_output};
+use crate::functions::{Collector, KeyType, KeyedContext, KeyedProcessFunction, SubtaskInfo, TaskInfo};
 use std::marker::PhantomData;
 use std::sync::Arc;
-use weir_core::element::WatermarkStatus;
-use weir_core::{StreamRecord, Watermark};
+use weir_core::StreamRecord;
 use weir_runtime::error::TaskError;
 use weir_runtime::operator::{Output, ProcessingTimeService};
 use weir_state::{HeapKeyedStateBackend, TimeDomain, Timer, TimerService, VoidNamespace};
-
-/// Forwards watermark statuses and processing-time ticks to `self.out`.
-macro_rules! forward_events {
-    () => {
-        fn emit_watermark_status(&mut self, status: WatermarkStatus) -> Result<(), TaskError> {
-            self.out.emit_watermark_status(status)
-        }
-        fn on_processing_time(&mut self, now: i64) -> Result<(), TaskError> {
-            self.out.on_processing_time(now)
-        }
-    };
-}
 
 /// `map`: one output per input, same timestamp.
 pub struct MapOperator<I, O, F> {
@@ -50,13 +40,7 @@ impl<I, O, F: FnMut(I) -> O> Output<I> for MapOperator<I, O, F> {
             timestamp: record.timestamp,
         })
     }
-    fn emit_watermark(&mut self, watermark: Watermark) -> Result<(), TaskError> {
-        self.out.emit_watermark(watermark)
-    }
-    fn end_input(&mut self) -> Result<(), TaskError> {
-        self.out.end_input()
-    }
-    forward_events!();
+    forward_output!();
 }
 
 /// `filter`: keeps the records the predicate accepts.
@@ -81,13 +65,7 @@ impl<T, F: FnMut(&T) -> bool> Output<T> for FilterOperator<T, F> {
             Ok(())
         }
     }
-    fn emit_watermark(&mut self, watermark: Watermark) -> Result<(), TaskError> {
-        self.out.emit_watermark(watermark)
-    }
-    fn end_input(&mut self) -> Result<(), TaskError> {
-        self.out.end_input()
-    }
-    forward_events!();
+    forward_output!();
 }
 
 /// `flat_map`: any number of outputs per input, each with the input's timestamp.
@@ -117,13 +95,59 @@ impl<I, O, It: IntoIterator<Item = O>, F: FnMut(I) -> It> Output<I> for FlatMapO
         }
         Ok(())
     }
-    fn emit_watermark(&mut self, watermark: Watermark) -> Result<(), TaskError> {
-        self.out.emit_watermark(watermark)
+    forward_output!();
+}
+
+/// What a keyed operator lends its function besides records: keyed state, timers, and
+/// the subtask with the task's clock.
+pub(crate) struct KeyedParts<K: KeyType> {
+    pub(crate) backend: HeapKeyedStateBackend<K>,
+    pub(crate) timers: TimerService<K, VoidNamespace>,
+    pub(crate) info: SubtaskInfo,
+}
+
+impl<K: KeyType> KeyedParts<K> {
+    /// The parts of a subtask from its (restored) keyed state and timers; asks the
+    /// task's clock to wake it at the earliest processing-time timer.
+    pub(crate) fn new(
+        (backend, timers): (HeapKeyedStateBackend<K>, TimerService<K, VoidNamespace>),
+        info: SubtaskInfo,
+    ) -> Self {
+        if let Some(at) = timers.next_processing_time_timer() {
+            info.processing_time.register_wakeup(at);
+        }
+        Self { backend, timers, info }
     }
-    fn end_input(&mut self) -> Result<(), TaskError> {
-        self.out.end_input()
+
+    /// Makes `key` current (failing as operator `name`) and lends out the context of a
+    /// call for it: output `timestamp` and, in `on_timer`, the firing timer's
+    /// `time_domain`; with it the subtask, for contexts that wrap this one.
+    pub(crate) fn context(
+        &mut self,
+        name: &str,
+        key: K,
+        timestamp: Option<i64>,
+        time_domain: Option<TimeDomain>,
+    ) -> Result<(KeyedContext<'_, K>, &SubtaskInfo), TaskError> {
+        self.backend
+            .set_current_key(key)
+            .map_err(|e| TaskError::user(name, e))?;
+        let ctx = KeyedContext {
+            backend: &mut self.backend,
+            timers: &mut self.timers,
+            timestamp,
+            processing_time: &self.info.processing_time,
+            time_domain,
+            task_info: &self.info.task,
+        };
+        Ok((ctx, &self.info))
     }
-    forward_events!();
+}
+
+/// The timestamp the output of a timer of `domain` at `timestamp` carries (Flink): an
+/// event-time timer's output carries the timer's time, a processing-time timer's none.
+pub(crate) fn timer_output_timestamp(timestamp: i64, domain: TimeDomain) -> Option<i64> {
+    (domain == TimeDomain::EventTime).then_some(timestamp)
 }
 
 /// Runs a [`KeyedProcessFunction`] with keyed state and event-time and
@@ -132,10 +156,7 @@ pub struct KeyedProcessOperator<K: KeyType, I, O, F> {
     name: String,
     f: F,
     key_selector: Arc<dyn Fn(&I) -> K + Send + Sync>,
-    backend: HeapKeyedStateBackend<K>,
-    timers: TimerService<K, VoidNamespace>,
-    processing_time: ProcessingTimeService,
-    task_info: TaskInfo,
+    keyed: KeyedParts<K>,
     out: Box<dyn Output<O>>,
 }
 
@@ -176,53 +197,36 @@ impl<K: KeyType, I, O, F: KeyedProcessFunction<K, I, O>> KeyedProcessOperator<K,
         name: String,
         mut f: F,
         key_selector: Arc<dyn Fn(&I) -> K + Send + Sync>,
-        (backend, timers): (HeapKeyedStateBackend<K>, TimerService<K, VoidNamespace>),
+        restored: (HeapKeyedStateBackend<K>, TimerService<K, VoidNamespace>),
         processing_time: ProcessingTimeService,
         out: Box<dyn Output<O>>,
     ) -> Result<Self, TaskError> {
         f.open().map_err(|e| TaskError::user(&name, e))?;
-        if let Some(at) = timers.next_processing_time_timer() {
-            processing_time.register_wakeup(at);
-        }
+        let info = SubtaskInfo {
+            task: TaskInfo::default(),
+            processing_time,
+        };
         Ok(Self {
             name,
             f,
             key_selector,
-            backend,
-            timers,
-            processing_time,
-            task_info: TaskInfo::default(),
+            keyed: KeyedParts::new(restored, info),
             out,
         })
     }
 
     /// The same operator telling its function which subtask and attempt it runs in.
     pub fn with_task_info(mut self, task_info: TaskInfo) -> Self {
-        self.task_info = task_info;
+        self.keyed.info.task = task_info;
         self
     }
 
     fn fire(&mut self, timer: Timer<K, VoidNamespace>, domain: TimeDomain) -> Result<(), TaskError> {
-        self.backend
-            .set_current_key(timer.key)
-            .map_err(|e| TaskError::user(&self.name, e))?;
-        // Flink: an event-time timer's output carries its timestamp; a processing-time
-        // timer's output carries none.
-        let output_ts = (domain == TimeDomain::EventTime).then_some(timer.timestamp);
-        let mut ctx = KeyedContext {
-            backend: &mut self.backend,
-            timers: &mut self.timers,
-            timestamp: output_ts,
-            processing_time: &self.processing_time,
-            time_domain: Some(domain),
-            task_info: &self.task_info,
-        };
+        let output_ts = timer_output_timestamp(timer.timestamp, domain);
+        let (mut ctx, _) = self.keyed.context(&self.name, timer.key, output_ts, Some(domain))?;
         let mut out = Collector::new(&mut *self.out, output_ts);
         let r = self.f.on_timer(timer.timestamp, &mut ctx, &mut out);
-        if let Some(e) = out.into_error() {
-            return Err(e);
-        }
-        r.map_err(|e| TaskError::user(&self.name, e))
+        out.finish(&self.name, r)
     }
 }
 
@@ -230,51 +234,18 @@ impl<K: KeyType, I, O, F: KeyedProcessFunction<K, I, O>> weir_runtime::checkpoin
     for KeyedProcessOperator<K, I, O, F>
 {
     fn snapshot_state(&mut self, _checkpoint_id: u64) -> Result<weir_state::OperatorSnapshot, TaskError> {
-        crate::keyed_state::snapshot_keyed(&self.backend, &self.timers)
+        crate::keyed_state::snapshot_keyed(&self.keyed.backend, &self.keyed.timers)
     }
 }
 
 impl<K: KeyType, I, O, F: KeyedProcessFunction<K, I, O>> Output<I> for KeyedProcessOperator<K, I, O, F> {
     fn collect(&mut self, record: StreamRecord<I>) -> Result<(), TaskError> {
         let key = (self.key_selector)(&record.value);
-        self.backend
-            .set_current_key(key)
-            .map_err(|e| TaskError::user(&self.name, e))?;
-        let mut ctx = KeyedContext {
-            backend: &mut self.backend,
-            timers: &mut self.timers,
-            timestamp: record.timestamp,
-            processing_time: &self.processing_time,
-            time_domain: None,
-            task_info: &self.task_info,
-        };
+        let (mut ctx, _) = self.keyed.context(&self.name, key, record.timestamp, None)?;
         let mut out = Collector::new(&mut *self.out, record.timestamp);
         let r = self.f.process_element(record.value, &mut ctx, &mut out);
-        if let Some(e) = out.into_error() {
-            return Err(e);
-        }
-        r.map_err(|e| TaskError::user(&self.name, e))
+        out.finish(&self.name, r)
     }
 
-    fn emit_watermark(&mut self, watermark: Watermark) -> Result<(), TaskError> {
-        while let Some(timer) = self.timers.advance_and_pop(watermark.0) {
-            self.fire(timer, TimeDomain::EventTime)?;
-        }
-        self.out.emit_watermark(watermark)
-    }
-
-    fn end_input(&mut self) -> Result<(), TaskError> {
-        self.out.end_input()
-    }
-
-    fn emit_watermark_status(&mut self, status: WatermarkStatus) -> Result<(), TaskError> {
-        self.out.emit_watermark_status(status)
-    }
-
-    fn on_processing_time(&mut self, now: i64) -> Result<(), TaskError> {
-        while let Some(timer) = self.timers.pop_processing_time_timer(now) {
-            self.fire(timer, TimeDomain::ProcessingTime)?;
-        }
-        self.out.on_processing_time(now)
-    }
+    fire_timers_and_forward!(keyed.timers, fire);
 }

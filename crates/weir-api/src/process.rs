@@ -7,16 +7,21 @@
 //! store is restored when the operator is built, before `initialize_state` and `open`;
 //! it is snapshotted on the task thread between two records, right after the
 //! function's `snapshot_state` hook had the chance to write its fields into it.
+//!
+//! This module also owns what every function with operator state shares, the broadcast
+//! functions of [`crate::broadcast`] included: the hooks of its trait
+//! (`operator_state_hooks!`), the context of its calls ([`FunctionContext`], which
+//! each kind of call completes with its side), and restoring and snapshotting the store.
 
 use crate::datastream::DataStream;
-use crate::functions::{Collector, TaskInfo};
-use weir_core::element::WatermarkStatus;
-use weir_core::{StreamRecord, Watermark};
+use crate::forwarding::forward_output_noting_watermark;
+use crate::functions::{Collector, SubtaskInfo};
+use weir_core::StreamRecord;
 use weir_graph::NodeKind;
 use weir_runtime::checkpoint::CheckpointedOperator;
 use weir_runtime::error::{TaskError, UserError};
 use weir_runtime::operator::factory::Data;
-use weir_runtime::operator::{register_checkpointed, OperatorFactory, Output, ProcessingTimeService, TaskContext};
+use weir_runtime::operator::{register_checkpointed, OperatorFactory, Output, TaskContext};
 use weir_state::heap::StateValue;
 use weir_state::{ListStateDescriptor, OperatorListState, OperatorSnapshot, OperatorStateStore, StateError};
 
@@ -30,56 +35,60 @@ pub fn restore_operator_state(ctx: &TaskContext) -> Result<OperatorStateStore, T
     })
 }
 
-/// Where a function runs: its subtask, and the task's clock.
-#[derive(Clone)]
-pub(crate) struct SubtaskInfo {
-    pub task: TaskInfo,
-    pub processing_time: ProcessingTimeService,
+/// Snapshots `store` right after the function's `hook` had the chance to write its
+/// fields into it (its `snapshot_state`), failing as operator `name`.
+pub(crate) fn snapshot_operator_state(
+    name: &str,
+    store: &mut OperatorStateStore,
+    hook: impl FnOnce(&mut OperatorStateStore) -> Result<(), UserError>,
+) -> Result<OperatorSnapshot, TaskError> {
+    hook(store).map_err(|e| TaskError::user(name, e))?;
+    store
+        .snapshot()
+        .map_err(|e| TaskError::Build(format!("{name}: operator state snapshot: {e}")))
 }
 
-impl SubtaskInfo {
-    pub(crate) fn of(ctx: &TaskContext) -> Self {
-        Self {
-            task: TaskInfo::of(ctx),
-            processing_time: ctx.processing_time_service(),
-        }
-    }
-}
-
-/// The context of a [`ProcessFunction`] call: the record's timestamp, the subtask and
-/// its operator state.
-pub struct ProcessContext<'a> {
+/// The context of a call of a function with operator state: the timestamp of the
+/// record (or timer) being processed, the operator's watermark, the task's clock, the
+/// subtask and its operator list state. `S`, the side of the call, says what else it
+/// offers: [`ProcessContext`] the whole store, the broadcast contexts
+/// ([`ReadOnlyContext`](crate::broadcast::ReadOnlyContext),
+/// [`BroadcastContext`](crate::broadcast::BroadcastContext)) their broadcast state.
+pub struct FunctionContext<'a, S> {
     pub(crate) store: &'a mut OperatorStateStore,
     pub(crate) timestamp: Option<i64>,
     pub(crate) watermark: i64,
     pub(crate) info: &'a SubtaskInfo,
+    pub(crate) side: S,
 }
 
-impl ProcessContext<'_> {
-    /// The timestamp of the record being processed.
+impl<'a, S> FunctionContext<'a, S> {
+    /// The context of a call on the subtask `info` with `store`, for a record (or
+    /// timer) of `timestamp` under `watermark`.
+    pub(crate) fn new(
+        store: &'a mut OperatorStateStore,
+        timestamp: Option<i64>,
+        watermark: i64,
+        info: &'a SubtaskInfo,
+        side: S,
+    ) -> Self {
+        Self {
+            store,
+            timestamp,
+            watermark,
+            info,
+            side,
+        }
+    }
+
+    /// The same call's context with another side (a reborrow).
+    pub(crate) fn with_side<T>(&mut self, side: T) -> FunctionContext<'_, T> {
+        FunctionContext::new(self.store, self.timestamp, self.watermark, self.info, side)
+    }
+
+    /// The timestamp of the record being processed (of the timer, in `on_timer`).
     pub fn timestamp(&self) -> Option<i64> {
         self.timestamp
-    }
-
-    /// The subtask's operator state (Flink's `OperatorStateStore`).
-    pub fn operator_state(&mut self) -> &mut OperatorStateStore {
-        self.store
-    }
-
-    /// The list state `desc` (redistributed round-robin on rescale).
-    pub fn list_state<T: StateValue>(
-        &mut self,
-        desc: &ListStateDescriptor<T>,
-    ) -> Result<OperatorListState<'_, T>, StateError> {
-        self.store.list_state(desc)
-    }
-
-    /// The union list state `desc` (every subtask gets every element on restore).
-    pub fn union_list_state<T: StateValue>(
-        &mut self,
-        desc: &ListStateDescriptor<T>,
-    ) -> Result<OperatorListState<'_, T>, StateError> {
-        self.store.union_list_state(desc)
     }
 
     /// The operator's current event-time watermark.
@@ -101,21 +110,77 @@ impl ProcessContext<'_> {
     pub fn parallelism(&self) -> u32 {
         self.info.task.parallelism
     }
+
+    /// The list state `desc` of this subtask (redistributed round-robin on rescale).
+    pub fn list_state<T: StateValue>(
+        &mut self,
+        desc: &ListStateDescriptor<T>,
+    ) -> Result<OperatorListState<'_, T>, StateError> {
+        self.store.list_state(desc)
+    }
+
+    /// The union list state `desc` of this subtask (every subtask gets every element
+    /// on restore).
+    pub fn union_list_state<T: StateValue>(
+        &mut self,
+        desc: &ListStateDescriptor<T>,
+    ) -> Result<OperatorListState<'_, T>, StateError> {
+        self.store.union_list_state(desc)
+    }
 }
+
+/// The side of a [`ProcessFunction`] call: the function may use the whole store.
+pub struct ProcessSide;
+
+/// The context of a [`ProcessFunction`] call: the record's timestamp, the subtask and
+/// its operator state.
+pub type ProcessContext<'a> = FunctionContext<'a, ProcessSide>;
+
+impl ProcessContext<'_> {
+    /// The subtask's operator state (Flink's `OperatorStateStore`).
+    pub fn operator_state(&mut self) -> &mut OperatorStateStore {
+        self.store
+    }
+}
+
+/// The hooks every function with operator state has, each a no-op by default
+/// (Flink's `CheckpointedFunction` and `open`); expands inside a trait definition.
+macro_rules! operator_state_hooks {
+    () => {
+        /// Called once per subtask with its (possibly restored) operator state, before
+        /// `open` (Flink's `initializeState`); see
+        /// [`OperatorStateStore::is_restored`](weir_state::OperatorStateStore::is_restored).
+        fn initialize_state(
+            &mut self,
+            _store: &mut ::weir_state::OperatorStateStore,
+        ) -> Result<(), ::weir_runtime::error::UserError> {
+            Ok(())
+        }
+
+        /// Called once per subtask before the first record.
+        fn open(&mut self) -> Result<(), ::weir_runtime::error::UserError> {
+            Ok(())
+        }
+
+        /// Called at every checkpoint, on the task thread, before the store is
+        /// snapshotted: write what the function keeps in fields into its state (Flink's
+        /// `snapshotState`).
+        fn snapshot_state(
+            &mut self,
+            _checkpoint_id: u64,
+            _store: &mut ::weir_state::OperatorStateStore,
+        ) -> Result<(), ::weir_runtime::error::UserError> {
+            Ok(())
+        }
+    };
+}
+
+pub(crate) use operator_state_hooks;
 
 /// Processes each record of a (non-keyed) stream, with operator state (Flink's
 /// `ProcessFunction` + `CheckpointedFunction`). One instance is cloned per subtask.
 pub trait ProcessFunction<I, O>: Clone + Send + Sync + 'static {
-    /// Called once per subtask with its (possibly restored) operator state, before
-    /// `open` (Flink's `initializeState`); see [`OperatorStateStore::is_restored`].
-    fn initialize_state(&mut self, _store: &mut OperatorStateStore) -> Result<(), UserError> {
-        Ok(())
-    }
-
-    /// Called once per subtask before the first record.
-    fn open(&mut self) -> Result<(), UserError> {
-        Ok(())
-    }
+    operator_state_hooks!();
 
     /// Called for every record.
     fn process_element(
@@ -124,12 +189,6 @@ pub trait ProcessFunction<I, O>: Clone + Send + Sync + 'static {
         ctx: &mut ProcessContext<'_>,
         out: &mut Collector<'_, O>,
     ) -> Result<(), UserError>;
-
-    /// Called at every checkpoint, on the task thread, before the store is snapshotted:
-    /// write what the function keeps in fields into its state (Flink's `snapshotState`).
-    fn snapshot_state(&mut self, _checkpoint_id: u64, _store: &mut OperatorStateStore) -> Result<(), UserError> {
-        Ok(())
-    }
 }
 
 /// Runs a [`ProcessFunction`] with the subtask's operator state.
@@ -157,8 +216,9 @@ impl<I, O, F: ProcessFunction<I, O>> ProcessOperator<I, O, F> {
         info: SubtaskInfo,
         out: Box<dyn Output<O>>,
     ) -> Result<Self, TaskError> {
-        f.initialize_state(&mut store).map_err(|e| TaskError::user(&name, e))?;
-        f.open().map_err(|e| TaskError::user(&name, e))?;
+        f.initialize_state(&mut store)
+            .and_then(|()| f.open())
+            .map_err(|e| TaskError::user(&name, e))?;
         Ok(Self {
             name,
             f,
@@ -173,43 +233,27 @@ impl<I, O, F: ProcessFunction<I, O>> ProcessOperator<I, O, F> {
 
 impl<I, O, F: ProcessFunction<I, O>> CheckpointedOperator for ProcessOperator<I, O, F> {
     fn snapshot_state(&mut self, checkpoint_id: u64) -> Result<OperatorSnapshot, TaskError> {
-        self.f
-            .snapshot_state(checkpoint_id, &mut self.store)
-            .map_err(|e| TaskError::user(&self.name, e))?;
-        self.store
-            .snapshot()
-            .map_err(|e| TaskError::Build(format!("{}: operator state snapshot: {e}", self.name)))
+        snapshot_operator_state(&self.name, &mut self.store, |store| {
+            self.f.snapshot_state(checkpoint_id, store)
+        })
     }
 }
 
 impl<I, O, F: ProcessFunction<I, O>> Output<I> for ProcessOperator<I, O, F> {
     fn collect(&mut self, record: StreamRecord<I>) -> Result<(), TaskError> {
-        let mut ctx = ProcessContext {
-            store: &mut self.store,
-            timestamp: record.timestamp,
-            watermark: self.watermark,
-            info: &self.info,
-        };
+        let mut ctx = ProcessContext::new(
+            &mut self.store,
+            record.timestamp,
+            self.watermark,
+            &self.info,
+            ProcessSide,
+        );
         let mut out = Collector::new(&mut *self.out, record.timestamp);
         let r = self.f.process_element(record.value, &mut ctx, &mut out);
-        if let Some(e) = out.into_error() {
-            return Err(e);
-        }
-        r.map_err(|e| TaskError::user(&self.name, e))
+        out.finish(&self.name, r)
     }
-    fn emit_watermark(&mut self, watermark: Watermark) -> Result<(), TaskError> {
-        self.watermark = self.watermark.max(watermark.0);
-        self.out.emit_watermark(watermark)
-    }
-    fn end_input(&mut self) -> Result<(), TaskError> {
-        self.out.end_input()
-    }
-    fn emit_watermark_status(&mut self, status: WatermarkStatus) -> Result<(), TaskError> {
-        self.out.emit_watermark_status(status)
-    }
-    fn on_processing_time(&mut self, now: i64) -> Result<(), TaskError> {
-        self.out.on_processing_time(now)
-    }
+
+    forward_output_noting_watermark!();
 }
 
 impl<T: Data> DataStream<T> {

@@ -5,6 +5,7 @@ use super::*;
 use std::cell::RefCell;
 use std::rc::Rc;
 use weir_core::ids::OperatorId;
+use weir_core::Watermark;
 use weir_state::{RestoredState, TaskSnapshot};
 
 const OP: OperatorId = OperatorId(5);
@@ -34,24 +35,12 @@ impl<T: 'static> Output<T> for Log<T> {
 /// The context of subtask `index` of `parallelism`, restored from `old` (the snapshots
 /// of every old subtask; only its own when the parallelism is unchanged).
 pub(crate) fn context(index: u32, parallelism: u32, old: &[OperatorSnapshot], op: OperatorId) -> TaskContext {
-    let rescaled = old.len() as u32 != parallelism;
-    let snapshots: Vec<TaskSnapshot> = old
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| rescaled || *i as u32 == index)
-        .map(|(_, s)| {
-            let mut t = TaskSnapshot::default();
-            t.operators.insert(op, s.clone());
-            t
-        })
-        .collect();
-    let restored = (!old.is_empty()).then_some(RestoredState {
-        checkpoint_id: 4,
-        snapshots,
-        rescaled,
-        subtask_index: index,
-        parallelism,
+    let snapshots = old.iter().map(|s| {
+        let mut t = TaskSnapshot::default();
+        t.operators.insert(op, s.clone());
+        t
     });
+    let restored = (!old.is_empty()).then(|| RestoredState::of_subtask(4, snapshots, index, parallelism));
     let ctx = TaskContext::new("job", "Process", index, parallelism, 128, 0, 0).with_restored_state(restored);
     ctx.state().set_current_operator(op);
     ctx

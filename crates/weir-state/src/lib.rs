@@ -22,7 +22,9 @@ pub mod timers;
 pub use descriptor::{ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor};
 pub use error::StateError;
 pub use heap::{HeapKeyedStateBackend, KeyGroupSnapshot, ListState, MapState, ValueState};
-pub use operator_state::{BroadcastState, OperatorListState, OperatorStateStore, ReadOnlyBroadcastState};
+pub use operator_state::{
+    BroadcastState, BroadcastStateHandle, OperatorListState, OperatorStateStore, ReadOnlyBroadcastState,
+};
 pub use snapshot::{InputChannelState, OperatorSnapshot, RestoredState, TaskSnapshot};
 pub use timers::{TimeDomain, Timer, TimerService};
 

@@ -253,7 +253,7 @@ impl OperatorStateStore {
             .get_mut(name)
             .and_then(|s| s.as_any_mut().downcast_mut::<MapCell<K, V>>())
             .ok_or_else(|| StateError::TypeMismatch(name.to_string()))?;
-        Ok(BroadcastState { map: &mut cell.0 })
+        Ok(BroadcastState::new(&mut cell.0))
     }
 
     /// The broadcast state `desc`, read-only; it must have been declared with
@@ -270,7 +270,7 @@ impl OperatorStateStore {
             .as_any()
             .downcast_ref::<MapCell<K, V>>()
             .ok_or_else(|| StateError::TypeMismatch(desc.name().to_string()))?;
-        Ok(ReadOnlyBroadcastState { map: &cell.0 })
+        Ok(ReadOnlyBroadcastState::new(&cell.0))
     }
 
     /// The names of the declared list and union list states.
@@ -329,4 +329,4 @@ mod handles;
 #[cfg(test)]
 mod tests;
 
-pub use handles::{BroadcastState, OperatorListState, ReadOnlyBroadcastState};
+pub use handles::{BroadcastState, BroadcastStateHandle, OperatorListState, ReadOnlyBroadcastState};

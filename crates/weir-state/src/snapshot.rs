@@ -161,6 +161,33 @@ impl RestoredState {
             .collect())
     }
 
+    /// What subtask `subtask_index` of `parallelism` restores from checkpoint
+    /// `checkpoint_id` when `old` are the snapshots of every old subtask, in old-subtask
+    /// order, dealt out as a restore assigns them: at the same parallelism only its own
+    /// old subtask's, at another all of them, to be redistributed.
+    pub fn of_subtask(
+        checkpoint_id: u64,
+        old: impl IntoIterator<Item = TaskSnapshot>,
+        subtask_index: u32,
+        parallelism: u32,
+    ) -> Self {
+        let old: Vec<TaskSnapshot> = old.into_iter().collect();
+        let rescaled = old.len() as u32 != parallelism;
+        let snapshots = old
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| rescaled || *i as u32 == subtask_index)
+            .map(|(_, s)| s)
+            .collect();
+        Self {
+            checkpoint_id,
+            snapshots,
+            rescaled,
+            subtask_index,
+            parallelism,
+        }
+    }
+
     /// The state of `operator` for this subtask: keyed state of `range`, list state
     /// dealt out, union state whole; `None` when no snapshot has state of it.
     pub fn operator(&self, operator: OperatorId, range: KeyGroupRange) -> Option<OperatorSnapshot> {

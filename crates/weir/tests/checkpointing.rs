@@ -15,39 +15,10 @@ fn expected_sums(records: u64) -> Vec<String> {
     keyed_sum_output(KEYS, SEED, records)
 }
 
-fn completed_checkpoints(cluster: &Cluster, jid: &str) -> u64 {
-    get(&cluster.rest, &format!("/jobs/{jid}/checkpoints")).1["counts"]["completed"]
-        .as_u64()
-        .unwrap_or(0)
-}
-
-/// Kills TaskManager `victim` once the job has completed at least `after` more
-/// checkpoints than `baseline` and is running again, with a replacement started first.
-fn kill_after_checkpoint(cluster: &mut Cluster, jid: &str, victim: usize) {
-    let baseline = completed_checkpoints(cluster, jid);
-    cluster.wait_running(jid);
-    wait_until(Duration::from_secs(30), || {
-        completed_checkpoints(cluster, jid) >= baseline + 2
-    });
-    cluster.add_taskmanager();
-    cluster.tms[victim].kill();
-}
-
 #[test]
 fn a_keyed_job_survives_two_taskmanager_kills_with_exact_sums_restored_from_checkpoints() {
     let chk = tempfile::tempdir().unwrap();
-    let chk_dir = format!("execution.checkpointing.dir={}", chk.path().display());
-    let mut cluster = Cluster::start(
-        2,
-        2,
-        &[
-            "execution.checkpointing.interval=200 ms",
-            &chk_dir,
-            "restart-strategy.type=fixed-delay",
-            "restart-strategy.fixed-delay.delay=0 s",
-            "restart-strategy.fixed-delay.attempts=20",
-        ],
-    );
+    let mut cluster = Cluster::start_checkpointing(chk.path());
     let out = tempfile::tempdir().unwrap();
     let records = 150_000u64;
     let args = json!({
@@ -61,7 +32,7 @@ fn a_keyed_job_survives_two_taskmanager_kills_with_exact_sums_restored_from_chec
 
     // While it runs, the REST API shows the checkpoints with Flink's fields.
     cluster.wait_running(&jid);
-    wait_until(Duration::from_secs(30), || completed_checkpoints(&cluster, &jid) >= 1);
+    wait_until(Duration::from_secs(30), || cluster.completed_checkpoints(&jid) >= 1);
     let (code, config) = get(&cluster.rest, &format!("/jobs/{jid}/checkpoints/config"));
     assert_eq!(code, 200);
     assert_eq!(config["mode"], "exactly_once");
@@ -83,8 +54,8 @@ fn a_keyed_job_survives_two_taskmanager_kills_with_exact_sums_restored_from_chec
     assert_eq!(code, 200);
     assert_eq!(details["tasks"].as_object().map(|t| t.len()), Some(2));
 
-    kill_after_checkpoint(&mut cluster, &jid, 1);
-    kill_after_checkpoint(&mut cluster, &jid, 0);
+    cluster.kill_after_checkpoints(&jid, 1);
+    cluster.kill_after_checkpoints(&jid, 0);
 
     assert_eq!(cluster.wait_terminal(&jid, Duration::from_secs(90)), "FINISHED");
     assert_eq!(read_parts(out.path()), expected_sums(records));

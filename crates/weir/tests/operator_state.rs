@@ -174,27 +174,10 @@ fn collect_sees_every_word_numbered_per_subtask_and_translated_by_the_broadcast_
     assert_eq!(got, want);
 }
 
-fn completed_checkpoints(cluster: &Cluster, jid: &str) -> u64 {
-    get(&cluster.rest, &format!("/jobs/{jid}/checkpoints")).1["counts"]["completed"]
-        .as_u64()
-        .unwrap_or(0)
-}
-
 #[test]
 fn list_and_broadcast_state_survive_two_taskmanager_kills_with_exact_totals() {
     let chk = tempfile::tempdir().unwrap();
-    let chk_dir = format!("execution.checkpointing.dir={}", chk.path().display());
-    let mut cluster = Cluster::start(
-        2,
-        2,
-        &[
-            "execution.checkpointing.interval=200 ms",
-            &chk_dir,
-            "restart-strategy.type=fixed-delay",
-            "restart-strategy.fixed-delay.delay=0 s",
-            "restart-strategy.fixed-delay.attempts=20",
-        ],
-    );
+    let mut cluster = Cluster::start_checkpointing(chk.path());
     let out = tempfile::tempdir().unwrap();
     let (keys, records, rules, seed) = (30u64, 120_000u64, 7u64, 11u64);
     let args = json!({
@@ -208,13 +191,7 @@ fn list_and_broadcast_state_survive_two_taskmanager_kills_with_exact_totals() {
     let jid = cluster.submit(json!({ "program": "broadcast-rules", "parallelism": 2, "args": args }));
 
     for victim in [1, 0] {
-        let baseline = completed_checkpoints(&cluster, &jid);
-        cluster.wait_running(&jid);
-        wait_until(Duration::from_secs(30), || {
-            completed_checkpoints(&cluster, &jid) >= baseline + 2
-        });
-        cluster.add_taskmanager();
-        cluster.tms[victim].kill();
+        cluster.kill_after_checkpoints(&jid, victim);
     }
 
     assert_eq!(cluster.wait_terminal(&jid, Duration::from_secs(90)), "FINISHED");

@@ -20,7 +20,7 @@ mod operator;
 use crate::datastream::DataStream;
 use crate::functions::{Collector, KeyType, KeyedContext};
 use crate::keyed::KeyedStream;
-use crate::process::SubtaskInfo;
+use crate::process::{operator_state_hooks, FunctionContext};
 use std::hash::Hash;
 use std::sync::Arc;
 use weir_graph::Partitioner;
@@ -28,12 +28,9 @@ use weir_runtime::error::UserError;
 use weir_runtime::operator::factory::Data;
 use weir_runtime::operator::{register_checkpointed, OperatorFactory};
 use weir_state::heap::StateValue;
-use weir_state::{
-    BroadcastState, ListStateDescriptor, MapStateDescriptor, OperatorListState, OperatorStateStore,
-    ReadOnlyBroadcastState, StateError,
-};
+use weir_state::{BroadcastState, MapStateDescriptor, OperatorStateStore, ReadOnlyBroadcastState, StateError};
 
-pub use operator::{BroadcastProcessOperator, KeyedBroadcastProcessOperator};
+pub use operator::{BroadcastAdapter, BroadcastProcessOperator, KeyedBroadcastProcessOperator};
 
 /// Declares one broadcast state (with its types) in a subtask's store.
 type Declare = Arc<dyn Fn(&mut OperatorStateStore) -> Result<(), StateError> + Send + Sync>;
@@ -107,65 +104,19 @@ impl<K: KeyType, T: Data> KeyedStream<K, T> {
     }
 }
 
-/// What both kinds of broadcast context offer: timestamp, time, subtask, operator
-/// list state.
-macro_rules! common_context {
-    () => {
-        /// The timestamp of the record being processed (of the timer, in `on_timer`).
-        pub fn timestamp(&self) -> Option<i64> {
-            self.timestamp
-        }
-
-        /// The operator's current event-time watermark.
-        pub fn current_watermark(&self) -> i64 {
-            self.watermark
-        }
-
-        /// The task's current processing time (epoch ms).
-        pub fn current_processing_time(&self) -> i64 {
-            self.info.processing_time.current_processing_time()
-        }
-
-        /// This subtask's index, from 0.
-        pub fn subtask_index(&self) -> u32 {
-            self.info.task.subtask_index
-        }
-
-        /// The operator's parallelism.
-        pub fn parallelism(&self) -> u32 {
-            self.info.task.parallelism
-        }
-
-        /// The operator list state `desc` of this subtask (redistributed round-robin).
-        pub fn list_state<T: StateValue>(
-            &mut self,
-            desc: &ListStateDescriptor<T>,
-        ) -> Result<OperatorListState<'_, T>, StateError> {
-            self.store.list_state(desc)
-        }
-
-        /// The union list state `desc` of this subtask.
-        pub fn union_list_state<T: StateValue>(
-            &mut self,
-            desc: &ListStateDescriptor<T>,
-        ) -> Result<OperatorListState<'_, T>, StateError> {
-            self.store.union_list_state(desc)
-        }
-    };
+/// The side of a `process_element` call (and keyed `on_timer`): broadcast state
+/// read-only, and in the keyed variant the [`KeyedContext`] of the record's key.
+pub struct ReadOnlySide<'a, 'k, K: KeyType> {
+    pub(crate) keyed: Option<&'a mut KeyedContext<'k, K>>,
 }
 
 /// The context of `process_element` (and keyed `on_timer`): broadcast state read-only
-/// (Flink's `ReadOnlyContext`). In the keyed variant it also dereferences to the
-/// [`KeyedContext`] of the record's key (keyed state, timers).
-pub struct ReadOnlyContext<'a, 'k, K: KeyType = ()> {
-    pub(crate) store: &'a mut OperatorStateStore,
-    pub(crate) keyed: Option<&'a mut KeyedContext<'k, K>>,
-    pub(crate) timestamp: Option<i64>,
-    pub(crate) watermark: i64,
-    pub(crate) info: &'a SubtaskInfo,
-}
+/// (Flink's `ReadOnlyContext`). In the keyed variant it also lends out the
+/// [`KeyedContext`] of the record's key (keyed state, timers) through
+/// [`keyed`](FunctionContext::keyed).
+pub type ReadOnlyContext<'a, 'k, K = ()> = FunctionContext<'a, ReadOnlySide<'a, 'k, K>>;
 
-impl<'k, K: KeyType> ReadOnlyContext<'_, 'k, K> {
+impl<'k, K: KeyType> FunctionContext<'_, ReadOnlySide<'_, 'k, K>> {
     /// The broadcast state `desc`, read-only.
     pub fn broadcast_state<BK: StateValue + Hash + Eq, BV: StateValue>(
         &self,
@@ -176,7 +127,7 @@ impl<'k, K: KeyType> ReadOnlyContext<'_, 'k, K> {
 
     /// The keyed context of the current key (keyed variant only; `NoCurrentKey` else).
     pub fn keyed(&mut self) -> Result<&mut KeyedContext<'k, K>, StateError> {
-        match self.keyed.as_deref_mut() {
+        match self.side.keyed.as_deref_mut() {
             Some(k) => Ok(k),
             None => Err(StateError::NoCurrentKey),
         }
@@ -184,20 +135,16 @@ impl<'k, K: KeyType> ReadOnlyContext<'_, 'k, K> {
 
     /// The key of the record or timer being processed (keyed variant only).
     pub fn current_key(&self) -> Option<&K> {
-        self.keyed.as_deref().and_then(|k| k.current_key())
+        self.side.keyed.as_deref().and_then(|k| k.current_key())
     }
-
-    common_context!();
 }
+
+/// The side of a `process_broadcast_element` call: broadcast state writable, no key.
+pub struct BroadcastSide;
 
 /// The context of `process_broadcast_element`: broadcast state writable (Flink's
 /// `Context`). There is no current key.
-pub struct BroadcastContext<'a> {
-    pub(crate) store: &'a mut OperatorStateStore,
-    pub(crate) timestamp: Option<i64>,
-    pub(crate) watermark: i64,
-    pub(crate) info: &'a SubtaskInfo,
-}
+pub type BroadcastContext<'a> = FunctionContext<'a, BroadcastSide>;
 
 impl BroadcastContext<'_> {
     /// The broadcast state `desc`, writable; it must be one the broadcast stream
@@ -211,23 +158,12 @@ impl BroadcastContext<'_> {
         }
         self.store.broadcast_state(desc)
     }
-
-    common_context!();
 }
 
 /// Processes a non-keyed stream connected with a broadcast stream (Flink's
 /// `BroadcastProcessFunction`). One instance is cloned per subtask.
 pub trait BroadcastProcessFunction<A, B, O>: Clone + Send + Sync + 'static {
-    /// Called once per subtask with its (possibly restored) operator state, before
-    /// `open`.
-    fn initialize_state(&mut self, _store: &mut OperatorStateStore) -> Result<(), UserError> {
-        Ok(())
-    }
-
-    /// Called once per subtask before the first record.
-    fn open(&mut self) -> Result<(), UserError> {
-        Ok(())
-    }
+    operator_state_hooks!();
 
     /// A record of the non-broadcast side; broadcast state is read-only.
     fn process_element(
@@ -244,26 +180,12 @@ pub trait BroadcastProcessFunction<A, B, O>: Clone + Send + Sync + 'static {
         ctx: &mut BroadcastContext<'_>,
         out: &mut Collector<'_, O>,
     ) -> Result<(), UserError>;
-
-    /// Called at every checkpoint before the operator state is snapshotted.
-    fn snapshot_state(&mut self, _checkpoint_id: u64, _store: &mut OperatorStateStore) -> Result<(), UserError> {
-        Ok(())
-    }
 }
 
 /// Processes a keyed stream connected with a broadcast stream (Flink's
 /// `KeyedBroadcastProcessFunction`). One instance is cloned per subtask.
 pub trait KeyedBroadcastProcessFunction<K: KeyType, A, B, O>: Clone + Send + Sync + 'static {
-    /// Called once per subtask with its (possibly restored) operator state, before
-    /// `open`.
-    fn initialize_state(&mut self, _store: &mut OperatorStateStore) -> Result<(), UserError> {
-        Ok(())
-    }
-
-    /// Called once per subtask before the first record.
-    fn open(&mut self) -> Result<(), UserError> {
-        Ok(())
-    }
+    operator_state_hooks!();
 
     /// A record of the keyed side, with its key current; broadcast state is read-only.
     fn process_element(
@@ -290,11 +212,6 @@ pub trait KeyedBroadcastProcessFunction<K: KeyType, A, B, O>: Clone + Send + Syn
     ) -> Result<(), UserError> {
         Ok(())
     }
-
-    /// Called at every checkpoint before the operator state is snapshotted.
-    fn snapshot_state(&mut self, _checkpoint_id: u64, _store: &mut OperatorStateStore) -> Result<(), UserError> {
-        Ok(())
-    }
 }
 
 /// A non-keyed stream connected with a broadcast stream.
@@ -308,7 +225,13 @@ impl<A: Data, B: Data> BroadcastConnectedStream<A, B> {
     pub fn process<O: Data, F: BroadcastProcessFunction<A, B, O>>(&self, f: F) -> DataStream<O> {
         let declarations = self.broadcast.declarations();
         let factory = OperatorFactory::two_input::<A, B, O>(move |ctx, out| {
-            let op = BroadcastProcessOperator::restored("BroadcastProcess".into(), f.clone(), &declarations, ctx, out)?;
+            let op = BroadcastProcessOperator::with_broadcast_states(
+                "BroadcastProcess".into(),
+                f.clone(),
+                &declarations,
+                ctx,
+                out,
+            )?;
             register_checkpointed(ctx, op)
         });
         self.first

@@ -2,21 +2,26 @@
 //! as [`CoElement::Second`]; the operators declare the broadcast states when they are
 //! built (restored or empty), so the non-broadcast side can read them from the start.
 //! Snapshots hold the operator state (list, union and broadcast) and, keyed, the keyed
-//! state and timers of the subtask's key groups.
+//! state and timers of the subtask's key groups. The non-keyed operator is a
+//! [`ProcessOperator`] running the function through [`BroadcastAdapter`].
 
-use super::{BroadcastContext, BroadcastProcessFunction, Declare, KeyedBroadcastProcessFunction, ReadOnlyContext};
-use crate::functions::{Collector, KeyType, KeyedContext};
-use crate::process::{restore_operator_state, SubtaskInfo};
+use super::{
+    BroadcastContext, BroadcastProcessFunction, BroadcastSide, Declare, KeyedBroadcastProcessFunction, ReadOnlyContext,
+    ReadOnlySide,
+};
+use crate::forwarding::fire_timers_and_forward;
+use crate::functions::{Collector, KeyType, SubtaskInfo};
+use crate::operators::{timer_output_timestamp, KeyedParts};
+use crate::process::{
+    restore_operator_state, snapshot_operator_state, ProcessContext, ProcessFunction, ProcessOperator,
+};
 use std::marker::PhantomData;
 use std::sync::Arc;
-use weir_core::element::WatermarkStatus;
-use weir_core::{StreamRecord, Watermark};
+use weir_core::StreamRecord;
 use weir_runtime::checkpoint::CheckpointedOperator;
-use weir_runtime::error::TaskError;
+use weir_runtime::error::{TaskError, UserError};
 use weir_runtime::operator::{CoElement, Output, TaskContext};
-use weir_state::{
-    HeapKeyedStateBackend, OperatorSnapshot, OperatorStateStore, TimeDomain, Timer, TimerService, VoidNamespace,
-};
+use weir_state::{OperatorSnapshot, OperatorStateStore, TimeDomain, Timer, VoidNamespace};
 
 /// The subtask's operator state, restored, with every declared broadcast state.
 fn restore_with_broadcast_states(
@@ -39,99 +44,72 @@ fn restore_with_broadcast_states(
     Ok(store)
 }
 
-fn snapshot_store(name: &str, store: &OperatorStateStore) -> Result<OperatorSnapshot, TaskError> {
-    store
-        .snapshot()
-        .map_err(|e| TaskError::Build(format!("{name}: operator state snapshot: {e}")))
-}
+/// Runs a [`BroadcastProcessFunction`]: a [`ProcessOperator`] over [`CoElement`]s.
+pub type BroadcastProcessOperator<A, B, O, F> = ProcessOperator<CoElement<A, B>, O, BroadcastAdapter<F, A, B>>;
 
-/// Runs a [`BroadcastProcessFunction`].
-pub struct BroadcastProcessOperator<A, B, O, F> {
-    name: String,
-    f: F,
-    store: OperatorStateStore,
-    info: SubtaskInfo,
-    watermark: i64,
-    out: Box<dyn Output<O>>,
-    _t: PhantomData<fn(A, B)>,
-}
-
-impl<A, B, O, F: BroadcastProcessFunction<A, B, O>> BroadcastProcessOperator<A, B, O, F> {
+impl<A: 'static, B: 'static, O, F: BroadcastProcessFunction<A, B, O>> BroadcastProcessOperator<A, B, O, F> {
     /// The operator of the subtask of `ctx`, its operator state restored and the
     /// broadcast states of `declarations` declared.
-    pub(crate) fn restored(
+    pub(crate) fn with_broadcast_states(
         name: String,
-        mut f: F,
+        f: F,
         declarations: &[Declare],
         ctx: &TaskContext,
         out: Box<dyn Output<O>>,
     ) -> Result<Self, TaskError> {
-        let mut store = restore_with_broadcast_states(&name, declarations, ctx)?;
-        f.initialize_state(&mut store).map_err(|e| TaskError::user(&name, e))?;
-        f.open().map_err(|e| TaskError::user(&name, e))?;
-        Ok(Self {
-            name,
-            f,
-            store,
-            info: SubtaskInfo::of(ctx),
-            watermark: i64::MIN,
-            out,
+        let store = restore_with_broadcast_states(&name, declarations, ctx)?;
+        let adapter = BroadcastAdapter { f, _t: PhantomData };
+        ProcessOperator::with_store(name, adapter, store, SubtaskInfo::of(ctx), out)
+    }
+}
+
+/// Runs a [`BroadcastProcessFunction`] as a [`ProcessFunction`] over [`CoElement`]s:
+/// the broadcast side (second) with the writable context, the other with the
+/// read-only one.
+pub struct BroadcastAdapter<F, A, B> {
+    f: F,
+    _t: PhantomData<fn(A, B)>,
+}
+
+impl<F: Clone, A, B> Clone for BroadcastAdapter<F, A, B> {
+    fn clone(&self) -> Self {
+        Self {
+            f: self.f.clone(),
             _t: PhantomData,
-        })
-    }
-}
-
-impl<A, B, O, F: BroadcastProcessFunction<A, B, O>> CheckpointedOperator for BroadcastProcessOperator<A, B, O, F> {
-    fn snapshot_state(&mut self, checkpoint_id: u64) -> Result<OperatorSnapshot, TaskError> {
-        self.f
-            .snapshot_state(checkpoint_id, &mut self.store)
-            .map_err(|e| TaskError::user(&self.name, e))?;
-        snapshot_store(&self.name, &self.store)
-    }
-}
-
-impl<A, B, O, F: BroadcastProcessFunction<A, B, O>> Output<CoElement<A, B>> for BroadcastProcessOperator<A, B, O, F> {
-    fn collect(&mut self, record: StreamRecord<CoElement<A, B>>) -> Result<(), TaskError> {
-        let timestamp = record.timestamp;
-        let mut out = Collector::new(&mut *self.out, timestamp);
-        let r = match record.value {
-            CoElement::First(a) => {
-                let mut ctx: ReadOnlyContext<'_, '_> = ReadOnlyContext {
-                    store: &mut self.store,
-                    keyed: None,
-                    timestamp,
-                    watermark: self.watermark,
-                    info: &self.info,
-                };
-                self.f.process_element(a, &mut ctx, &mut out)
-            }
-            CoElement::Second(b) => {
-                let mut ctx = BroadcastContext {
-                    store: &mut self.store,
-                    timestamp,
-                    watermark: self.watermark,
-                    info: &self.info,
-                };
-                self.f.process_broadcast_element(b, &mut ctx, &mut out)
-            }
-        };
-        if let Some(e) = out.into_error() {
-            return Err(e);
         }
-        r.map_err(|e| TaskError::user(&self.name, e))
     }
-    fn emit_watermark(&mut self, watermark: Watermark) -> Result<(), TaskError> {
-        self.watermark = self.watermark.max(watermark.0);
-        self.out.emit_watermark(watermark)
+}
+
+impl<A: 'static, B: 'static, O, F: BroadcastProcessFunction<A, B, O>> ProcessFunction<CoElement<A, B>, O>
+    for BroadcastAdapter<F, A, B>
+{
+    fn initialize_state(&mut self, store: &mut OperatorStateStore) -> Result<(), UserError> {
+        self.f.initialize_state(store)
     }
-    fn end_input(&mut self) -> Result<(), TaskError> {
-        self.out.end_input()
+
+    fn open(&mut self) -> Result<(), UserError> {
+        self.f.open()
     }
-    fn emit_watermark_status(&mut self, status: WatermarkStatus) -> Result<(), TaskError> {
-        self.out.emit_watermark_status(status)
+
+    fn snapshot_state(&mut self, checkpoint_id: u64, store: &mut OperatorStateStore) -> Result<(), UserError> {
+        self.f.snapshot_state(checkpoint_id, store)
     }
-    fn on_processing_time(&mut self, now: i64) -> Result<(), TaskError> {
-        self.out.on_processing_time(now)
+
+    fn process_element(
+        &mut self,
+        value: CoElement<A, B>,
+        ctx: &mut ProcessContext<'_>,
+        out: &mut Collector<'_, O>,
+    ) -> Result<(), UserError> {
+        match value {
+            CoElement::First(a) => {
+                let mut ctx = ctx.with_side(ReadOnlySide { keyed: None });
+                self.f.process_element(a, &mut ctx, out)
+            }
+            CoElement::Second(b) => self
+                .f
+                .process_broadcast_element(b, &mut ctx.with_side(BroadcastSide), out),
+        }
     }
 }
 
@@ -141,10 +119,8 @@ pub struct KeyedBroadcastProcessOperator<K: KeyType, A, B, O, F> {
     name: String,
     f: F,
     key_selector: Arc<dyn Fn(&A) -> K + Send + Sync>,
-    backend: HeapKeyedStateBackend<K>,
-    timers: TimerService<K, VoidNamespace>,
+    keyed: KeyedParts<K>,
     store: OperatorStateStore,
-    info: SubtaskInfo,
     out: Box<dyn Output<O>>,
     _t: PhantomData<fn(B)>,
 }
@@ -160,54 +136,34 @@ impl<K: KeyType, A, B, O, F: KeyedBroadcastProcessFunction<K, A, B, O>> KeyedBro
         ctx: &TaskContext,
         out: Box<dyn Output<O>>,
     ) -> Result<Self, TaskError> {
-        let (backend, timers) = crate::keyed_state::restore_keyed(ctx)?;
+        let restored = crate::keyed_state::restore_keyed(ctx)?;
         let mut store = restore_with_broadcast_states(&name, declarations, ctx)?;
-        let info = SubtaskInfo::of(ctx);
-        if let Some(at) = timers.next_processing_time_timer() {
-            info.processing_time.register_wakeup(at);
-        }
-        f.initialize_state(&mut store).map_err(|e| TaskError::user(&name, e))?;
-        f.open().map_err(|e| TaskError::user(&name, e))?;
+        let keyed = KeyedParts::new(restored, SubtaskInfo::of(ctx));
+        f.initialize_state(&mut store)
+            .and_then(|()| f.open())
+            .map_err(|e| TaskError::user(&name, e))?;
         Ok(Self {
             name,
             f,
             key_selector,
-            backend,
-            timers,
+            keyed,
             store,
-            info,
             out,
             _t: PhantomData,
         })
     }
 
     fn fire(&mut self, timer: Timer<K, VoidNamespace>, domain: TimeDomain) -> Result<(), TaskError> {
-        self.backend
-            .set_current_key(timer.key)
-            .map_err(|e| TaskError::user(&self.name, e))?;
-        let output_ts = (domain == TimeDomain::EventTime).then_some(timer.timestamp);
-        let watermark = self.timers.current_watermark();
-        let mut keyed = KeyedContext {
-            backend: &mut self.backend,
-            timers: &mut self.timers,
-            timestamp: output_ts,
-            processing_time: &self.info.processing_time,
-            time_domain: Some(domain),
-            task_info: &self.info.task,
-        };
-        let mut ctx = ReadOnlyContext {
-            store: &mut self.store,
+        let output_ts = timer_output_timestamp(timer.timestamp, domain);
+        let watermark = self.keyed.timers.current_watermark();
+        let (mut keyed, info) = self.keyed.context(&self.name, timer.key, output_ts, Some(domain))?;
+        let side = ReadOnlySide {
             keyed: Some(&mut keyed),
-            timestamp: output_ts,
-            watermark,
-            info: &self.info,
         };
+        let mut ctx = ReadOnlyContext::new(&mut self.store, output_ts, watermark, info, side);
         let mut out = Collector::new(&mut *self.out, output_ts);
         let r = self.f.on_timer(timer.timestamp, &mut ctx, &mut out);
-        if let Some(e) = out.into_error() {
-            return Err(e);
-        }
-        r.map_err(|e| TaskError::user(&self.name, e))
+        out.finish(&self.name, r)
     }
 }
 
@@ -215,11 +171,10 @@ impl<K: KeyType, A, B, O, F: KeyedBroadcastProcessFunction<K, A, B, O>> Checkpoi
     for KeyedBroadcastProcessOperator<K, A, B, O, F>
 {
     fn snapshot_state(&mut self, checkpoint_id: u64) -> Result<OperatorSnapshot, TaskError> {
-        self.f
-            .snapshot_state(checkpoint_id, &mut self.store)
-            .map_err(|e| TaskError::user(&self.name, e))?;
-        let mut snapshot = crate::keyed_state::snapshot_keyed(&self.backend, &self.timers)?;
-        let operator = snapshot_store(&self.name, &self.store)?;
+        let operator = snapshot_operator_state(&self.name, &mut self.store, |store| {
+            self.f.snapshot_state(checkpoint_id, store)
+        })?;
+        let mut snapshot = crate::keyed_state::snapshot_keyed(&self.keyed.backend, &self.keyed.timers)?;
         snapshot.list = operator.list;
         snapshot.union = operator.union;
         Ok(snapshot)
@@ -231,66 +186,28 @@ impl<K: KeyType, A, B, O, F: KeyedBroadcastProcessFunction<K, A, B, O>> Output<C
 {
     fn collect(&mut self, record: StreamRecord<CoElement<A, B>>) -> Result<(), TaskError> {
         let timestamp = record.timestamp;
-        let watermark = self.timers.current_watermark();
-        let r = match record.value {
+        let watermark = self.keyed.timers.current_watermark();
+        match record.value {
             CoElement::First(a) => {
                 let key = (self.key_selector)(&a);
-                self.backend
-                    .set_current_key(key)
-                    .map_err(|e| TaskError::user(&self.name, e))?;
-                let mut keyed = KeyedContext {
-                    backend: &mut self.backend,
-                    timers: &mut self.timers,
-                    timestamp,
-                    processing_time: &self.info.processing_time,
-                    time_domain: None,
-                    task_info: &self.info.task,
-                };
-                let mut ctx = ReadOnlyContext {
-                    store: &mut self.store,
+                let (mut keyed, info) = self.keyed.context(&self.name, key, timestamp, None)?;
+                let side = ReadOnlySide {
                     keyed: Some(&mut keyed),
-                    timestamp,
-                    watermark,
-                    info: &self.info,
                 };
+                let mut ctx = ReadOnlyContext::new(&mut self.store, timestamp, watermark, info, side);
                 let mut out = Collector::new(&mut *self.out, timestamp);
                 let r = self.f.process_element(a, &mut ctx, &mut out);
-                out.into_error().map_or(Ok(r), Err)?
+                out.finish(&self.name, r)
             }
             CoElement::Second(b) => {
-                let mut ctx = BroadcastContext {
-                    store: &mut self.store,
-                    timestamp,
-                    watermark,
-                    info: &self.info,
-                };
+                let info = &self.keyed.info;
+                let mut ctx = BroadcastContext::new(&mut self.store, timestamp, watermark, info, BroadcastSide);
                 let mut out = Collector::new(&mut *self.out, timestamp);
                 let r = self.f.process_broadcast_element(b, &mut ctx, &mut out);
-                out.into_error().map_or(Ok(r), Err)?
+                out.finish(&self.name, r)
             }
-        };
-        r.map_err(|e| TaskError::user(&self.name, e))
-    }
-
-    fn emit_watermark(&mut self, watermark: Watermark) -> Result<(), TaskError> {
-        while let Some(timer) = self.timers.advance_and_pop(watermark.0) {
-            self.fire(timer, TimeDomain::EventTime)?;
         }
-        self.out.emit_watermark(watermark)
     }
 
-    fn end_input(&mut self) -> Result<(), TaskError> {
-        self.out.end_input()
-    }
-
-    fn emit_watermark_status(&mut self, status: WatermarkStatus) -> Result<(), TaskError> {
-        self.out.emit_watermark_status(status)
-    }
-
-    fn on_processing_time(&mut self, now: i64) -> Result<(), TaskError> {
-        while let Some(timer) = self.timers.pop_processing_time_timer(now) {
-            self.fire(timer, TimeDomain::ProcessingTime)?;
-        }
-        self.out.on_processing_time(now)
-    }
+    fire_timers_and_forward!(keyed.timers, fire);
 }

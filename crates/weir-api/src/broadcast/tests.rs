@@ -8,7 +8,7 @@ use weir_core::ids::OperatorId;
 use weir_core::{StreamRecord, Watermark};
 use weir_runtime::checkpoint::CheckpointedOperator;
 use weir_runtime::operator::{CoElement, Output};
-use weir_state::OperatorSnapshot;
+use weir_state::{ListStateDescriptor, OperatorSnapshot};
 
 const OP: OperatorId = OperatorId(9);
 
@@ -68,7 +68,13 @@ type Plain = BroadcastProcessOperator<(u32, u64), (u32, u64), u64, Enrich>;
 fn plain(index: u32, parallelism: u32, old: &[OperatorSnapshot]) -> (Plain, Log<u64>) {
     let log = Log::default();
     let ctx = context(index, parallelism, old, OP);
-    let op = BroadcastProcessOperator::restored("Enrich".into(), Enrich, &declarations(), &ctx, Box::new(log.clone()));
+    let op = BroadcastProcessOperator::with_broadcast_states(
+        "Enrich".into(),
+        Enrich,
+        &declarations(),
+        &ctx,
+        Box::new(log.clone()),
+    );
     (op.unwrap(), log)
 }
 
@@ -141,7 +147,7 @@ fn broadcast_state_the_stream_did_not_declare_is_an_error_on_either_side() {
         }
     }
     let ctx = context(0, 1, &[], OP);
-    let mut op = BroadcastProcessOperator::restored(
+    let mut op = BroadcastProcessOperator::with_broadcast_states(
         "U".into(),
         Undeclared,
         &declarations(),
@@ -160,7 +166,7 @@ fn a_corrupt_broadcast_copy_fails_the_restore_naming_the_state() {
     let mut bad = OperatorSnapshot::default();
     bad.union.insert("_broadcast/rules".into(), vec![vec![9]]);
     let ctx = context(0, 1, &[bad], OP);
-    let err = BroadcastProcessOperator::restored(
+    let err = BroadcastProcessOperator::with_broadcast_states(
         "Enrich".into(),
         Enrich,
         &declarations(),

@@ -23,14 +23,14 @@ use super::lateness::{cleanup_time, is_element_late, is_window_late};
 use super::merging::MergingWindowSet;
 use super::triggers::{OnMergeContext, Trigger, TriggerContext, TriggerResult};
 use super::window::Window;
+use crate::forwarding::fire_timers_and_forward;
 use crate::functions::{Collector, KeyType};
 use std::marker::PhantomData;
 use std::sync::Arc;
-use weir_core::element::WatermarkStatus;
-use weir_core::{StreamRecord, Watermark};
+use weir_core::StreamRecord;
 use weir_runtime::error::{TaskError, UserError};
 use weir_runtime::operator::{Output, ProcessingTimeService, SideOutput};
-use weir_state::{HeapKeyedStateBackend, Timer, TimerService, ValueStateDescriptor, VoidNamespace};
+use weir_state::{HeapKeyedStateBackend, TimeDomain, Timer, TimerService, ValueStateDescriptor, VoidNamespace};
 
 /// What defines a windowed computation besides its function.
 pub struct WindowSpec<K, T, W> {
@@ -222,21 +222,24 @@ where
         }
     }
 
-    fn emit_contents(&mut self, key: &K, window: &W, state_window: &W) -> Result<(), TaskError> {
-        let firing = Firing {
+    /// What the window function is told of `window` (contents in `state_window`) of
+    /// `key` as of now.
+    fn firing<'f>(&self, key: &'f K, window: &'f W, state_window: &'f W) -> Firing<'f, K, W> {
+        Firing {
             key,
             window,
             state_window,
             watermark: self.timers.current_watermark(),
             processing_time: self.processing_time.current_processing_time(),
             merging: self.merging,
-        };
+        }
+    }
+
+    fn emit_contents(&mut self, key: &K, window: &W, state_window: &W) -> Result<(), TaskError> {
+        let firing = self.firing(key, window, state_window);
         let mut out = Collector::new(&mut *self.out, Some(window.max_timestamp()));
         let r = self.contents.emit(&mut self.backend, &firing, &mut out);
-        if let Some(e) = out.into_error() {
-            return Err(e);
-        }
-        r.map_err(|e| TaskError::user(&self.spec.name, e))
+        out.finish(&self.spec.name, r)
     }
 
     /// Adds `value` to `window` (contents in `state_window`) and acts on the trigger.
@@ -414,7 +417,8 @@ where
             .map_err(|e| TaskError::user(&self.spec.name, e))
     }
 
-    fn on_timer(&mut self, timer: Timer<K, W>, event_time_timer: bool) -> Result<(), TaskError> {
+    fn on_timer(&mut self, timer: Timer<K, W>, domain: TimeDomain) -> Result<(), TaskError> {
+        let event_time_timer = domain == TimeDomain::EventTime;
         let Timer {
             timestamp,
             key,
@@ -475,14 +479,7 @@ where
             let mut ctx = Self::trigger_ctx(key, window, &mut self.backend, &mut self.timers, &self.processing_time);
             self.spec.trigger.clear(window, &mut ctx).map_err(fail)?;
         }
-        let firing = Firing {
-            key,
-            window,
-            state_window,
-            watermark: self.timers.current_watermark(),
-            processing_time: self.processing_time.current_processing_time(),
-            merging: self.merging,
-        };
+        let firing = self.firing(key, window, state_window);
         self.contents.clear_function(&mut self.backend, &firing).map_err(fail)?;
         if let Some(set) = set {
             set.retire_window(window).map_err(|e| TaskError::user(&name, e))?;
@@ -515,27 +512,7 @@ where
         self.process_element(record)
     }
 
-    fn emit_watermark(&mut self, watermark: Watermark) -> Result<(), TaskError> {
-        while let Some(timer) = self.timers.advance_and_pop(watermark.0) {
-            self.on_timer(timer, true)?;
-        }
-        self.out.emit_watermark(watermark)
-    }
-
-    fn end_input(&mut self) -> Result<(), TaskError> {
-        self.out.end_input()
-    }
-
-    fn emit_watermark_status(&mut self, status: WatermarkStatus) -> Result<(), TaskError> {
-        self.out.emit_watermark_status(status)
-    }
-
-    fn on_processing_time(&mut self, now: i64) -> Result<(), TaskError> {
-        while let Some(timer) = self.timers.pop_processing_time_timer(now) {
-            self.on_timer(timer, false)?;
-        }
-        self.out.on_processing_time(now)
-    }
+    fire_timers_and_forward!(timers, on_timer);
 }
 
 #[cfg(test)]

@@ -3,6 +3,8 @@
 
 use rustc_hash::FxHashMap as HashMap;
 use std::hash::Hash;
+use std::marker::PhantomData;
+use std::ops::Deref;
 
 /// A list state of the operator (split or union), as Flink's `ListState`.
 pub struct OperatorListState<'a, T> {
@@ -56,13 +58,33 @@ impl<T> OperatorListState<'_, T> {
     }
 }
 
-/// A broadcast state, writable (Flink's `BroadcastState`): only the broadcast side
-/// writes it, so every subtask keeps an equal copy.
-pub struct BroadcastState<'a, K, V> {
-    pub(super) map: &'a mut HashMap<K, V>,
+/// A broadcast state through `M`, a borrow of its map: read through any borrow, written
+/// through a mutable one. Functions see it as [`BroadcastState`] (writable) or
+/// [`ReadOnlyBroadcastState`].
+pub struct BroadcastStateHandle<K, V, M> {
+    map: M,
+    _entries: PhantomData<fn() -> (K, V)>,
 }
 
-impl<K: Hash + Eq, V> BroadcastState<'_, K, V> {
+impl<K, V, M: Deref<Target = HashMap<K, V>>> BroadcastStateHandle<K, V, M> {
+    /// The state behind `map`.
+    pub(super) fn new(map: M) -> Self {
+        Self {
+            map,
+            _entries: PhantomData,
+        }
+    }
+}
+
+/// A broadcast state, writable (Flink's `BroadcastState`): only the broadcast side
+/// writes it, so every subtask keeps an equal copy.
+pub type BroadcastState<'a, K, V> = BroadcastStateHandle<K, V, &'a mut HashMap<K, V>>;
+
+/// A broadcast state, read-only (Flink's `ReadOnlyBroadcastState`): what the
+/// non-broadcast side sees.
+pub type ReadOnlyBroadcastState<'a, K, V> = BroadcastStateHandle<K, V, &'a HashMap<K, V>>;
+
+impl<K: Hash + Eq, V, M: Deref<Target = HashMap<K, V>>> BroadcastStateHandle<K, V, M> {
     /// The value of `key`.
     pub fn get(&self, key: &K) -> Option<&V> {
         self.map.get(key)
@@ -73,6 +95,23 @@ impl<K: Hash + Eq, V> BroadcastState<'_, K, V> {
         self.map.contains_key(key)
     }
 
+    /// Iterates over the entries (in no particular order).
+    pub fn iter(&self) -> impl Iterator<Item = (&K, &V)> {
+        self.map.iter()
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// True when there is no entry.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+}
+
+impl<K: Hash + Eq, V> BroadcastState<'_, K, V> {
     /// Sets the value of `key`.
     pub fn put(&mut self, key: K, value: V) {
         self.map.insert(key, value);
@@ -86,53 +125,5 @@ impl<K: Hash + Eq, V> BroadcastState<'_, K, V> {
     /// Removes every entry.
     pub fn clear(&mut self) {
         self.map.clear();
-    }
-
-    /// Iterates over the entries (in no particular order).
-    pub fn iter(&self) -> impl Iterator<Item = (&K, &V)> {
-        self.map.iter()
-    }
-
-    /// Number of entries.
-    pub fn len(&self) -> usize {
-        self.map.len()
-    }
-
-    /// True when there is no entry.
-    pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
-    }
-}
-
-/// A broadcast state, read-only (Flink's `ReadOnlyBroadcastState`): what the
-/// non-broadcast side sees.
-pub struct ReadOnlyBroadcastState<'a, K, V> {
-    pub(super) map: &'a HashMap<K, V>,
-}
-
-impl<K: Hash + Eq, V> ReadOnlyBroadcastState<'_, K, V> {
-    /// The value of `key`.
-    pub fn get(&self, key: &K) -> Option<&V> {
-        self.map.get(key)
-    }
-
-    /// True when `key` has a value.
-    pub fn contains(&self, key: &K) -> bool {
-        self.map.contains_key(key)
-    }
-
-    /// Iterates over the entries (in no particular order).
-    pub fn iter(&self) -> impl Iterator<Item = (&K, &V)> {
-        self.map.iter()
-    }
-
-    /// Number of entries.
-    pub fn len(&self) -> usize {
-        self.map.len()
-    }
-
-    /// True when there is no entry.
-    pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
     }
 }

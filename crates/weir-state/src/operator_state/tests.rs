@@ -35,24 +35,12 @@ fn store(list: &[u64], union: &[&str], rule: &str) -> OperatorStateStore {
 /// Snapshots `old` (one store per old subtask) and restores subtask `index` of
 /// `parallelism` from them as a rescaled or non-rescaled task would.
 fn restore(old: &[OperatorStateStore], index: u32, parallelism: u32) -> OperatorStateStore {
-    let rescaled = old.len() as u32 != parallelism;
-    let snapshots: Vec<TaskSnapshot> = old
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| rescaled || *i as u32 == index)
-        .map(|(_, s)| {
-            let mut t = TaskSnapshot::default();
-            t.operators.insert(OP, s.snapshot().unwrap());
-            TaskSnapshot::decode(&t.encode().unwrap()).unwrap()
-        })
-        .collect();
-    let restored = RestoredState {
-        checkpoint_id: 3,
-        snapshots,
-        rescaled,
-        subtask_index: index,
-        parallelism,
-    };
+    let snapshots = old.iter().map(|s| {
+        let mut t = TaskSnapshot::default();
+        t.operators.insert(OP, s.snapshot().unwrap());
+        TaskSnapshot::decode(&t.encode().unwrap()).unwrap()
+    });
+    let restored = RestoredState::of_subtask(3, snapshots, index, parallelism);
     let part = restored.operator(OP, KeyGroupRange::new(0, 127));
     OperatorStateStore::restore(part.as_ref(), index).unwrap()
 }

@@ -32,6 +32,42 @@ pub struct Cluster {
 }
 
 impl Cluster {
+    /// A cluster of two TaskManagers with two slots each that checkpoints every 200 ms
+    /// into `dir` and restarts a failed job at once (up to 20 times).
+    pub fn start_checkpointing(dir: &std::path::Path) -> Cluster {
+        let chk_dir = format!("execution.checkpointing.dir={}", dir.display());
+        Cluster::start(
+            2,
+            2,
+            &[
+                "execution.checkpointing.interval=200 ms",
+                &chk_dir,
+                "restart-strategy.type=fixed-delay",
+                "restart-strategy.fixed-delay.delay=0 s",
+                "restart-strategy.fixed-delay.attempts=20",
+            ],
+        )
+    }
+
+    /// How many checkpoints job `jid` has completed.
+    pub fn completed_checkpoints(&self, jid: &str) -> u64 {
+        get(&self.rest, &format!("/jobs/{jid}/checkpoints")).1["counts"]["completed"]
+            .as_u64()
+            .unwrap_or(0)
+    }
+
+    /// Kills TaskManager `victim` once job `jid` is running and has completed two more
+    /// checkpoints than now, with a replacement started first.
+    pub fn kill_after_checkpoints(&mut self, jid: &str, victim: usize) {
+        let baseline = self.completed_checkpoints(jid);
+        self.wait_running(jid);
+        wait_until(Duration::from_secs(30), || {
+            self.completed_checkpoints(jid) >= baseline + 2
+        });
+        self.add_taskmanager();
+        self.tms[victim].kill();
+    }
+
     /// A JobManager with `jm_dynamic` settings and `tms` TaskManagers of `slots` slots.
     pub fn start(tms: u32, slots: u32, jm_dynamic: &[&str]) -> Cluster {
         let mut d: Vec<String> = vec![

@@ -15,6 +15,7 @@ use std::fmt::Debug;
 use std::rc::Rc;
 use std::time::Duration;
 use weir_core::KeyGroupRange;
+use weir_core::Watermark;
 use weir_runtime::operator::ManualClock;
 
 type Rec = (u32, i64);
