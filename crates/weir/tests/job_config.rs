@@ -50,6 +50,10 @@ fn weir_run_d_sets_the_jobs_checkpointing_and_restart_strategy_over_the_clusters
             .unwrap_or(0)
             >= 2
     });
+    let (code, out, _) = weir_cli(&["list", "-m", &cluster.rest]);
+    assert_eq!(code, 0);
+    let line = out.lines().find(|l| l.contains(&jid)).unwrap_or_default().to_string();
+    assert!(line.contains("(RUNNING), last checkpoint "), "{out}");
     let (code, _) = send(&cluster.rest, "PATCH", &format!("/jobs/{jid}"), None);
     assert_eq!(code, 202);
 }

@@ -186,15 +186,30 @@ pub fn list(target: &Target) -> Result<()> {
         println!("No jobs.");
     }
     for j in jobs {
+        let jid = j["jid"].as_str().unwrap_or("");
         println!(
-            "{} : {} : {} ({})",
+            "{} : {} : {} ({}){}",
             j["start-time"].as_i64().unwrap_or(0),
-            j["jid"].as_str().unwrap_or(""),
+            jid,
             j["name"].as_str().unwrap_or(""),
-            j["state"].as_str().unwrap_or("")
+            j["state"].as_str().unwrap_or(""),
+            last_checkpoint(&target.jobmanager, jid)
         );
     }
     Ok(())
+}
+
+/// `, last checkpoint <id> at <ms>` for a job with a completed checkpoint, else empty.
+fn last_checkpoint(jobmanager: &str, jid: &str) -> String {
+    let Ok(body) = get(jobmanager, &format!("/jobs/{jid}/checkpoints")) else {
+        return String::new();
+    };
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
+    let latest = &v["latest"]["completed"];
+    match (latest["id"].as_u64(), latest["latest_ack_timestamp"].as_i64()) {
+        (Some(id), Some(at)) => format!(", last checkpoint {id} at {at}"),
+        _ => String::new(),
+    }
 }
 
 /// `weir cancel`.
