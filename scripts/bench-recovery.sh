@@ -7,11 +7,14 @@
 # failure (/exceptions), when it restored the checkpoint (/checkpoints
 # latest.restored.restore_timestamp), and when every task ran again with its restored
 # state (RUNNING is reported after the restore), plus the restored state's size.
-# usage: bench-recovery.sh [fixed-delay-0|exponential-delay] [keys]   (default: exponential-delay, 10000)
+# usage: bench-recovery.sh [fixed-delay-0|exponential-delay] [keys] [rows/s]
+#        (default: exponential-delay, 10000 keys, 50000 rows/s; with a million keys use a
+#        higher rate, e.g. 1000000, so that the state holds nearly every key)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 strategy="${1:-exponential-delay}"
 keys="${2:-10000}"
+rate="${3:-50000}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/weir-target}"
 cargo build --release -q -p weir
 weir="$CARGO_TARGET_DIR/release/weir"
@@ -29,9 +32,9 @@ fi
 tm=("${common[@]}" -D jobmanager.rpc.port=$rpc_port -D taskmanager.numberOfTaskSlots=1)
 "$weir" jobmanager "${jm[@]}" >"$work/jm.log" 2>&1 & pids+=($!)
 "$weir" taskmanager "${tm[@]}" >"$work/tm1.log" 2>&1 & victim=$!; pids+=($victim)
-python3 - "$weir" "$rest_port" "$keys" "$victim" "$strategy" "${tm[@]}" <<'PY'
+python3 - "$weir" "$rest_port" "$keys" "$victim" "$strategy" "$rate" "${tm[@]}" <<'PY'
 import json, os, signal, subprocess, sys, time, urllib.request
-weir, port, keys, victim, strategy, tm_args = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5], sys.argv[6:]
+weir, port, keys, victim, strategy, rate, tm_args = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5], sys.argv[6], sys.argv[7:]
 api = f"http://127.0.0.1:{port}"
 def get(path):
     with urllib.request.urlopen(api + path, timeout=5) as r:
@@ -48,7 +51,7 @@ def wait(cond, timeout=60):
     sys.exit("timed out")
 wait(lambda: get("/overview")["slots-total"] == 1)
 body = json.dumps({"program": "keyed-sum", "parallelism": 1,
-                   "args": {"keys": keys, "records": "1000000000000", "rate_per_sec": "50000"}}).encode()
+                   "args": {"keys": keys, "records": "1000000000000", "rate_per_sec": rate}}).encode()
 req = urllib.request.Request(api + "/jobs", data=body, headers={"Content-Type": "application/json"})
 jid = json.load(urllib.request.urlopen(req))["jobid"]
 def all_running():
