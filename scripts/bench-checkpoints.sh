@@ -41,30 +41,17 @@ rest_port=$((40000 + RANDOM % 20000)); rpc_port=$((rest_port + 1))
 WEIR_LOG=info,weir_taskmanager::checkpointing=debug "$weir" taskmanager -D jobmanager.rpc.port=$rpc_port \
   -D taskmanager.numberOfTaskSlots=1 -D cluster.dir="$work/c" >"$work/tm.log" 2>&1 & tm=$!
 trap 'kill -9 $jm $tm 2>/dev/null || true; rm -rf "$work"' EXIT
-python3 - "$rest_port" "$keys" "$work/tm.log" <<'PY'
-import json, re, sys, time, urllib.request
-api, keys, tm_log = f"http://127.0.0.1:{sys.argv[1]}", int(sys.argv[2]), sys.argv[3]
-def get(path):
-    with urllib.request.urlopen(api + path, timeout=10) as r:
-        return json.load(r)
-def wait(cond, timeout=120):
-    end = time.time() + timeout
-    while time.time() < end:
-        try:
-            v = cond()
-            if v:
-                return v
-        except Exception:
-            pass
-        time.sleep(0.1)
-    sys.exit("timed out")
-wait(lambda: get("/overview")["slots-total"] == 1)
+WEIR_SCRIPTS="$PWD/scripts" python3 - "$rest_port" "$keys" "$work/tm.log" <<'PY'
+import os, re, sys
+sys.path.insert(0, os.environ["WEIR_SCRIPTS"])
+from weir_rest import Rest, wait
+rest, keys, tm_log = Rest(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+get = rest.get
+rest.wait_slots(1)
 # Enough records that (nearly) every key is in state, then a slow trickle so the job
 # keeps running while checkpoints are taken.
-body = json.dumps({"program": "keyed-sum", "parallelism": 1,
-                   "args": {"keys": str(keys), "records": str(keys * 20), "rate_per_sec": str(keys * 4)}}).encode()
-req = urllib.request.Request(api + "/jobs", data=body, headers={"Content-Type": "application/json"})
-jid = json.load(urllib.request.urlopen(req))["jobid"]
+jid = rest.submit({"program": "keyed-sum", "parallelism": 1,
+                   "args": {"keys": str(keys), "records": str(keys * 20), "rate_per_sec": str(keys * 4)}})
 wait(lambda: get(f"/jobs/{jid}/checkpoints")["counts"]["completed"] >= 4)
 latest = get(f"/jobs/{jid}/checkpoints")["latest"]["completed"]
 # The TaskManager logs each acknowledgement with its synchronous part (the task

@@ -32,35 +32,23 @@ fi
 tm=("${common[@]}" -D jobmanager.rpc.port=$rpc_port -D taskmanager.numberOfTaskSlots=1)
 "$weir" jobmanager "${jm[@]}" >"$work/jm.log" 2>&1 & pids+=($!)
 "$weir" taskmanager "${tm[@]}" >"$work/tm1.log" 2>&1 & victim=$!; pids+=($victim)
-python3 - "$weir" "$rest_port" "$keys" "$victim" "$strategy" "$rate" "${tm[@]}" <<'PY'
-import json, os, signal, subprocess, sys, time, urllib.request
+WEIR_SCRIPTS="$PWD/scripts" python3 - "$weir" "$rest_port" "$keys" "$victim" "$strategy" "$rate" "${tm[@]}" <<'PY'
+import os, signal, subprocess, sys, time
+sys.path.insert(0, os.environ["WEIR_SCRIPTS"])
+from weir_rest import Rest, wait
 weir, port, keys, victim, strategy, rate, tm_args = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5], sys.argv[6], sys.argv[7:]
-api = f"http://127.0.0.1:{port}"
-def get(path):
-    with urllib.request.urlopen(api + path, timeout=5) as r:
-        return json.load(r)
-def wait(cond, timeout=60):
-    end = time.time() + timeout
-    while time.time() < end:
-        try:
-            v = cond()
-            if v: return v
-        except Exception:
-            pass
-        time.sleep(0.01)
-    sys.exit("timed out")
-wait(lambda: get("/overview")["slots-total"] == 1)
-body = json.dumps({"program": "keyed-sum", "parallelism": 1,
-                   "args": {"keys": keys, "records": "1000000000000", "rate_per_sec": rate}}).encode()
-req = urllib.request.Request(api + "/jobs", data=body, headers={"Content-Type": "application/json"})
-jid = json.load(urllib.request.urlopen(req))["jobid"]
+rest = Rest(port)
+get = rest.get
+rest.wait_slots(1)
+jid = rest.submit({"program": "keyed-sum", "parallelism": 1,
+                   "args": {"keys": keys, "records": "1000000000000", "rate_per_sec": rate}})
 def all_running():
     j = get(f"/jobs/{jid}")
     return j["state"] == "RUNNING" and all(v["status"] == "RUNNING" for v in j["vertices"])
 wait(all_running)
 wait(lambda: get(f"/jobs/{jid}/checkpoints")["counts"]["completed"] >= 3, 120)
 spare = subprocess.Popen([weir, "taskmanager", *tm_args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-wait(lambda: get("/overview")["slots-total"] == 2)
+rest.wait_slots(2)
 time.sleep(2)
 size = get(f"/jobs/{jid}/checkpoints")["latest"]["completed"]["state_size"]
 t0 = time.time()

@@ -35,28 +35,16 @@ tm=("${common[@]}" -D jobmanager.rpc.port=$rpc_port -D taskmanager.numberOfTaskS
     -D taskmanager.memory.segment-size=4kb)
 "$weir" jobmanager "${jm[@]}" >"$work/jm.log" 2>&1 & pids+=($!)
 "$weir" taskmanager "${tm[@]}" >"$work/tm.log" 2>&1 & pids+=($!)
-python3 - "$rest_port" "$mode" "$work_us" "$n" <<'PY'
-import json, sys, time, urllib.request
+WEIR_SCRIPTS="$PWD/scripts" python3 - "$rest_port" "$mode" "$work_us" "$n" <<'PY'
+import os, sys, time
+sys.path.insert(0, os.environ["WEIR_SCRIPTS"])
+from weir_rest import Rest, wait
 port, mode, work_us, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-api = f"http://127.0.0.1:{port}"
-def get(path):
-    with urllib.request.urlopen(api + path, timeout=5) as r:
-        return json.load(r)
-def wait(cond, timeout=120):
-    end = time.time() + timeout
-    while time.time() < end:
-        try:
-            v = cond()
-            if v: return v
-        except Exception:
-            pass
-        time.sleep(0.05)
-    sys.exit("timed out")
-wait(lambda: get("/overview")["slots-total"] == 4)
-body = json.dumps({"program": "keyed-sum", "parallelism": 2,
-                   "args": {"keys": "1000", "records": "1000000000000", "work_us": work_us}}).encode()
-req = urllib.request.Request(api + "/jobs", data=body, headers={"Content-Type": "application/json"})
-jid = json.load(urllib.request.urlopen(req))["jobid"]
+rest = Rest(port)
+get = rest.get
+rest.wait_slots(4)
+jid = rest.submit({"program": "keyed-sum", "parallelism": 2,
+                   "args": {"keys": "1000", "records": "1000000000000", "work_us": work_us}})
 wait(lambda: get(f"/jobs/{jid}")["state"] == "RUNNING")
 time.sleep(3)
 start = get(f"/jobs/{jid}/checkpoints")["counts"]["completed"]
