@@ -9,9 +9,9 @@
 //!
 //! A checkpoint (a trigger mail at a source, an aligned barrier at an input task)
 //! snapshots every registered operator on this thread — the synchronous part: a copy
-//! encoded to bytes — then sends the barrier downstream on every output channel, and
-//! hands the bytes to a background thread that stores them and acknowledges; records
-//! are processed again right after the barrier went out.
+//! of the state — then sends the barrier downstream on every output channel, and hands
+//! the copy to a background thread that encodes and stores it and acknowledges;
+//! records are processed again right after the barrier went out.
 //!
 //! An unaligned checkpoint (the first barrier of an unaligned checkpoint, or an
 //! aligned one whose alignment timed out) snapshots and forwards the barrier the same
@@ -439,7 +439,7 @@ impl TaskLoop<'_> {
         Ok(snapshot)
     }
 
-    /// Encodes `snapshot` and hands it to a background thread that stores it and
+    /// Hands `snapshot` to a background thread that encodes and stores it and
     /// acknowledges checkpoint `id` (at once, without a handle, when it is empty).
     fn persist(&self, id: CheckpointId, snapshot: TaskSnapshot, metrics: SnapshotMetrics) {
         let Some(cp) = self.checkpointing.as_ref() else {
@@ -456,19 +456,17 @@ impl TaskLoop<'_> {
             });
             return;
         }
-        let bytes = match snapshot.encode() {
-            Ok(bytes) => bytes,
-            Err(e) => {
-                cp.responder
-                    .decline(id, format!("the synchronous snapshot failed: {e}"));
-                return;
-            }
-        };
         let (storage, responder) = (cp.storage.clone(), cp.responder.clone());
         let spawned = std::thread::Builder::new()
             .name(format!("checkpoint {id} upload"))
             .spawn(move || {
                 let upload = Instant::now();
+                // Encoding is part of the asynchronous phase: the task thread only
+                // took the copy.
+                let bytes = match snapshot.encode() {
+                    Ok(bytes) => bytes,
+                    Err(e) => return responder.decline(id, format!("the asynchronous snapshot failed: {e}")),
+                };
                 let size = bytes.len() as u64;
                 match storage.store(id, bytes) {
                     Ok(handle) => responder.acknowledge(CompletedSnapshot {
