@@ -1,7 +1,8 @@
 //! Savepoints across real processes: `weir savepoint` while a keyed job runs, `weir
 //! stop` (stop-with-savepoint), and `weir run -s` resuming the savepoint at a higher
-//! and a lower parallelism with the results of an undisturbed run; bad savepoints are
-//! refused with a clear error and start no job.
+//! and a lower parallelism with the results of an undisturbed run; `weir stop --drain`
+//! firing the end-of-input timers; bad savepoints are refused with a clear error and
+//! start no job.
 
 mod common;
 
@@ -211,4 +212,35 @@ fn bad_savepoints_and_missing_directories_are_clear_errors_and_start_no_job() {
     // With --allowNonRestoredState the unmatched state is skipped.
     let (code, stdout, err) = weir_cli(&["run", "-m", &cluster.rest, "-s", &path, "-n", "wordcount"]);
     assert_eq!(code, 0, "{stdout}{err}");
+}
+
+#[test]
+fn stop_with_drain_fires_the_end_of_input_timers_and_finishes() {
+    let cluster = Cluster::start(1, 2, &[]);
+    let sp_dir = tempfile::tempdir().unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let (code, out, err) = run(&cluster, &["-p", "2"], out_dir.path(), true);
+    assert_eq!(code, 0, "{out}{err}");
+    let jid = job_id(&out);
+    cluster.wait_running(&jid);
+    wait_until(Duration::from_secs(20), || records_in(&cluster, &jid) >= 2_000);
+    let sp = sp_dir.path().display().to_string();
+    let (code, out, err) = weir_cli(&["stop", "--drain", "-m", &cluster.rest, "-p", &sp, &jid]);
+    assert_eq!(code, 0, "{out}{err}");
+    savepoint_path(&out);
+    assert_eq!(cluster.wait_terminal(&jid, Duration::from_secs(10)), "FINISHED");
+    // The MAX watermark fired every key's timer: one sum per key seen so far, none
+    // above its sum over the whole input.
+    let totals: std::collections::BTreeMap<String, u64> = keyed_sum_output(KEYS, SEED, RECORDS)
+        .iter()
+        .filter_map(|l| l.split_once(',').map(|(k, s)| (k.to_string(), s.parse().unwrap())))
+        .collect();
+    let drained = read_parts(out_dir.path());
+    assert!(!drained.is_empty());
+    assert!(drained.len() as u64 <= KEYS);
+    for line in &drained {
+        let (key, sum) = line.split_once(',').unwrap();
+        assert!(sum.parse::<u64>().unwrap() <= totals[key], "{line}");
+    }
+    assert!(records_in(&cluster, &jid) < RECORDS);
 }
