@@ -29,9 +29,9 @@
 //! At the end of input pending processing-time timers are dropped, not fired (as in
 //! Flink, where a finished task quiesces its timer service).
 
-use crate::checkpoint::{
-    BarrierOutcome, CheckpointResponder, CompletedSnapshot, SnapshotMetrics, TaskRestore, TaskStateStorage,
-};
+mod checkpoint;
+
+use crate::checkpoint::{BarrierOutcome, CheckpointResponder, TaskRestore, TaskStateStorage};
 use crate::error::TaskError;
 use crate::executor::ExecutableGraph;
 use crate::network::{CancelToken, InputGate};
@@ -43,7 +43,7 @@ use crate::task::metrics::{TaskMetrics, TaskMetricsSnapshot};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use weir_core::{CheckpointBarrier, CheckpointId, Event};
+use weir_core::CheckpointId;
 use weir_graph::JobGraph;
 use weir_state::TaskSnapshot;
 
@@ -364,134 +364,6 @@ impl TaskLoop<'_> {
             self.pending_mail = cp.mailbox.take_timeout(timeout);
         }
         self.idle += waited.elapsed();
-    }
-
-    /// Takes the task's part of checkpoint `barrier.id`: snapshot, barrier downstream,
-    /// asynchronous store and acknowledgement.
-    fn checkpoint(&mut self, barrier: CheckpointBarrier, alignment: Duration) -> Result<(), TaskError> {
-        let started = Instant::now();
-        let Some(snapshot) = self.snapshot_and_forward(barrier)? else {
-            return Ok(());
-        };
-        let metrics = SnapshotMetrics {
-            sync_duration_ms: started.elapsed().as_millis() as u64,
-            async_duration_ms: 0,
-            alignment_duration_ms: alignment.as_millis() as u64,
-        };
-        self.persist(barrier.id, snapshot, metrics);
-        Ok(())
-    }
-
-    /// The first half of an unaligned checkpoint: snapshot and barrier downstream now;
-    /// the snapshot waits for its channel state ([`complete_unaligned`](Self::complete_unaligned)).
-    fn checkpoint_unaligned(&mut self, barrier: CheckpointBarrier) -> Result<(), TaskError> {
-        let started = Instant::now();
-        if let Some(snapshot) = self.snapshot_and_forward(barrier)? {
-            self.unaligned = Some(PendingUnaligned {
-                checkpoint_id: barrier.id,
-                snapshot,
-                sync_duration: started.elapsed(),
-            });
-        }
-        Ok(())
-    }
-
-    /// The channel state of unaligned checkpoint `id` is complete: store the snapshot
-    /// with it and acknowledge.
-    fn complete_unaligned(
-        &mut self,
-        id: CheckpointId,
-        channel_state: Vec<weir_state::InputChannelState>,
-        alignment: Duration,
-    ) {
-        let Some(pending) = self.unaligned.take().filter(|p| p.checkpoint_id == id) else {
-            // The synchronous snapshot failed (and was declined) or there is no
-            // checkpointing: nothing to complete.
-            return;
-        };
-        let mut snapshot = pending.snapshot;
-        snapshot.channel_state = channel_state;
-        let metrics = SnapshotMetrics {
-            sync_duration_ms: pending.sync_duration.as_millis() as u64,
-            async_duration_ms: 0,
-            alignment_duration_ms: alignment.as_millis() as u64,
-        };
-        self.persist(id, snapshot, metrics);
-    }
-
-    /// Snapshots every registered operator and forwards `barrier`; `None` when the task
-    /// does not checkpoint or the snapshot failed (then the checkpoint is declined).
-    fn snapshot_and_forward(&mut self, barrier: CheckpointBarrier) -> Result<Option<TaskSnapshot>, TaskError> {
-        let Some(cp) = self.checkpointing.as_ref() else {
-            // A job without checkpointing never sees barriers; forward to keep order.
-            self.ctx.broadcast_event(Event::CheckpointBarrier(barrier))?;
-            return Ok(None);
-        };
-        let snapshot = match self.ctx.state().snapshot(barrier.id) {
-            Ok(snapshot) => Some(snapshot),
-            Err(e) => {
-                cp.responder
-                    .decline(barrier.id, format!("the synchronous snapshot failed: {e}"));
-                None
-            }
-        };
-        self.ctx.broadcast_event(Event::CheckpointBarrier(barrier))?;
-        Ok(snapshot)
-    }
-
-    /// Hands `snapshot` to a background thread that encodes and stores it and
-    /// acknowledges checkpoint `id` (at once, without a handle, when it is empty).
-    fn persist(&self, id: CheckpointId, snapshot: TaskSnapshot, metrics: SnapshotMetrics) {
-        let Some(cp) = self.checkpointing.as_ref() else {
-            return;
-        };
-        let persisted_data = snapshot.persisted_data();
-        if snapshot.is_empty() {
-            cp.responder.acknowledge(CompletedSnapshot {
-                checkpoint_id: id,
-                handle: None,
-                state_size: 0,
-                persisted_data: 0,
-                metrics,
-            });
-            return;
-        }
-        let (storage, responder) = (cp.storage.clone(), cp.responder.clone());
-        let spawned = std::thread::Builder::new()
-            .name(format!("checkpoint {id} upload"))
-            .spawn(move || {
-                let upload = Instant::now();
-                // Encoding is part of the asynchronous phase: the task thread only
-                // took the copy.
-                let bytes = match snapshot.encode() {
-                    Ok(bytes) => bytes,
-                    Err(e) => return responder.decline(id, format!("the asynchronous snapshot failed: {e}")),
-                };
-                let size = bytes.len() as u64;
-                match storage.store(id, bytes) {
-                    Ok(handle) => responder.acknowledge(CompletedSnapshot {
-                        checkpoint_id: id,
-                        handle: Some(handle),
-                        state_size: size,
-                        persisted_data,
-                        metrics: SnapshotMetrics {
-                            async_duration_ms: upload.elapsed().as_millis() as u64,
-                            ..metrics
-                        },
-                    }),
-                    Err(e) => responder.decline(id, format!("the asynchronous snapshot failed: {e}")),
-                }
-            });
-        if let Err(e) = spawned {
-            cp.responder
-                .decline(id, format!("cannot start the snapshot upload: {e}"));
-        }
-    }
-
-    fn decline(&self, id: u64, reason: &str) {
-        if let Some(cp) = &self.checkpointing {
-            cp.responder.decline(id, reason.to_string());
-        }
     }
 
     fn maybe_flush(&mut self) -> Result<(), TaskError> {
