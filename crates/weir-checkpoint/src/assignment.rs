@@ -17,7 +17,9 @@
 //!   replaces the default, and is returned as the vertex's effective max parallelism.
 //!   A new parallelism above it is an error ("The state for task … can not be
 //!   restored …").
-//! - Parallelism unchanged: subtask `i` gets old subtask `i`'s handle. Parallelism
+//! - Parallelism unchanged: subtask `i` gets old subtask `i`'s handle, plus the handles
+//!   of the other old subtasks whose snapshot holds union list state, marked
+//!   `union_only` (Flink hands every subtask the union on every restore). Parallelism
 //!   changed: every subtask gets **all** old handles with their key-group ranges. Keyed
 //!   state is then read only for the key groups the new subtask owns, and operator list
 //!   state (not keyed) is redistributed by the task itself, which needs every handle.
@@ -52,6 +54,9 @@ pub struct RestoreHandle {
     pub key_group_range: KeyGroupRange,
     /// The snapshot.
     pub handle: StreamStateHandle,
+    /// Handed over only for its union list state: the parallelism is unchanged and the
+    /// handle belongs to another subtask, whose keyed and list state stay its own.
+    pub union_only: bool,
 }
 
 /// What one new subtask restores.
@@ -171,12 +176,13 @@ fn handles_for(old: &TaskState, parallelism: u32, subtask: u32) -> Vec<RestoreHa
     let same_parallelism = old.parallelism == parallelism;
     old.subtasks
         .iter()
-        .filter(|s| !same_parallelism || s.subtask == subtask)
+        .filter(|s| !same_parallelism || s.subtask == subtask || s.union_state)
         .filter_map(|s| {
             s.handle.clone().map(|handle| RestoreHandle {
                 old_subtask: s.subtask,
                 key_group_range: s.key_group_range,
                 handle,
+                union_only: same_parallelism && s.subtask != subtask,
             })
         })
         .collect()
@@ -214,6 +220,7 @@ mod tests {
                     key_group_range: KeyGroupRange::for_subtask(max, parallelism, i as u32),
                     handle: h.clone(),
                     state_size: 1,
+                    union_state: false,
                 })
                 .collect(),
         }
@@ -241,6 +248,25 @@ mod tests {
             },
             max_parallelism_configured: configured,
         }
+    }
+
+    #[test]
+    fn at_the_same_parallelism_handles_with_union_state_go_to_every_subtask_as_union_only() {
+        let mut old = old_task(1, &[11], 3, 128, &[inline(0), inline(1), inline(2)]);
+        old.subtasks[2].union_state = true;
+        let vertices = vec![new_vertex(&[11], 3, 128, false)];
+        let plan = assign_restore(&metadata(vec![old]), "chk", &vertices, false).unwrap();
+        let restore = &plan.tasks[&TaskKey { vertex: 0, subtask: 0 }];
+        let got: Vec<(u32, bool)> = restore.handles.iter().map(|h| (h.old_subtask, h.union_only)).collect();
+        assert_eq!(got, vec![(0, false), (2, true)]);
+        let own = &plan.tasks[&TaskKey { vertex: 0, subtask: 2 }];
+        assert_eq!(
+            own.handles
+                .iter()
+                .map(|h| (h.old_subtask, h.union_only))
+                .collect::<Vec<_>>(),
+            vec![(2, false)]
+        );
     }
 
     #[test]

@@ -1,11 +1,11 @@
 //! The `_metadata` file of a checkpoint or savepoint, and where checkpoints are stored.
 //!
-//! # Format (version 1)
+//! # Format (version 2; version 1, without `union_state`, is still read)
 //!
 //! ```text
 //! offset  size  content
 //! 0       8     magic "WEIRCKPT" (ASCII)
-//! 8       4     format version, u32 big-endian (= 1)
+//! 8       4     format version, u32 big-endian (= 2)
 //! 12      ...   body: bincode (fixed-width little-endian integers, u64 lengths) of
 //!               CheckpointMetadata, with nothing after it
 //! ```
@@ -54,7 +54,7 @@ use crate::error::CheckpointError;
 /// The first 8 bytes of every `_metadata` file.
 pub const METADATA_MAGIC: &[u8; 8] = b"WEIRCKPT";
 /// The format version written by [`encode`].
-pub const METADATA_VERSION: u32 = 1;
+pub const METADATA_VERSION: u32 = 2;
 /// The file name of the metadata inside a checkpoint or savepoint directory.
 pub const METADATA_FILE_NAME: &str = "_metadata";
 /// The directory (under `<dir>/<job-id>`) for state shared between checkpoints.
@@ -105,6 +105,74 @@ pub struct SubtaskState {
     pub handle: Option<StreamStateHandle>,
     /// Bytes of state it reported.
     pub state_size: u64,
+    /// Its snapshot holds union list state, which every subtask restores (so a restore
+    /// at the same parallelism hands this handle to the other subtasks too).
+    pub union_state: bool,
+}
+
+/// Version 1 of the format, read and converted: subtasks without `union_state`.
+mod v1 {
+    use super::*;
+
+    #[derive(Deserialize)]
+    pub(super) struct Metadata {
+        job_id: JobId,
+        checkpoint_id: CheckpointId,
+        timestamp: i64,
+        snapshot_type: SnapshotType,
+        tasks: Vec<Task>,
+    }
+
+    #[derive(Deserialize)]
+    struct Task {
+        vertex_id: JobVertexId,
+        vertex_name: String,
+        operator_ids: Vec<OperatorId>,
+        parallelism: u32,
+        max_parallelism: u32,
+        subtasks: Vec<Subtask>,
+    }
+
+    #[derive(Deserialize)]
+    struct Subtask {
+        subtask: u32,
+        key_group_range: KeyGroupRange,
+        handle: Option<StreamStateHandle>,
+        state_size: u64,
+    }
+
+    impl From<Metadata> for CheckpointMetadata {
+        fn from(m: Metadata) -> Self {
+            CheckpointMetadata {
+                job_id: m.job_id,
+                checkpoint_id: m.checkpoint_id,
+                timestamp: m.timestamp,
+                snapshot_type: m.snapshot_type,
+                tasks: m
+                    .tasks
+                    .into_iter()
+                    .map(|t| TaskState {
+                        vertex_id: t.vertex_id,
+                        vertex_name: t.vertex_name,
+                        operator_ids: t.operator_ids,
+                        parallelism: t.parallelism,
+                        max_parallelism: t.max_parallelism,
+                        subtasks: t
+                            .subtasks
+                            .into_iter()
+                            .map(|s| SubtaskState {
+                                subtask: s.subtask,
+                                key_group_range: s.key_group_range,
+                                handle: s.handle,
+                                state_size: s.state_size,
+                                union_state: false,
+                            })
+                            .collect(),
+                    })
+                    .collect(),
+            }
+        }
+    }
 }
 
 impl CheckpointMetadata {
@@ -185,17 +253,19 @@ pub fn decode(bytes: &[u8], path: &str) -> Result<CheckpointMetadata, Checkpoint
         ));
     }
     let version = u32::from_be_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
-    if version != METADATA_VERSION {
-        return Err(CheckpointError::corrupt(
-            path,
-            format!("unsupported metadata version {version} (this Weir reads version {METADATA_VERSION})"),
-        ));
-    }
     let body = &bytes[12..];
-    let metadata: CheckpointMetadata = body_options()
-        .with_limit(body.len() as u64)
-        .deserialize(body)
-        .map_err(|e| CheckpointError::corrupt(path, format!("truncated or corrupt body: {e}")))?;
+    let corrupt_body = |e: bincode::Error| CheckpointError::corrupt(path, format!("truncated or corrupt body: {e}"));
+    let options = body_options().with_limit(body.len() as u64);
+    let metadata: CheckpointMetadata = match version {
+        1 => options.deserialize::<v1::Metadata>(body).map_err(corrupt_body)?.into(),
+        METADATA_VERSION => options.deserialize(body).map_err(corrupt_body)?,
+        _ => {
+            return Err(CheckpointError::corrupt(
+                path,
+                format!("unsupported metadata version {version} (this Weir reads versions 1 to {METADATA_VERSION})"),
+            ))
+        }
+    };
     metadata
         .validate()
         .map_err(|reason| CheckpointError::corrupt(path, reason))?;
@@ -505,12 +575,14 @@ mod tests {
                             key_group_range: KeyGroupRange::for_subtask(128, 2, 0),
                             handle: Some(StreamStateHandle::Inline(vec![1, 2, 3])),
                             state_size: 3,
+                            union_state: false,
                         },
                         SubtaskState {
                             subtask: 1,
                             key_group_range: KeyGroupRange::for_subtask(128, 2, 1),
                             handle: None,
                             state_size: 0,
+                            union_state: false,
                         },
                     ],
                 },
@@ -528,6 +600,7 @@ mod tests {
                             size: 4096,
                         }),
                         state_size: 4096,
+                        union_state: true,
                     }],
                 },
             ],
@@ -539,9 +612,71 @@ mod tests {
         let m = sample();
         let bytes = encode(&m).unwrap();
         assert_eq!(&bytes[..8], b"WEIRCKPT");
-        assert_eq!(&bytes[8..12], &[0, 0, 0, 1]);
+        assert_eq!(&bytes[8..12], &[0, 0, 0, 2]);
         assert_eq!(decode(&bytes, "f").unwrap(), m);
         assert_eq!(m.state_size(), 4099);
+    }
+
+    #[test]
+    fn a_version_1_file_reads_with_no_union_state() {
+        #[derive(Serialize)]
+        struct SubtaskV1 {
+            subtask: u32,
+            key_group_range: KeyGroupRange,
+            handle: Option<StreamStateHandle>,
+            state_size: u64,
+        }
+        #[derive(Serialize)]
+        struct TaskV1 {
+            vertex_id: JobVertexId,
+            vertex_name: String,
+            operator_ids: Vec<OperatorId>,
+            parallelism: u32,
+            max_parallelism: u32,
+            subtasks: Vec<SubtaskV1>,
+        }
+        #[derive(Serialize)]
+        struct MetadataV1 {
+            job_id: JobId,
+            checkpoint_id: CheckpointId,
+            timestamp: i64,
+            snapshot_type: SnapshotType,
+            tasks: Vec<TaskV1>,
+        }
+        let m = sample();
+        let v1 = MetadataV1 {
+            job_id: m.job_id,
+            checkpoint_id: m.checkpoint_id,
+            timestamp: m.timestamp,
+            snapshot_type: m.snapshot_type,
+            tasks: m
+                .tasks
+                .iter()
+                .map(|t| TaskV1 {
+                    vertex_id: t.vertex_id,
+                    vertex_name: t.vertex_name.clone(),
+                    operator_ids: t.operator_ids.clone(),
+                    parallelism: t.parallelism,
+                    max_parallelism: t.max_parallelism,
+                    subtasks: t
+                        .subtasks
+                        .iter()
+                        .map(|s| SubtaskV1 {
+                            subtask: s.subtask,
+                            key_group_range: s.key_group_range,
+                            handle: s.handle.clone(),
+                            state_size: s.state_size,
+                        })
+                        .collect(),
+                })
+                .collect(),
+        };
+        let mut bytes = b"WEIRCKPT".to_vec();
+        bytes.extend_from_slice(&1u32.to_be_bytes());
+        bytes.extend_from_slice(&body_options().serialize(&v1).unwrap());
+        let read = decode(&bytes, "v1").unwrap();
+        assert!(read.tasks.iter().flat_map(|t| &t.subtasks).all(|s| !s.union_state));
+        assert_eq!(read.tasks[0], m.tasks[0]);
     }
 
     #[test]
@@ -562,11 +697,11 @@ mod tests {
         bad[0] = b'X';
         assert!(decode(&bad, "p").unwrap_err().to_string().contains("bad magic"));
         let mut bad = bytes.clone();
-        bad[11] = 2;
+        bad[11] = 3;
         assert!(decode(&bad, "p")
             .unwrap_err()
             .to_string()
-            .contains("unsupported metadata version 2"));
+            .contains("unsupported metadata version 3"));
         bytes.push(0);
         assert!(matches!(
             decode(&bytes, "p"),

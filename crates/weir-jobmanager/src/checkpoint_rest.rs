@@ -314,6 +314,7 @@ mod tests {
             async_duration_ms: 2,
             alignment_duration_ms: 0,
             persisted_data: 0,
+            union_state: false,
         };
         let (outcome, actions) = c.acknowledge(ack, now);
         assert!(
@@ -486,6 +487,7 @@ mod tests {
                 async_duration_ms: 2,
                 alignment_duration_ms: 0,
                 persisted_data: persisted,
+                union_state: false,
             };
             c.acknowledge(ack, t + 3);
         }

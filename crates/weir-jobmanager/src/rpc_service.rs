@@ -155,6 +155,7 @@ impl JobMasterGateway for JobManagerRpc {
             async_duration_ms: r.async_duration_ms,
             alignment_duration_ms: r.alignment_duration_ms,
             persisted_data: r.persisted_data,
+            union_state: r.union_state,
         };
         self.jm.acknowledge_checkpoint(job, &r.attempt_id, ack);
         Ok(Response::new(Ack {}))

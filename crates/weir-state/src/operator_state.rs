@@ -6,9 +6,9 @@
 //! - **list state** ([`OperatorStateStore::list_state`], Flink's `SPLIT_DISTRIBUTE`):
 //!   the elements of all old subtasks are dealt out round-robin to the new subtasks;
 //! - **union list state** ([`OperatorStateStore::union_list_state`], Flink's `UNION`):
-//!   every new subtask gets every element of every old subtask (a restore at an
-//!   unchanged parallelism assigns a subtask only its own snapshot, so there it gets
-//!   back its own elements: a departure from Flink noted in ARCHITECTURE.md);
+//!   every new subtask gets every element of every old subtask, at an unchanged
+//!   parallelism too (the restore hands it the other subtasks' snapshots that hold
+//!   union state, for that state only);
 //! - **broadcast state** ([`OperatorStateStore::broadcast_state`]): one map per
 //!   descriptor, equal in every subtask; every subtask snapshots its copy and a new
 //!   subtask `i` restores old subtask `i mod old parallelism`'s copy.

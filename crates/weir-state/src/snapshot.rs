@@ -84,6 +84,13 @@ impl TaskSnapshot {
         self.operators.values().all(OperatorSnapshot::is_empty) && self.channel_state.is_empty()
     }
 
+    /// True when an operator has union list state (which every subtask restores).
+    pub fn has_union_state(&self) -> bool {
+        self.operators
+            .values()
+            .any(|o| o.union.values().any(|elements| !elements.is_empty()))
+    }
+
     /// Bytes of recorded in-flight data (Flink's `persisted_data`).
     pub fn persisted_data(&self) -> u64 {
         self.channel_state.iter().map(|c| c.frames.len() as u64).sum()
@@ -132,6 +139,9 @@ pub struct RestoredState {
     pub snapshots: Vec<TaskSnapshot>,
     /// True when the parallelism changed (list state is redistributed).
     pub rescaled: bool,
+    /// Per snapshot: given only for its union list state (another subtask's, at the
+    /// same parallelism); missing entries read as false.
+    pub union_only: Vec<bool>,
     /// This subtask's index.
     pub subtask_index: u32,
     /// The new parallelism.
@@ -143,22 +153,19 @@ impl RestoredState {
     /// subtask's own snapshot. At another parallelism (the key groups and channels no
     /// longer match) channel state is refused with an error naming `vertex`.
     pub fn take_channel_state(&mut self, vertex: &str) -> Result<Vec<InputChannelState>, StateError> {
-        let recorded: usize = self.snapshots.iter().map(|s| s.channel_state.len()).sum();
+        let own: Vec<usize> = (0..self.snapshots.len()).filter(|i| !self.is_union_only(*i)).collect();
+        let recorded: usize = own.iter().map(|i| self.snapshots[*i].channel_state.len()).sum();
         if recorded == 0 {
             return Ok(Vec::new());
         }
-        if self.rescaled || self.snapshots.len() != 1 {
+        if self.rescaled || own.len() != 1 {
             return Err(StateError::ChannelStateNotRescalable {
                 vertex: vertex.to_string(),
                 checkpoint_id: self.checkpoint_id,
                 parallelism: self.parallelism,
             });
         }
-        Ok(self
-            .snapshots
-            .iter_mut()
-            .flat_map(|s| std::mem::take(&mut s.channel_state))
-            .collect())
+        Ok(std::mem::take(&mut self.snapshots[own[0]].channel_state))
     }
 
     /// What subtask `subtask_index` of `parallelism` restores from checkpoint
@@ -183,26 +190,35 @@ impl RestoredState {
             checkpoint_id,
             snapshots,
             rescaled,
+            union_only: Vec::new(),
             subtask_index,
             parallelism,
         }
     }
 
+    fn is_union_only(&self, snapshot: usize) -> bool {
+        self.union_only.get(snapshot).copied().unwrap_or(false)
+    }
+
     /// The state of `operator` for this subtask: keyed state of `range`, list state
-    /// dealt out, union state whole; `None` when no snapshot has state of it.
+    /// dealt out, union state whole (from every snapshot given); `None` when no
+    /// snapshot of its own (not only given for union state) has state of it.
     pub fn operator(&self, operator: OperatorId, range: KeyGroupRange) -> Option<OperatorSnapshot> {
-        let parts: Vec<&OperatorSnapshot> = self
+        let parts: Vec<(bool, &OperatorSnapshot)> = self
             .snapshots
             .iter()
-            .filter_map(|s| s.operators.get(&operator))
+            .enumerate()
+            .filter_map(|(i, s)| Some((self.is_union_only(i), s.operators.get(&operator)?)))
             .collect();
-        if parts.is_empty() {
+        if parts.iter().all(|(union_only, _)| *union_only) {
             return None;
         }
         let mut out = OperatorSnapshot::default();
-        for part in &parts {
-            out.keyed
-                .extend(part.keyed.iter().filter(|(kg, _)| range.contains(*kg)).cloned());
+        for (union_only, part) in &parts {
+            if !union_only {
+                out.keyed
+                    .extend(part.keyed.iter().filter(|(kg, _)| range.contains(*kg)).cloned());
+            }
             for (name, elements) in &part.union {
                 out.union
                     .entry(name.clone())
@@ -211,7 +227,7 @@ impl RestoredState {
             }
         }
         let mut positions: BTreeMap<&String, usize> = BTreeMap::new();
-        for part in &parts {
+        for (_, part) in parts.iter().filter(|(union_only, _)| !union_only) {
             for (name, elements) in &part.list {
                 let kept = out.list.entry(name.clone()).or_default();
                 for element in elements {
@@ -293,6 +309,7 @@ mod tests {
             checkpoint_id: 5,
             snapshots: vec![with_channels.clone()],
             rescaled: false,
+            union_only: Vec::new(),
             subtask_index: 0,
             parallelism: 2,
         };
@@ -301,6 +318,7 @@ mod tests {
         let mut rescaled = RestoredState {
             snapshots: vec![with_channels, snapshot(&[], &[], &[])],
             rescaled: true,
+            union_only: Vec::new(),
             ..same
         };
         let err = rescaled.take_channel_state("Keyed Sum").unwrap_err().to_string();
@@ -311,6 +329,7 @@ mod tests {
         let mut aligned = RestoredState {
             snapshots: vec![snapshot(&[], &[], &[])],
             rescaled: true,
+            union_only: Vec::new(),
             ..RestoredState::default()
         };
         assert!(aligned.take_channel_state("Keyed Sum").unwrap().is_empty());
@@ -343,6 +362,7 @@ mod tests {
                 checkpoint_id: 4,
                 snapshots: old.clone(),
                 rescaled: true,
+                union_only: Vec::new(),
                 subtask_index: i,
                 parallelism: 3,
             };
@@ -365,11 +385,41 @@ mod tests {
             checkpoint_id: 1,
             snapshots: vec![snapshot(&[1, 2, 3], &[], &[5])],
             rescaled: false,
+            union_only: Vec::new(),
             subtask_index: 1,
             parallelism: 2,
         };
         let s = r.operator(op(7), KeyGroupRange::new(4, 7)).unwrap();
         assert_eq!(s.list["offsets"].len(), 3);
         assert_eq!(s.keyed.len(), 1);
+    }
+
+    #[test]
+    fn union_only_snapshots_give_their_union_state_but_not_their_list_or_keyed_state() {
+        let mut own = TaskSnapshot::default();
+        let mut o = OperatorSnapshot::default();
+        o.list.insert("offsets".into(), vec![vec![1]]);
+        o.union.insert("config".into(), vec![vec![10]]);
+        o.keyed = vec![(0, vec![("count".to_string(), vec![0])])];
+        own.operators.insert(op(7), o);
+        let mut other = TaskSnapshot::default();
+        let mut o = OperatorSnapshot::default();
+        o.list.insert("offsets".into(), vec![vec![2]]);
+        o.union.insert("config".into(), vec![vec![20]]);
+        o.keyed = vec![(0, vec![("count".to_string(), vec![9])])];
+        other.operators.insert(op(7), o);
+        let r = RestoredState {
+            checkpoint_id: 1,
+            snapshots: vec![own, other],
+            rescaled: false,
+            union_only: vec![false, true],
+            subtask_index: 0,
+            parallelism: 2,
+        };
+        let s = r.operator(op(7), KeyGroupRange::new(0, 0)).unwrap();
+        assert_eq!(s.list["offsets"], vec![vec![1]]);
+        assert_eq!(s.union["config"], vec![vec![10], vec![20]]);
+        assert_eq!(s.keyed, vec![(0, vec![("count".to_string(), vec![0])])]);
+        assert!(r.operator(op(8), KeyGroupRange::new(0, 0)).is_none());
     }
 }

@@ -62,6 +62,7 @@ impl CheckpointResponder for RpcResponder {
             async_duration_ms: s.metrics.async_duration_ms,
             alignment_duration_ms: s.metrics.alignment_duration_ms,
             persisted_data: s.persisted_data,
+            union_state: s.union_state,
         }));
     }
 
@@ -98,6 +99,7 @@ pub fn task_checkpointing(
                     )
                 })?,
                 rescaled: r.rescaled,
+                union_only: r.union_only.clone(),
             })
         }
         None => None,

@@ -431,6 +431,7 @@ impl CheckpointCoordinator {
                             key_group_range: key_groups(v, subtask),
                             handle: ack.and_then(|a| a.handle.clone()),
                             state_size: ack.map_or(0, |a| a.state_size),
+                            union_state: ack.is_some_and(|a| a.union_state),
                         }
                     })
                     .collect(),

@@ -55,6 +55,7 @@ fn ack(id: CheckpointId, task: TaskKey) -> SubtaskAcknowledgement {
         async_duration_ms: 2,
         alignment_duration_ms: 0,
         persisted_data: 0,
+        union_state: false,
     }
 }
 
@@ -154,6 +155,7 @@ fn persisted_in_flight_data_of_the_acknowledgements_is_summed_in_the_statistics(
         c.acknowledge(
             SubtaskAcknowledgement {
                 persisted_data: 100 * i as u64,
+                union_state: false,
                 ..ack(1, task)
             },
             t + 1,

@@ -61,6 +61,8 @@ pub struct SubtaskAcknowledgement {
     pub alignment_duration_ms: u64,
     /// Bytes of in-flight data persisted as channel state (unaligned checkpoints).
     pub persisted_data: u64,
+    /// Its snapshot holds union list state.
+    pub union_state: bool,
 }
 
 /// Why a checkpoint was declined or failed.

@@ -38,6 +38,8 @@ pub struct CheckpointAck {
     pub alignment_duration_ms: u64,
     /// Bytes of in-flight data persisted as channel state.
     pub persisted_data: u64,
+    /// The snapshot holds union list state.
+    pub union_state: bool,
 }
 
 /// The coordinator's view of the job's vertices.
@@ -117,6 +119,7 @@ impl JobMaster {
                 async_duration_ms: ack.async_duration_ms,
                 alignment_duration_ms: ack.alignment_duration_ms,
                 persisted_data: ack.persisted_data,
+                union_state: ack.union_state,
             },
             now_ms,
         );
@@ -239,7 +242,9 @@ impl JobMaster {
             Some(TaskRestoreDescriptor {
                 checkpoint_id: r.checkpoint_id,
                 handles: r.handles.iter().map(|h| StateHandle::from(&h.handle)).collect(),
-                rescaled: r.handles.iter().any(|h| h.old_subtask != subtask) || r.handles.len() > 1,
+                rescaled: r.handles.iter().filter(|h| !h.union_only).count() > 1
+                    || r.handles.iter().any(|h| !h.union_only && h.old_subtask != subtask),
+                union_only: r.handles.iter().map(|h| h.union_only).collect(),
             })
         });
         (self.checkpoint_settings.clone(), restore)

@@ -27,6 +27,8 @@ pub struct CompletedSnapshot {
     pub state_size: u64,
     /// Bytes of in-flight data recorded as channel state (unaligned checkpoints).
     pub persisted_data: u64,
+    /// The snapshot holds union list state.
+    pub union_state: bool,
     /// Timings.
     pub metrics: SnapshotMetrics,
 }

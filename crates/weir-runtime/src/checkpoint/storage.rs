@@ -62,6 +62,8 @@ pub struct TaskRestore {
     pub handles: Vec<StreamStateHandle>,
     /// True when the parallelism changed since the checkpoint.
     pub rescaled: bool,
+    /// Per handle: given only for its union list state (missing entries: false).
+    pub union_only: Vec<bool>,
 }
 
 impl TaskRestore {
@@ -89,6 +91,7 @@ impl TaskRestore {
             checkpoint_id: self.checkpoint_id,
             snapshots,
             rescaled: self.rescaled,
+            union_only: self.union_only.clone(),
             subtask_index,
             parallelism,
         })
@@ -135,6 +138,7 @@ mod tests {
         let restore = |handle| TaskRestore {
             checkpoint_id: 7,
             handles: vec![handle],
+            union_only: Vec::new(),
             rescaled: false,
         };
         let file = |size| StreamStateHandle::File {

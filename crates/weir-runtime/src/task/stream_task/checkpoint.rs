@@ -93,12 +93,14 @@ impl TaskLoop<'_> {
             return;
         };
         let persisted_data = snapshot.persisted_data();
+        let union_state = snapshot.has_union_state();
         if snapshot.is_empty() {
             cp.responder.acknowledge(CompletedSnapshot {
                 checkpoint_id: id,
                 handle: None,
                 state_size: 0,
                 persisted_data: 0,
+                union_state,
                 metrics,
             });
             return;
@@ -121,6 +123,7 @@ impl TaskLoop<'_> {
                         handle: Some(handle),
                         state_size: size,
                         persisted_data,
+                        union_state,
                         metrics: SnapshotMetrics {
                             async_duration_ms: upload.elapsed().as_millis() as u64,
                             ..metrics
