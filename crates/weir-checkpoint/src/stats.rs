@@ -179,35 +179,20 @@ impl StatsSummary {
         }
         sorted.sort_unstable();
         let sum: u128 = sorted.iter().map(|&v| v as u128).sum();
+        let values: Vec<f64> = sorted.iter().map(|&v| v as f64).collect();
+        let percentile = |p: f64| weir_core::stats::percentile(&values, p);
         StatsSummary {
             count: sorted.len() as u64,
             min: sorted[0],
             max: sorted[sorted.len() - 1],
             avg: (sum / sorted.len() as u128) as u64,
-            p50: percentile(&sorted, 50.0),
-            p90: percentile(&sorted, 90.0),
-            p95: percentile(&sorted, 95.0),
-            p99: percentile(&sorted, 99.0),
-            p999: percentile(&sorted, 99.9),
+            p50: percentile(50.0),
+            p90: percentile(90.0),
+            p95: percentile(95.0),
+            p99: percentile(99.0),
+            p999: percentile(99.9),
         }
     }
-}
-
-/// Commons Math `Percentile` (legacy estimation): position `p(n+1)/100`, linear
-/// interpolation between neighbours, clamped to min and max.
-fn percentile(sorted: &[u64], p: f64) -> f64 {
-    let n = sorted.len();
-    let pos = p * (n as f64 + 1.0) / 100.0;
-    if pos < 1.0 {
-        return sorted[0] as f64;
-    }
-    if pos >= n as f64 {
-        return sorted[n - 1] as f64;
-    }
-    let lower_index = pos.floor() as usize;
-    let lower = sorted[lower_index - 1] as f64;
-    let upper = sorted[lower_index] as f64;
-    lower + (pos - pos.floor()) * (upper - lower)
 }
 
 /// Summaries over the completed checkpoints.

@@ -102,7 +102,8 @@ impl StatsSummary {
         let mut sorted = values.to_vec();
         sorted.sort_unstable();
         let sum: i128 = sorted.iter().map(|&v| i128::from(v)).sum();
-        let p = |q: f64| percentile(&sorted, q);
+        let values: Vec<f64> = sorted.iter().map(|&v| v as f64).collect();
+        let p = |q: f64| weir_core::stats::percentile(&values, q);
         Self {
             min: sorted[0],
             max: sorted[sorted.len() - 1],
@@ -132,22 +133,6 @@ impl StatsSummary {
             p999: percentiles,
         }
     }
-}
-
-/// Commons Math's legacy percentile estimate of sorted, non-empty `sorted`.
-fn percentile(sorted: &[i64], p: f64) -> f64 {
-    let n = sorted.len();
-    let pos = p * (n as f64 + 1.0) / 100.0;
-    if pos < 1.0 {
-        return sorted[0] as f64;
-    }
-    if pos >= n as f64 {
-        return sorted[n - 1] as f64;
-    }
-    let lower_index = pos.floor() as usize;
-    let lower = sorted[lower_index - 1] as f64;
-    let upper = sorted[lower_index] as f64;
-    lower + (pos - pos.floor()) * (upper - lower)
 }
 
 /// `summary` of [`CheckpointingStatistics`]: measures over the completed checkpoints.

@@ -70,7 +70,8 @@ pub struct AggregatedStats {
 }
 
 impl AggregatedStats {
-    /// The statistics of `values` (all zero when empty); quantiles by nearest rank.
+    /// The statistics of `values` (all zero when empty); the median and quantiles as
+    /// Flink estimates them ([`weir_core::stats::percentile`]), rounded.
     pub fn of(values: impl IntoIterator<Item = i64>) -> Self {
         let mut v: Vec<i64> = values.into_iter().collect();
         if v.is_empty() {
@@ -78,22 +79,18 @@ impl AggregatedStats {
         }
         v.sort_unstable();
         let n = v.len();
-        let rank = |q: f64| v[((q * n as f64).ceil() as usize).clamp(1, n) - 1];
+        let sorted: Vec<f64> = v.iter().map(|&x| x as f64).collect();
+        let q = |p: f64| weir_core::stats::percentile(&sorted, p).round() as i64;
         let sum: i64 = v.iter().fold(0i64, |a, x| a.saturating_add(*x));
-        let median = if n % 2 == 1 {
-            v[n / 2]
-        } else {
-            v[n / 2 - 1] / 2 + v[n / 2] / 2 + (v[n / 2 - 1] % 2 + v[n / 2] % 2) / 2
-        };
         Self {
-            p25: rank(0.25),
+            p25: q(25.0),
             min: v[0],
             avg: sum / n as i64,
-            median,
+            median: q(50.0),
             max: v[n - 1],
             sum,
-            p95: rank(0.95),
-            p75: rank(0.75),
+            p95: q(95.0),
+            p75: q(75.0),
         }
     }
 }
