@@ -22,7 +22,7 @@ pub use assignment::{assign_restore, RestoreAssignment, RestoreHandle, RestoreVe
 pub use config::CheckpointConfig;
 pub use coordinator::{
     AckOutcome, CheckpointCoordinator, CompletedCheckpoint, CoordinatorAction, DeclineReason, JobTermination,
-    SubtaskAcknowledgement, TaskKey, VertexInfo,
+    SnapshotReport, SubtaskAcknowledgement, TaskKey, VertexInfo,
 };
 pub use error::CheckpointError;
 pub use metadata::{

@@ -265,7 +265,8 @@ mod tests {
     use std::time::Duration;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use weir_checkpoint::{
-        AckOutcome, CheckpointMetadata, CoordinatorAction, DeclineReason, SubtaskAcknowledgement, TaskKey, VertexInfo,
+        AckOutcome, CheckpointMetadata, CoordinatorAction, DeclineReason, SnapshotReport, SubtaskAcknowledgement,
+        TaskKey, VertexInfo,
     };
     use weir_core::ids::{JobId, JobVertexId, OperatorId};
     use weir_rest::{
@@ -306,15 +307,17 @@ mod tests {
 
     fn ack(c: &mut CheckpointCoordinator, id: u64, task: TaskKey, size: u64, now: i64) -> Vec<CoordinatorAction> {
         let ack = SubtaskAcknowledgement {
-            checkpoint_id: id,
             task,
-            handle: None,
-            state_size: size,
-            sync_duration_ms: 1,
-            async_duration_ms: 2,
-            alignment_duration_ms: 0,
-            persisted_data: 0,
-            union_state: false,
+            report: SnapshotReport {
+                checkpoint_id: id,
+                handle: None,
+                state_size: size,
+                sync_duration_ms: 1,
+                async_duration_ms: 2,
+                alignment_duration_ms: 0,
+                persisted_data: 0,
+                union_state: false,
+            },
         };
         let (outcome, actions) = c.acknowledge(ack, now);
         assert!(
@@ -479,15 +482,17 @@ mod tests {
         let (t, id) = trigger(&mut c);
         for (task, persisted) in [(SRC0, 0), (SRC1, 0), (SINK0, 40)] {
             let ack = SubtaskAcknowledgement {
-                checkpoint_id: id,
                 task,
-                handle: None,
-                state_size: 50,
-                sync_duration_ms: 1,
-                async_duration_ms: 2,
-                alignment_duration_ms: 0,
-                persisted_data: persisted,
-                union_state: false,
+                report: SnapshotReport {
+                    checkpoint_id: id,
+                    handle: None,
+                    state_size: 50,
+                    sync_duration_ms: 1,
+                    async_duration_ms: 2,
+                    alignment_duration_ms: 0,
+                    persisted_data: persisted,
+                    union_state: false,
+                },
             };
             c.acknowledge(ack, t + 3);
         }

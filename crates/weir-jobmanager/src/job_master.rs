@@ -14,7 +14,7 @@ mod savepoints;
 #[cfg(test)]
 mod test_support;
 
-pub use checkpointing::{vertex_infos, CheckpointAck, SUBSUMED_BY_NEWER, TRIGGER_NOT_DELIVERED};
+pub use checkpointing::{vertex_infos, SUBSUMED_BY_NEWER, TRIGGER_NOT_DELIVERED};
 pub use savepoints::{SavepointOperation, SavepointRefused, SavepointRequest, SavepointStatus, NO_SAVEPOINT_DIRECTORY};
 
 use crate::restart_strategy::{RestartBackoffTimeStrategy, RestartDecision};

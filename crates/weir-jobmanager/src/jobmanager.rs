@@ -146,7 +146,7 @@ impl JobManager {
     }
 
     /// A task acknowledged a checkpoint.
-    pub fn acknowledge_checkpoint(&self, job: JobId, attempt_id: &str, ack: crate::job_master::CheckpointAck) {
+    pub fn acknowledge_checkpoint(&self, job: JobId, attempt_id: &str, ack: weir_checkpoint::SnapshotReport) {
         self.with_job(job, |jm, slots, now| {
             jm.acknowledge_checkpoint(attempt_id, ack, slots, now)
         });

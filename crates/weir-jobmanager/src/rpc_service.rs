@@ -147,7 +147,7 @@ impl JobMasterGateway for JobManagerRpc {
             })?),
             None => None,
         };
-        let ack = crate::job_master::CheckpointAck {
+        let ack = weir_checkpoint::SnapshotReport {
             checkpoint_id: r.checkpoint_id,
             handle,
             state_size: r.state_size,

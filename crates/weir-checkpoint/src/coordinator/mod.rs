@@ -65,8 +65,8 @@ mod types;
 
 pub use types::{
     tolerable_failure_message, AckOutcome, CompletedCheckpoint, CoordinatorAction, DeclineReason, JobTermination,
-    SubtaskAcknowledgement, TaskKey, VertexInfo, EXCEEDED_CHECKPOINT_TOLERABLE_FAILURE_MESSAGE, SHUTDOWN_MESSAGE,
-    SUBSUMED_MESSAGE,
+    SnapshotReport, SubtaskAcknowledgement, TaskKey, VertexInfo, EXCEEDED_CHECKPOINT_TOLERABLE_FAILURE_MESSAGE,
+    SHUTDOWN_MESSAGE, SUBSUMED_MESSAGE,
 };
 
 #[derive(Debug)]
@@ -74,7 +74,7 @@ struct Pending {
     timestamp: i64,
     options: CheckpointOptions,
     location: Option<String>,
-    acks: BTreeMap<TaskKey, SubtaskAcknowledgement>,
+    acks: BTreeMap<TaskKey, SnapshotReport>,
     finalizing: Option<CheckpointMetadata>,
 }
 
@@ -368,7 +368,7 @@ impl CheckpointCoordinator {
 
     /// A subtask acknowledged a checkpoint.
     pub fn acknowledge(&mut self, ack: SubtaskAcknowledgement, now_ms: i64) -> (AckOutcome, Vec<CoordinatorAction>) {
-        let task = ack.task;
+        let SubtaskAcknowledgement { task, report: ack } = ack;
         let known_task = self
             .vertices
             .get(task.vertex)

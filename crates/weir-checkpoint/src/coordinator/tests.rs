@@ -47,15 +47,17 @@ fn coordinator(config: CheckpointConfig) -> CheckpointCoordinator {
 
 fn ack(id: CheckpointId, task: TaskKey) -> SubtaskAcknowledgement {
     SubtaskAcknowledgement {
-        checkpoint_id: id,
         task,
-        handle: Some(StreamStateHandle::Inline(vec![task.subtask as u8])),
-        state_size: 1,
-        sync_duration_ms: 1,
-        async_duration_ms: 2,
-        alignment_duration_ms: 0,
-        persisted_data: 0,
-        union_state: false,
+        report: SnapshotReport {
+            checkpoint_id: id,
+            handle: Some(StreamStateHandle::Inline(vec![task.subtask as u8])),
+            state_size: 1,
+            sync_duration_ms: 1,
+            async_duration_ms: 2,
+            alignment_duration_ms: 0,
+            persisted_data: 0,
+            union_state: false,
+        },
     }
 }
 
@@ -152,14 +154,9 @@ fn persisted_in_flight_data_of_the_acknowledgements_is_summed_in_the_statistics(
     let mut c = coordinator(config(1000));
     let t = first_trigger(&mut c);
     for (i, task) in TASKS.into_iter().enumerate() {
-        c.acknowledge(
-            SubtaskAcknowledgement {
-                persisted_data: 100 * i as u64,
-                union_state: false,
-                ..ack(1, task)
-            },
-            t + 1,
-        );
+        let mut a = ack(1, task);
+        a.report.persisted_data = 100 * i as u64;
+        c.acknowledge(a, t + 1);
     }
     assert_eq!(c.stats().checkpoint(1).unwrap().persisted_data, 300);
 }
@@ -225,7 +222,7 @@ fn duplicate_late_and_foreign_acknowledgements_are_ignored() {
     );
     c.abort_all("failover", t + 1);
     let mut late = ack(1, TASKS[1]);
-    late.handle = Some(StreamStateHandle::File {
+    late.report.handle = Some(StreamStateHandle::File {
         path: "/c/chk-1/s1".to_string(),
         size: 9,
     });

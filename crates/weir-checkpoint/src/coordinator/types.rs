@@ -45,10 +45,18 @@ pub struct TaskKey {
 /// A subtask's acknowledgement of a checkpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SubtaskAcknowledgement {
-    /// The checkpoint.
-    pub checkpoint_id: CheckpointId,
     /// The subtask.
     pub task: TaskKey,
+    /// What it reported.
+    pub report: SnapshotReport,
+}
+
+/// What a task reports with its acknowledgement (as it arrives, before the JobMaster
+/// knows which subtask sent it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SnapshotReport {
+    /// The checkpoint.
+    pub checkpoint_id: CheckpointId,
     /// Its snapshot; `None` when it has no state.
     pub handle: Option<StreamStateHandle>,
     /// Bytes of state.

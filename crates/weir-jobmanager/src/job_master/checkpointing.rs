@@ -10,7 +10,7 @@ use crate::slot_table::SlotTable;
 use std::collections::BTreeMap;
 use weir_checkpoint::{
     assign_restore, CheckpointConfig, CheckpointCoordinator, CoordinatorAction, DeclineReason, RestoreVertex,
-    SubtaskAcknowledgement, TaskKey, VertexInfo,
+    SnapshotReport, SubtaskAcknowledgement, TaskKey, VertexInfo,
 };
 use weir_core::{CheckpointBarrier, CheckpointId};
 use weir_graph::{ExecutionState, JobGraph};
@@ -20,27 +20,6 @@ use weir_rpc::{CheckpointingSettings, StateHandle, TaskRestoreDescriptor};
 pub const SUBSUMED_BY_NEWER: &str = "subsumed by a newer one";
 /// What the I/O shell says when a trigger RPC failed (the task is gone).
 pub const TRIGGER_NOT_DELIVERED: &str = "the trigger did not reach the task";
-
-/// A task's acknowledgement as it arrives from a TaskManager.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CheckpointAck {
-    /// The checkpoint.
-    pub checkpoint_id: CheckpointId,
-    /// The stored state; none for a stateless task.
-    pub handle: Option<weir_core::checkpoint::StreamStateHandle>,
-    /// Bytes of state.
-    pub state_size: u64,
-    /// Synchronous part, ms.
-    pub sync_duration_ms: u64,
-    /// Asynchronous part, ms.
-    pub async_duration_ms: u64,
-    /// Alignment, ms.
-    pub alignment_duration_ms: u64,
-    /// Bytes of in-flight data persisted as channel state.
-    pub persisted_data: u64,
-    /// The snapshot holds union list state.
-    pub union_state: bool,
-}
 
 /// The coordinator's view of the job's vertices.
 pub fn vertex_infos(job_graph: &JobGraph, stream_graph: &weir_graph::StreamGraph) -> Vec<VertexInfo> {
@@ -99,7 +78,7 @@ impl JobMaster {
     pub fn acknowledge_checkpoint(
         &mut self,
         attempt_id: &str,
-        ack: CheckpointAck,
+        report: SnapshotReport,
         slots: &mut SlotTable,
         now_ms: i64,
     ) -> Vec<Action> {
@@ -109,20 +88,7 @@ impl JobMaster {
         let Some(coordinator) = self.checkpoints.as_mut() else {
             return Vec::new();
         };
-        let (_, decisions) = coordinator.acknowledge(
-            SubtaskAcknowledgement {
-                checkpoint_id: ack.checkpoint_id,
-                task,
-                handle: ack.handle,
-                state_size: ack.state_size,
-                sync_duration_ms: ack.sync_duration_ms,
-                async_duration_ms: ack.async_duration_ms,
-                alignment_duration_ms: ack.alignment_duration_ms,
-                persisted_data: ack.persisted_data,
-                union_state: ack.union_state,
-            },
-            now_ms,
-        );
+        let (_, decisions) = coordinator.acknowledge(SubtaskAcknowledgement { task, report }, now_ms);
         self.carry_out(decisions, slots, now_ms)
     }
 
