@@ -7,12 +7,8 @@
 #     largest synchronous (task-thread pause) and asynchronous parts over its subtasks.
 # usage: bench-checkpoints.sh [runs=3] [orders=5000000] [keys=1000000]
 set -euo pipefail
-cd "$(dirname "$0")/.."
 runs="${1:-3}"; orders="${2:-5000000}"; keys="${3:-1000000}"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/weir-target}"
-cargo build --release -q -p weir
-weir="$CARGO_TARGET_DIR/release/weir"
-work=$(mktemp -d); trap 'rm -rf "$work"' EXIT
+source "$(dirname "$0")/bench-common.sh"
 rate() { # p, extra -D...
   local p=$1; shift
   local t0 t1
@@ -35,12 +31,10 @@ print(f"orders-per-minute p={p}: no checkpoints {plain} M/s (median {a:.2f}); ch
 PY
 done
 
-rest_port=$((40000 + RANDOM % 20000)); rpc_port=$((rest_port + 1))
 "$weir" jobmanager -D rest.port=$rest_port -D jobmanager.rpc.port=$rpc_port -D cluster.dir="$work/c" \
-  -D execution.checkpointing.interval=1s -D execution.checkpointing.dir="$work/chk2" >"$work/jm.log" 2>&1 & jm=$!
+  -D execution.checkpointing.interval=1s -D execution.checkpointing.dir="$work/chk2" >"$work/jm.log" 2>&1 & pids+=($!)
 WEIR_LOG=info,weir_taskmanager::checkpointing=debug "$weir" taskmanager -D jobmanager.rpc.port=$rpc_port \
-  -D taskmanager.numberOfTaskSlots=1 -D cluster.dir="$work/c" >"$work/tm.log" 2>&1 & tm=$!
-trap 'kill -9 $jm $tm 2>/dev/null || true; rm -rf "$work"' EXIT
+  -D taskmanager.numberOfTaskSlots=1 -D cluster.dir="$work/c" >"$work/tm.log" 2>&1 & pids+=($!)
 WEIR_SCRIPTS="$PWD/scripts" python3 - "$rest_port" "$keys" "$work/tm.log" <<'PY'
 import os, re, sys
 sys.path.insert(0, os.environ["WEIR_SCRIPTS"])

@@ -11,18 +11,10 @@
 #        (default: exponential-delay, 10000 keys, 50000 rows/s; with a million keys use a
 #        higher rate, e.g. 1000000, so that the state holds nearly every key)
 set -euo pipefail
-cd "$(dirname "$0")/.."
 strategy="${1:-exponential-delay}"
 keys="${2:-10000}"
 rate="${3:-50000}"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/weir-target}"
-cargo build --release -q -p weir
-weir="$CARGO_TARGET_DIR/release/weir"
-work=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done; rm -rf "$work"; }
-trap cleanup EXIT
-rest_port=$((40000 + RANDOM % 20000)); rpc_port=$((rest_port + 1))
+source "$(dirname "$0")/bench-common.sh"
 common=(-D heartbeat.interval=500ms -D heartbeat.timeout=3s -D cluster.dir="$work/cluster")
 jm=("${common[@]}" -D rest.port=$rest_port -D jobmanager.rpc.port=$rpc_port
     -D execution.checkpointing.interval=1s -D execution.checkpointing.dir="$work/chk")

@@ -8,18 +8,10 @@
 # usage: bench-unaligned.sh [aligned|unaligned|timeout] [work_us] [checkpoints]
 #   (default: unaligned 20 10; "timeout" = unaligned with a 100 ms aligned-checkpoint timeout)
 set -euo pipefail
-cd "$(dirname "$0")/.."
 mode="${1:-unaligned}"
 work_us="${2:-20}"
 n="${3:-10}"
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/weir-target}"
-cargo build --release -q -p weir
-weir="$CARGO_TARGET_DIR/release/weir"
-work=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done; rm -rf "$work"; }
-trap cleanup EXIT
-rest_port=$((40000 + RANDOM % 20000)); rpc_port=$((rest_port + 1))
+source "$(dirname "$0")/bench-common.sh"
 common=(-D cluster.dir="$work/cluster" -D heartbeat.interval=500ms -D heartbeat.timeout=5s)
 jm=("${common[@]}" -D rest.port=$rest_port -D jobmanager.rpc.port=$rpc_port
     -D execution.checkpointing.interval=1s -D execution.checkpointing.dir="$work/chk"

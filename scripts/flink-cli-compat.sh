@@ -4,10 +4,7 @@
 # `flink list`, `flink savepoint`, `flink stop --drain`, `flink cancel` against Weir's
 # REST API, each checked for Flink's success line. Prints one line per command.
 set -euo pipefail
-cd "$(dirname "$0")/.."
-export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/weir-target}"
-cargo build --release -q -p weir
-weir="$CARGO_TARGET_DIR/release/weir"
+source "$(dirname "$0")/bench-common.sh"
 venv="${FLINK_VENV:-$HOME/.cache/weir-anchors/flink-venv}"
 if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import pyflink' 2>/dev/null; then
   python3 -m venv "$venv" && "$venv/bin/pip" install -q "apache-flink>=2.0"
@@ -15,9 +12,7 @@ fi
 export FLINK_HOME
 FLINK_HOME=$("$venv/bin/python" -c 'import pyflink, os; print(os.path.dirname(pyflink.__file__))')
 flink="$FLINK_HOME/bin/flink"
-work=$(mktemp -d); pids=()
-trap 'for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done; rm -rf "$work"' EXIT
-rest=$((40000 + RANDOM % 20000)); rpc=$((rest + 1))
+rest=$rest_port; rpc=$rpc_port
 "$weir" jobmanager -D rest.port=$rest -D jobmanager.rpc.port=$rpc -D cluster.dir="$work/c" >"$work/jm.log" 2>&1 & pids+=($!)
 "$weir" taskmanager -D jobmanager.rpc.port=$rpc -D taskmanager.numberOfTaskSlots=4 -D cluster.dir="$work/c" >"$work/tm.log" 2>&1 & pids+=($!)
 export FLINK_CONF_DIR="$work/conf"; mkdir -p "$FLINK_CONF_DIR"

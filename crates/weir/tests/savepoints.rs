@@ -64,16 +64,23 @@ fn records_in(cluster: &Cluster, jid: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// Starts keyed-sum detached at parallelism 2 writing to `output`, and waits until
+/// Sum has read `records`; the job id.
+fn start_running(cluster: &Cluster, output: &Path, records: u64) -> String {
+    let (code, out, err) = run(cluster, &["-p", "2"], output, true);
+    assert_eq!(code, 0, "{out}{err}");
+    let jid = job_id(&out);
+    cluster.wait_running(&jid);
+    wait_until(Duration::from_secs(20), || records_in(cluster, &jid) >= records);
+    jid
+}
+
 #[test]
 fn a_stopped_job_resumes_from_its_savepoint_at_three_and_at_one_subtask_with_exact_results() {
     let cluster = Cluster::start(2, 2, &[]);
     let sp_dir = tempfile::tempdir().unwrap();
     let first_out = tempfile::tempdir().unwrap();
-    let (code, out, err) = run(&cluster, &["-p", "2"], first_out.path(), true);
-    assert_eq!(code, 0, "{out}{err}");
-    let jid = job_id(&out);
-    cluster.wait_running(&jid);
-    wait_until(Duration::from_secs(20), || records_in(&cluster, &jid) >= 5_000);
+    let jid = start_running(&cluster, first_out.path(), 5_000);
 
     // A savepoint while the job goes on.
     let (code, out, err) = weir_cli(&[
@@ -219,11 +226,7 @@ fn stop_with_drain_fires_the_end_of_input_timers_and_finishes() {
     let cluster = Cluster::start(1, 2, &[]);
     let sp_dir = tempfile::tempdir().unwrap();
     let out_dir = tempfile::tempdir().unwrap();
-    let (code, out, err) = run(&cluster, &["-p", "2"], out_dir.path(), true);
-    assert_eq!(code, 0, "{out}{err}");
-    let jid = job_id(&out);
-    cluster.wait_running(&jid);
-    wait_until(Duration::from_secs(20), || records_in(&cluster, &jid) >= 2_000);
+    let jid = start_running(&cluster, out_dir.path(), 2_000);
     let sp = sp_dir.path().display().to_string();
     let (code, out, err) = weir_cli(&["stop", "--drain", "-m", &cluster.rest, "-p", &sp, &jid]);
     assert_eq!(code, 0, "{out}{err}");
