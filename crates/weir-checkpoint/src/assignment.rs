@@ -23,7 +23,15 @@
 //!   changed: every subtask gets **all** old handles with their key-group ranges. Keyed
 //!   state is then read only for the key groups the new subtask owns, and operator list
 //!   state (not keyed) is redistributed by the task itself, which needs every handle.
-//! - Only subtasks with at least one handle get a [`TaskRestore`].
+//! - Finished subtasks (checkpoints after tasks finish): a new subtask is restored as
+//!   finished when the old subtask of its index finished at an unchanged parallelism,
+//!   or when every old subtask of its vertex finished (any parallelism). Finished old
+//!   subtasks have no state, so at a changed parallelism the unfinished ones' state is
+//!   redistributed alone (a finished source's splits were read to their end). A
+//!   subtask restored as finished whose upstream subtasks are not all restored as
+//!   finished is an error: it would drop their records.
+//! - Only subtasks with at least one handle, or restored as finished, get a
+//!   [`TaskRestore`].
 
 use std::collections::BTreeMap;
 
@@ -66,6 +74,8 @@ pub struct TaskRestore {
     pub checkpoint_id: CheckpointId,
     /// The handles, ordered by old vertex then old subtask.
     pub handles: Vec<RestoreHandle>,
+    /// Restored as finished: the subtask runs none of its operators.
+    pub finished: bool,
 }
 
 /// The result of [`assign_restore`].
@@ -153,22 +163,67 @@ pub fn assign_restore(
                 .iter()
                 .flat_map(|old| handles_for(old, new.info.parallelism, subtask))
                 .collect();
-            if !handles.is_empty() {
+            let finished = !old_tasks.is_empty()
+                && old_tasks
+                    .iter()
+                    .all(|old| finished_in(old, new.info.parallelism, subtask));
+            if !handles.is_empty() || finished {
                 tasks.insert(
                     TaskKey { vertex, subtask },
                     TaskRestore {
                         checkpoint_id: metadata.checkpoint_id,
                         handles,
+                        finished,
                     },
                 );
             }
         }
     }
+    check_finished_upstream(&tasks, vertices, path)?;
     Ok(RestoreAssignment {
         checkpoint_id: metadata.checkpoint_id,
         max_parallelism,
         tasks,
     })
+}
+
+/// Whether new subtask `subtask` of `parallelism` is finished according to `old`.
+fn finished_in(old: &TaskState, parallelism: u32, subtask: u32) -> bool {
+    if old.parallelism == parallelism {
+        old.subtasks.iter().any(|s| s.subtask == subtask && s.finished)
+    } else {
+        old.subtasks.len() == old.parallelism as usize && old.subtasks.iter().all(|s| s.finished)
+    }
+}
+
+/// Every subtask restored as finished must read only from subtasks restored as
+/// finished.
+fn check_finished_upstream(
+    tasks: &BTreeMap<TaskKey, TaskRestore>,
+    vertices: &[RestoreVertex],
+    path: &str,
+) -> Result<(), CheckpointError> {
+    let is_finished = |key: &TaskKey| tasks.get(key).is_some_and(|r| r.finished);
+    for (key, _) in tasks.iter().filter(|(_, r)| r.finished) {
+        let Some(v) = vertices.get(key.vertex) else { continue };
+        let upstream = v
+            .info
+            .upstream
+            .get(key.subtask as usize)
+            .map_or(&[][..], |u| u.as_slice());
+        if let Some(up) = upstream.iter().find(|u| !is_finished(u)) {
+            return Err(CheckpointError::FinishedAfterUnfinished {
+                path: path.to_string(),
+                vertex: v.info.name.clone(),
+                subtask: key.subtask,
+                upstream: vertices
+                    .get(up.vertex)
+                    .map_or_else(String::new, |u| u.info.name.clone()),
+                upstream_subtask: up.subtask,
+            });
+        }
+    }
+    Ok(())
 }
 
 /// The handles of `old` that new subtask `subtask` of `parallelism` restores.
@@ -221,6 +276,7 @@ mod tests {
                     handle: h.clone(),
                     state_size: 1,
                     union_state: false,
+                    finished: false,
                 })
                 .collect(),
         }
@@ -245,6 +301,7 @@ mod tests {
                 max_parallelism: max,
                 operator_ids: ops.iter().map(|o| OperatorId(*o)).collect(),
                 is_source: false,
+                upstream: Vec::new(),
             },
             max_parallelism_configured: configured,
         }
@@ -267,6 +324,79 @@ mod tests {
                 .collect::<Vec<_>>(),
             vec![(2, false)]
         );
+    }
+
+    /// `old_task` with the subtasks in `finished` finished (and stateless).
+    fn with_finished(mut task: TaskState, finished: &[u32]) -> TaskState {
+        for s in task.subtasks.iter_mut().filter(|s| finished.contains(&s.subtask)) {
+            s.finished = true;
+            s.handle = None;
+        }
+        task
+    }
+
+    fn finished_subtasks(plan: &RestoreAssignment, vertex: usize) -> Vec<u32> {
+        plan.tasks
+            .iter()
+            .filter(|(k, r)| k.vertex == vertex && r.finished)
+            .map(|(k, _)| k.subtask)
+            .collect()
+    }
+
+    #[test]
+    fn at_the_same_parallelism_a_finished_subtask_is_restored_as_finished_without_state() {
+        let old = with_finished(old_task(1, &[11], 2, 128, &[inline(0), inline(1)]), &[1]);
+        let plan = assign_restore(&metadata(vec![old]), "chk", &[new_vertex(&[11], 2, 128, false)], false).unwrap();
+        assert_eq!(finished_subtasks(&plan, 0), vec![1]);
+        assert!(plan.tasks[&TaskKey { vertex: 0, subtask: 1 }].handles.is_empty());
+        assert_eq!(plan.tasks[&TaskKey { vertex: 0, subtask: 0 }].handles.len(), 1);
+    }
+
+    #[test]
+    fn at_a_new_parallelism_only_a_fully_finished_vertex_is_restored_as_finished() {
+        let partly = with_finished(old_task(1, &[11], 2, 128, &[inline(0), inline(1)]), &[0]);
+        let plan = assign_restore(
+            &metadata(vec![partly]),
+            "chk",
+            &[new_vertex(&[11], 3, 128, false)],
+            false,
+        )
+        .unwrap();
+        assert!(finished_subtasks(&plan, 0).is_empty());
+        for subtask in 0..3 {
+            let olds: Vec<u32> = plan.tasks[&TaskKey { vertex: 0, subtask }]
+                .handles
+                .iter()
+                .map(|h| h.old_subtask)
+                .collect();
+            assert_eq!(olds, vec![1], "only the unfinished subtask's state is redistributed");
+        }
+        let fully = with_finished(old_task(1, &[11], 2, 128, &[None, None]), &[0, 1]);
+        let plan = assign_restore(
+            &metadata(vec![fully]),
+            "chk",
+            &[new_vertex(&[11], 3, 128, false)],
+            false,
+        )
+        .unwrap();
+        assert_eq!(finished_subtasks(&plan, 0), vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn a_finished_subtask_fed_by_an_unfinished_one_is_an_illegal_modification() {
+        let source = old_task(1, &[11], 1, 128, &[inline(0)]);
+        let sink = with_finished(old_task(2, &[21], 1, 128, &[None]), &[0]);
+        let mut vertices = vec![new_vertex(&[11], 1, 128, false), new_vertex(&[21], 1, 128, false)];
+        vertices[1].info.name = "Sink".to_string();
+        vertices[0].info.name = "Source".to_string();
+        vertices[1].info.upstream = vec![vec![TaskKey { vertex: 0, subtask: 0 }]];
+        let err = assign_restore(&metadata(vec![source, sink]), "/sp", &vertices, false).unwrap_err();
+        assert!(
+            matches!(&err, CheckpointError::FinishedAfterUnfinished { vertex, upstream, .. }
+                if vertex == "Sink" && upstream == "Source"),
+            "{err}"
+        );
+        assert!(err.to_string().contains("/sp"), "{err}");
     }
 
     #[test]

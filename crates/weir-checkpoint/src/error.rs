@@ -96,6 +96,25 @@ pub enum CheckpointError {
         /// The max parallelism of the new program.
         new: u32,
     },
+    /// Restore: a subtask restored as finished would read from one that is not (after a
+    /// change of the program; Flink's `VertexFinishedStateChecker`).
+    #[error(
+        "Illegal JobGraph modification. Cannot run a program with finished tasks fed by unfinished ones: \
+         {vertex} ({subtask}) had finished in checkpoint/savepoint {path}, but its upstream {upstream} \
+         ({upstream_subtask}) had not."
+    )]
+    FinishedAfterUnfinished {
+        /// The checkpoint or savepoint restored from.
+        path: String,
+        /// The vertex restored as finished.
+        vertex: String,
+        /// Its subtask.
+        subtask: u32,
+        /// The upstream vertex that is not finished.
+        upstream: String,
+        /// Its subtask.
+        upstream_subtask: u32,
+    },
     /// Restore: the new parallelism exceeds the max parallelism of the state (Flink's text).
     #[error(
         "The state for task {vertex} can not be restored. The maximum parallelism ({max_parallelism}) of the \

@@ -1,11 +1,12 @@
 //! The `_metadata` file of a checkpoint or savepoint, and where checkpoints are stored.
 //!
-//! # Format (version 2; version 1, without `union_state`, is still read)
+//! # Format (version 3; versions 1, without `union_state`, and 2, without `finished`,
+//! are still read)
 //!
 //! ```text
 //! offset  size  content
 //! 0       8     magic "WEIRCKPT" (ASCII)
-//! 8       4     format version, u32 big-endian (= 2)
+//! 8       4     format version, u32 big-endian (= 3)
 //! 12      ...   body: bincode (fixed-width little-endian integers, u64 lengths) of
 //!               CheckpointMetadata, with nothing after it
 //! ```
@@ -17,7 +18,7 @@
 //! [`CheckpointError::CorruptMetadata`], never a panic nor a huge allocation), that no
 //! byte follows the body, and the consistency of the tasks (subtask indices below the
 //! parallelism and unique, parallelism at most the max parallelism, key-group ranges
-//! inside the max parallelism). A new format gets a new version number; old versions
+//! inside the max parallelism, no state for a finished subtask). A new format gets a new version number; old versions
 //! stay readable.
 //!
 //! # Storage
@@ -54,7 +55,7 @@ use crate::error::CheckpointError;
 /// The first 8 bytes of every `_metadata` file.
 pub const METADATA_MAGIC: &[u8; 8] = b"WEIRCKPT";
 /// The format version written by [`encode`].
-pub const METADATA_VERSION: u32 = 2;
+pub const METADATA_VERSION: u32 = 3;
 /// The file name of the metadata inside a checkpoint or savepoint directory.
 pub const METADATA_FILE_NAME: &str = "_metadata";
 /// The directory (under `<dir>/<job-id>`) for state shared between checkpoints.
@@ -108,41 +109,76 @@ pub struct SubtaskState {
     /// Its snapshot holds union list state, which every subtask restores (so a restore
     /// at the same parallelism hands this handle to the other subtasks too).
     pub union_state: bool,
+    /// The subtask had finished when the checkpoint was taken (it has no handle): it is
+    /// restored as finished.
+    pub finished: bool,
 }
 
-/// Version 1 of the format, read and converted: subtasks without `union_state`.
-mod v1 {
+/// Versions 1 and 2 of the format, read and converted: they differ from the current
+/// one only in what a subtask records (version 1: no `union_state`; version 2: no
+/// `finished`).
+mod legacy {
     use super::*;
 
     #[derive(Deserialize)]
-    pub(super) struct Metadata {
+    pub(super) struct Metadata<S> {
         job_id: JobId,
         checkpoint_id: CheckpointId,
         timestamp: i64,
         snapshot_type: SnapshotType,
-        tasks: Vec<Task>,
+        tasks: Vec<Task<S>>,
     }
 
     #[derive(Deserialize)]
-    struct Task {
+    struct Task<S> {
         vertex_id: JobVertexId,
         vertex_name: String,
         operator_ids: Vec<OperatorId>,
         parallelism: u32,
         max_parallelism: u32,
-        subtasks: Vec<Subtask>,
+        subtasks: Vec<S>,
     }
 
+    /// A version 1 subtask.
     #[derive(Deserialize)]
-    struct Subtask {
+    pub(super) struct SubtaskV1 {
         subtask: u32,
         key_group_range: KeyGroupRange,
         handle: Option<StreamStateHandle>,
         state_size: u64,
     }
 
-    impl From<Metadata> for CheckpointMetadata {
-        fn from(m: Metadata) -> Self {
+    /// A version 2 subtask.
+    #[derive(Deserialize)]
+    pub(super) struct SubtaskV2 {
+        v1: SubtaskV1,
+        union_state: bool,
+    }
+
+    impl From<SubtaskV1> for SubtaskState {
+        fn from(s: SubtaskV1) -> Self {
+            SubtaskState {
+                subtask: s.subtask,
+                key_group_range: s.key_group_range,
+                handle: s.handle,
+                state_size: s.state_size,
+                union_state: false,
+                finished: false,
+            }
+        }
+    }
+
+    impl From<SubtaskV2> for SubtaskState {
+        fn from(s: SubtaskV2) -> Self {
+            SubtaskState {
+                union_state: s.union_state,
+                ..s.v1.into()
+            }
+        }
+    }
+
+    impl<S: Into<SubtaskState>> From<Metadata<S>> for CheckpointMetadata {
+        fn from(m: Metadata<S>) -> Self {
             CheckpointMetadata {
                 job_id: m.job_id,
                 checkpoint_id: m.checkpoint_id,
@@ -157,17 +193,7 @@ mod v1 {
                         operator_ids: t.operator_ids,
                         parallelism: t.parallelism,
                         max_parallelism: t.max_parallelism,
-                        subtasks: t
-                            .subtasks
-                            .into_iter()
-                            .map(|s| SubtaskState {
-                                subtask: s.subtask,
-                                key_group_range: s.key_group_range,
-                                handle: s.handle,
-                                state_size: s.state_size,
-                                union_state: false,
-                            })
-                            .collect(),
+                        subtasks: t.subtasks.into_iter().map(Into::into).collect(),
                     })
                     .collect(),
             }
@@ -205,6 +231,12 @@ impl CheckpointMetadata {
                 })?;
                 if std::mem::replace(slot, true) {
                     return Err(format!("vertex {name}: subtask {} is listed twice", s.subtask));
+                }
+                if s.finished && s.handle.is_some() {
+                    return Err(format!(
+                        "vertex {name}: subtask {} is finished but has state",
+                        s.subtask
+                    ));
                 }
                 let r = s.key_group_range;
                 if !r.is_empty() && r.end >= task.max_parallelism {
@@ -257,7 +289,14 @@ pub fn decode(bytes: &[u8], path: &str) -> Result<CheckpointMetadata, Checkpoint
     let corrupt_body = |e: bincode::Error| CheckpointError::corrupt(path, format!("truncated or corrupt body: {e}"));
     let options = body_options().with_limit(body.len() as u64);
     let metadata: CheckpointMetadata = match version {
-        1 => options.deserialize::<v1::Metadata>(body).map_err(corrupt_body)?.into(),
+        1 => options
+            .deserialize::<legacy::Metadata<legacy::SubtaskV1>>(body)
+            .map_err(corrupt_body)?
+            .into(),
+        2 => options
+            .deserialize::<legacy::Metadata<legacy::SubtaskV2>>(body)
+            .map_err(corrupt_body)?
+            .into(),
         METADATA_VERSION => options.deserialize(body).map_err(corrupt_body)?,
         _ => {
             return Err(CheckpointError::corrupt(
@@ -576,6 +615,7 @@ mod tests {
                             handle: Some(StreamStateHandle::Inline(vec![1, 2, 3])),
                             state_size: 3,
                             union_state: false,
+                            finished: false,
                         },
                         SubtaskState {
                             subtask: 1,
@@ -583,6 +623,7 @@ mod tests {
                             handle: None,
                             state_size: 0,
                             union_state: false,
+                            finished: false,
                         },
                     ],
                 },
@@ -601,6 +642,7 @@ mod tests {
                         }),
                         state_size: 4096,
                         union_state: true,
+                        finished: false,
                     }],
                 },
             ],
@@ -612,39 +654,35 @@ mod tests {
         let m = sample();
         let bytes = encode(&m).unwrap();
         assert_eq!(&bytes[..8], b"WEIRCKPT");
-        assert_eq!(&bytes[8..12], &[0, 0, 0, 2]);
+        assert_eq!(&bytes[8..12], &[0, 0, 0, 3]);
         assert_eq!(decode(&bytes, "f").unwrap(), m);
         assert_eq!(m.state_size(), 4099);
     }
 
-    #[test]
-    fn a_version_1_file_reads_with_no_union_state() {
+    /// `m` encoded in an older format version whose subtasks are `subtask(s)`.
+    fn legacy_bytes<S: Serialize>(
+        m: &CheckpointMetadata,
+        version: u32,
+        subtask: impl Fn(&SubtaskState) -> S,
+    ) -> Vec<u8> {
         #[derive(Serialize)]
-        struct SubtaskV1 {
-            subtask: u32,
-            key_group_range: KeyGroupRange,
-            handle: Option<StreamStateHandle>,
-            state_size: u64,
-        }
-        #[derive(Serialize)]
-        struct TaskV1 {
+        struct Task<S> {
             vertex_id: JobVertexId,
             vertex_name: String,
             operator_ids: Vec<OperatorId>,
             parallelism: u32,
             max_parallelism: u32,
-            subtasks: Vec<SubtaskV1>,
+            subtasks: Vec<S>,
         }
         #[derive(Serialize)]
-        struct MetadataV1 {
+        struct Metadata<S> {
             job_id: JobId,
             checkpoint_id: CheckpointId,
             timestamp: i64,
             snapshot_type: SnapshotType,
-            tasks: Vec<TaskV1>,
+            tasks: Vec<Task<S>>,
         }
-        let m = sample();
-        let v1 = MetadataV1 {
+        let old = Metadata {
             job_id: m.job_id,
             checkpoint_id: m.checkpoint_id,
             timestamp: m.timestamp,
@@ -652,31 +690,61 @@ mod tests {
             tasks: m
                 .tasks
                 .iter()
-                .map(|t| TaskV1 {
+                .map(|t| Task {
                     vertex_id: t.vertex_id,
                     vertex_name: t.vertex_name.clone(),
                     operator_ids: t.operator_ids.clone(),
                     parallelism: t.parallelism,
                     max_parallelism: t.max_parallelism,
-                    subtasks: t
-                        .subtasks
-                        .iter()
-                        .map(|s| SubtaskV1 {
-                            subtask: s.subtask,
-                            key_group_range: s.key_group_range,
-                            handle: s.handle.clone(),
-                            state_size: s.state_size,
-                        })
-                        .collect(),
+                    subtasks: t.subtasks.iter().map(&subtask).collect(),
                 })
                 .collect(),
         };
         let mut bytes = b"WEIRCKPT".to_vec();
-        bytes.extend_from_slice(&1u32.to_be_bytes());
-        bytes.extend_from_slice(&body_options().serialize(&v1).unwrap());
-        let read = decode(&bytes, "v1").unwrap();
+        bytes.extend_from_slice(&version.to_be_bytes());
+        bytes.extend_from_slice(&body_options().serialize(&old).unwrap());
+        bytes
+    }
+
+    #[derive(Serialize)]
+    struct SubtaskV1 {
+        subtask: u32,
+        key_group_range: KeyGroupRange,
+        handle: Option<StreamStateHandle>,
+        state_size: u64,
+    }
+
+    fn v1(s: &SubtaskState) -> SubtaskV1 {
+        SubtaskV1 {
+            subtask: s.subtask,
+            key_group_range: s.key_group_range,
+            handle: s.handle.clone(),
+            state_size: s.state_size,
+        }
+    }
+
+    #[test]
+    fn a_version_1_file_reads_with_no_union_state() {
+        let m = sample();
+        let read = decode(&legacy_bytes(&m, 1, v1), "v1").unwrap();
         assert!(read.tasks.iter().flat_map(|t| &t.subtasks).all(|s| !s.union_state));
         assert_eq!(read.tasks[0], m.tasks[0]);
+    }
+
+    #[test]
+    fn a_version_2_file_reads_with_no_finished_subtask() {
+        #[derive(Serialize)]
+        struct SubtaskV2 {
+            v1: SubtaskV1,
+            union_state: bool,
+        }
+        let m = sample();
+        let bytes = legacy_bytes(&m, 2, |s| SubtaskV2 {
+            v1: v1(s),
+            union_state: s.union_state,
+        });
+        let read = decode(&bytes, "v2").unwrap();
+        assert_eq!(read, m, "the sample has no finished subtask");
     }
 
     #[test]
@@ -697,11 +765,11 @@ mod tests {
         bad[0] = b'X';
         assert!(decode(&bad, "p").unwrap_err().to_string().contains("bad magic"));
         let mut bad = bytes.clone();
-        bad[11] = 3;
+        bad[11] = 4;
         assert!(decode(&bad, "p")
             .unwrap_err()
             .to_string()
-            .contains("unsupported metadata version 3"));
+            .contains("unsupported metadata version 4"));
         bytes.push(0);
         assert!(matches!(
             decode(&bytes, "p"),

@@ -11,6 +11,10 @@ use std::fmt;
 /// A checkpoint's (or savepoint's) id: 1, 2, 3, … per job.
 pub type CheckpointId = u64;
 
+/// What a task says when it declines a checkpoint triggered after its input ended: it
+/// is closing (Flink's `CHECKPOINT_DECLINED_TASK_CLOSING`, not counted as a failure).
+pub const DECLINE_TASK_CLOSING: &str = "the task's input has ended: it is closing";
+
 /// `execution.checkpointing.mode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum CheckpointingMode {

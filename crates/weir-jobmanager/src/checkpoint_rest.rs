@@ -296,6 +296,7 @@ mod tests {
             max_parallelism: 128,
             operator_ids: vec![OperatorId(vertex_id.0)],
             is_source,
+            upstream: Vec::new(),
         };
         let vertices = vec![vertex(SOURCE, "Source", 2, true), vertex(SINK, "Sink", 1, false)];
         CheckpointCoordinator::new(config, JobId(0xabc), vertices, 7)

@@ -506,6 +506,9 @@ impl JobMaster {
             actions.extend(self.release(slots));
             return actions;
         }
+        if state == ExecutionState::Finished {
+            return self.checkpoint_task_finished(d.vertex, d.subtask, slots, now_ms);
+        }
         Vec::new()
     }
 

@@ -100,6 +100,7 @@ pub fn task_checkpointing(
                 })?,
                 rescaled: r.rescaled,
                 union_only: r.union_only.clone(),
+                finished: r.finished,
             })
         }
         None => None,

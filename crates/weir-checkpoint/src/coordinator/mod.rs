@@ -20,11 +20,20 @@
 //!   an interval).
 //! - [`CheckpointCoordinator::trigger_savepoint`] ignores interval, min-pause and
 //!   max-concurrent. Checkpoints and savepoints take ids from one counter, from 1.
-//! - Each trigger emits [`CoordinatorAction::TriggerCheckpoint`] to the source subtasks.
-//!   Every subtask of every vertex then acknowledges or declines. Late (unknown id),
-//!   duplicate and foreign acknowledgements are ignored ([`AckOutcome`]); a late
-//!   acknowledgement's state file is discarded.
-//! - When all subtasks acknowledged: [`CoordinatorAction::WriteMetadata`]. The
+//! - Checkpoints after tasks finish (Flink's FLIP-147): the caller reports finished
+//!   subtasks ([`CheckpointCoordinator::task_finished`]) and deployed ones
+//!   ([`CheckpointCoordinator::task_deployed`], finished when restored as finished). A checkpoint awaits the subtasks not
+//!   finished at its trigger; the finished ones go into its metadata as finished,
+//!   without state. A subtask that finishes before it acknowledged a pending
+//!   checkpoint never will: the checkpoint is aborted, not counted as a failure.
+//!   Periodic triggers skip a job whose subtasks have all finished.
+//! - Each trigger emits [`CoordinatorAction::TriggerCheckpoint`] to the *root*
+//!   subtasks: the unfinished source subtasks, and the unfinished subtasks whose
+//!   upstream subtasks ([`VertexInfo::upstream`]) have all finished. Every awaited
+//!   subtask then acknowledges or declines. Late (unknown id), duplicate and foreign
+//!   acknowledgements (and those of subtasks not awaited) are ignored ([`AckOutcome`]);
+//!   a late acknowledgement's state file is discarded.
+//! - When all awaited subtasks acknowledged: [`CoordinatorAction::WriteMetadata`]. The
 //!   checkpoint is then *finalizing*: it no longer expires nor takes declines. The
 //!   caller reports the write with [`CheckpointCoordinator::metadata_written`]; on
 //!   success the checkpoint completes: checkpoints go into the completed store (at most
@@ -74,6 +83,8 @@ struct Pending {
     timestamp: i64,
     options: CheckpointOptions,
     location: Option<String>,
+    /// The subtasks that must acknowledge: those not finished at the trigger.
+    awaited: BTreeSet<TaskKey>,
     acks: BTreeMap<TaskKey, SnapshotReport>,
     finalizing: Option<CheckpointMetadata>,
 }
@@ -86,7 +97,8 @@ pub struct CheckpointCoordinator {
     job_id: JobId,
     vertices: Vec<VertexInfo>,
     all_tasks: Vec<TaskKey>,
-    source_tasks: Vec<TaskKey>,
+    /// Subtasks that have finished (and were not restarted since).
+    finished: BTreeSet<TaskKey>,
     rng: u64,
     next_id: CheckpointId,
     scheduler_running: bool,
@@ -112,11 +124,6 @@ impl CheckpointCoordinator {
             .enumerate()
             .flat_map(|(vertex, v)| (0..v.parallelism).map(move |subtask| TaskKey { vertex, subtask }))
             .collect();
-        let source_tasks = all_tasks
-            .iter()
-            .copied()
-            .filter(|t| vertices[t.vertex].is_source)
-            .collect();
         CheckpointCoordinator {
             storage: CheckpointStorage::from_config(&config),
             stats: CheckpointStatsTracker::new(config.history_size),
@@ -124,7 +131,7 @@ impl CheckpointCoordinator {
             job_id,
             vertices,
             all_tasks,
-            source_tasks,
+            finished: BTreeSet::new(),
             rng: seed,
             next_id: 1,
             scheduler_running: false,
@@ -266,7 +273,7 @@ impl CheckpointCoordinator {
         let (Some(due), Some(interval)) = (self.next_trigger_due, self.config.interval_ms()) else {
             return actions;
         };
-        if !self.scheduler_running || now_ms < due {
+        if !self.scheduler_running || now_ms < due || self.all_finished() {
             return actions;
         }
         if self.pending.len() >= self.config.max_concurrent as usize {
@@ -317,6 +324,9 @@ impl CheckpointCoordinator {
         if target_dir.trim().is_empty() {
             return Err(CheckpointError::NoSavepointDirectory { job: self.job_id });
         }
+        if self.all_finished() {
+            return Err(refuse("every task of the job has finished"));
+        }
         local_path(&target_dir)?;
         let random = self.next_random();
         let location = savepoint_directory_with(&target_dir, &self.job_id, random);
@@ -343,12 +353,34 @@ impl CheckpointCoordinator {
             options.unaligned_enabled(),
             &vertices,
         );
+        let awaited: BTreeSet<TaskKey> = self
+            .all_tasks
+            .iter()
+            .filter(|t| !self.finished.contains(t))
+            .copied()
+            .collect();
+        let roots = awaited.iter().copied().filter(|t| self.is_root(*t)).collect();
+        // Finished subtasks count as acknowledged with nothing, as of the trigger.
+        for task in &self.finished {
+            let nothing = SubtaskCheckpointStats {
+                ack_timestamp: now_ms,
+                end_to_end_duration_ms: 0,
+                state_size: 0,
+                sync_duration_ms: 0,
+                async_duration_ms: 0,
+                alignment_duration_ms: 0,
+                persisted_data: 0,
+            };
+            self.stats.report_ack(id, task.vertex, task.subtask, nothing);
+        }
+        let nothing_awaited = awaited.is_empty();
         self.pending.insert(
             id,
             Pending {
                 timestamp: now_ms,
                 options,
                 location: location.clone(),
+                awaited,
                 acks: BTreeMap::new(),
                 finalizing: None,
             },
@@ -357,13 +389,72 @@ impl CheckpointCoordinator {
             checkpoint_id: id,
             timestamp: now_ms,
             options,
-            tasks: self.source_tasks.clone(),
+            tasks: roots,
             location,
         });
-        if self.all_tasks.is_empty() {
+        if nothing_awaited {
             actions.extend(self.finalize(id));
         }
         id
+    }
+
+    /// An unfinished subtask that receives the trigger: a source, or one whose upstream
+    /// subtasks have all finished (no barrier will reach it).
+    fn is_root(&self, task: TaskKey) -> bool {
+        let Some(v) = self.vertices.get(task.vertex) else {
+            return false;
+        };
+        if v.is_source {
+            return true;
+        }
+        v.upstream
+            .get(task.subtask as usize)
+            .is_some_and(|up| !up.is_empty() && up.iter().all(|u| self.finished.contains(u)))
+    }
+
+    fn all_finished(&self) -> bool {
+        !self.all_tasks.is_empty() && self.all_tasks.iter().all(|t| self.finished.contains(t))
+    }
+
+    /// Subtask `task` finished. Pending checkpoints that await it and have not got its
+    /// acknowledgement are aborted (it acknowledges before it finishes, so it never
+    /// will); not counted as failures.
+    pub fn task_finished(&mut self, task: TaskKey, now_ms: i64) -> Vec<CoordinatorAction> {
+        let mut actions = Vec::new();
+        if !self.all_tasks.contains(&task) || !self.finished.insert(task) {
+            return actions;
+        }
+        let lost: Vec<CheckpointId> = self
+            .pending
+            .iter()
+            .filter(|(_, p)| p.finalizing.is_none() && p.awaited.contains(&task) && !p.acks.contains_key(&task))
+            .map(|(id, _)| *id)
+            .collect();
+        let vertex = self.vertices[task.vertex].name.clone();
+        for id in lost {
+            let reason = format!(
+                "{} {vertex} ({}) finished before it acknowledged the checkpoint.",
+                DeclineReason::TaskFinished.message(),
+                task.subtask
+            );
+            self.abort(id, &reason, Some(DeclineReason::TaskFinished), now_ms, &mut actions);
+        }
+        actions
+    }
+
+    /// Subtask `task` is deployed again (a failover, or the job's first deployment from
+    /// a checkpoint): finished only when it is restored as finished.
+    pub fn task_deployed(&mut self, task: TaskKey, restored_as_finished: bool) {
+        if restored_as_finished && self.all_tasks.contains(&task) {
+            self.finished.insert(task);
+        } else {
+            self.finished.remove(&task);
+        }
+    }
+
+    /// Whether subtask `task` is known to have finished.
+    pub fn is_finished(&self, task: TaskKey) -> bool {
+        self.finished.contains(&task)
     }
 
     /// A subtask acknowledged a checkpoint.
@@ -386,6 +477,9 @@ impl CheckpointCoordinator {
             };
             return (AckOutcome::UnknownCheckpoint, actions);
         };
+        if !pending.awaited.contains(&task) {
+            return (AckOutcome::UnknownTask, Vec::new());
+        }
         if pending.finalizing.is_some() || pending.acks.contains_key(&task) {
             return (AckOutcome::Duplicate, Vec::new());
         }
@@ -401,7 +495,7 @@ impl CheckpointCoordinator {
         let id = ack.checkpoint_id;
         pending.acks.insert(task, ack);
         self.stats.report_ack(id, task.vertex, task.subtask, stats);
-        if pending.acks.len() < self.all_tasks.len() {
+        if pending.acks.len() < pending.awaited.len() {
             return (AckOutcome::Acknowledged, Vec::new());
         }
         (AckOutcome::AllAcknowledged, self.finalize(id))
@@ -425,13 +519,15 @@ impl CheckpointCoordinator {
                 max_parallelism: v.max_parallelism,
                 subtasks: (0..v.parallelism)
                     .map(|subtask| {
-                        let ack = pending.acks.get(&TaskKey { vertex, subtask });
+                        let key = TaskKey { vertex, subtask };
+                        let ack = pending.acks.get(&key);
                         SubtaskState {
                             subtask,
                             key_group_range: key_groups(v, subtask),
                             handle: ack.and_then(|a| a.handle.clone()),
                             state_size: ack.map_or(0, |a| a.state_size),
                             union_state: ack.is_some_and(|a| a.union_state),
+                            finished: !pending.awaited.contains(&key),
                         }
                     })
                     .collect(),
@@ -529,7 +625,7 @@ impl CheckpointCoordinator {
         }
         actions.push(CoordinatorAction::NotifyComplete {
             checkpoint_id,
-            tasks: self.all_tasks.clone(),
+            tasks: self.unfinished_tasks(),
         });
         actions
     }
@@ -628,7 +724,7 @@ impl CheckpointCoordinator {
         self.stats.report_failed(id, now_ms, reason);
         actions.push(CoordinatorAction::NotifyAborted {
             checkpoint_id: id,
-            tasks: self.all_tasks.clone(),
+            tasks: self.unfinished_tasks(),
             reason: reason.to_string(),
         });
         if let Some(location) = pending.location {
@@ -646,6 +742,14 @@ impl CheckpointCoordinator {
                 });
             }
         }
+    }
+
+    fn unfinished_tasks(&self) -> Vec<TaskKey> {
+        self.all_tasks
+            .iter()
+            .filter(|t| !self.finished.contains(t))
+            .copied()
+            .collect()
     }
 
     fn next_random(&mut self) -> u64 {

@@ -23,6 +23,7 @@ fn vertices() -> Vec<VertexInfo> {
             max_parallelism: 128,
             operator_ids: vec![OperatorId(11)],
             is_source: true,
+            upstream: vec![Vec::new(), Vec::new()],
         },
         VertexInfo {
             vertex_id: JobVertexId(2),
@@ -31,6 +32,10 @@ fn vertices() -> Vec<VertexInfo> {
             max_parallelism: 128,
             operator_ids: vec![OperatorId(21)],
             is_source: false,
+            upstream: vec![vec![
+                TaskKey { vertex: 0, subtask: 0 },
+                TaskKey { vertex: 0, subtask: 1 },
+            ]],
         },
     ]
 }
@@ -768,3 +773,5 @@ proptest! {
         prop_assert!(model.open.is_empty(), "every trigger ended: {:?}", model.open);
     }
 }
+
+mod finished_tasks;

@@ -31,6 +31,9 @@ pub struct VertexInfo {
     pub operator_ids: Vec<OperatorId>,
     /// Whether it starts with a source: its subtasks receive the trigger.
     pub is_source: bool,
+    /// Per subtask, the subtasks of other vertices it reads from (empty for a source).
+    /// A subtask whose upstream subtasks have all finished is triggered like a source.
+    pub upstream: Vec<Vec<TaskKey>>,
 }
 
 /// A subtask: the `vertex`-th vertex of the job, subtask `subtask`.
@@ -164,7 +167,8 @@ pub enum JobTermination {
 /// Something the caller must carry out.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CoordinatorAction {
-    /// Send `triggerCheckpoint` to the source subtasks.
+    /// Send `triggerCheckpoint` to the root subtasks (unfinished sources, and unfinished
+    /// subtasks whose upstream subtasks all finished).
     TriggerCheckpoint {
         /// The checkpoint.
         checkpoint_id: CheckpointId,
@@ -172,7 +176,7 @@ pub enum CoordinatorAction {
         timestamp: i64,
         /// How to take it.
         options: CheckpointOptions,
-        /// The source subtasks.
+        /// The root subtasks.
         tasks: Vec<TaskKey>,
         /// The directory the tasks may write state files to (the checkpoint or savepoint
         /// directory); `None` with JobManager storage (state is sent inline).
@@ -190,18 +194,18 @@ pub enum CoordinatorAction {
         /// The checkpoint or savepoint directory; `None` for JobManager storage.
         target: Option<String>,
     },
-    /// Send `notifyCheckpointComplete` to every task (sinks commit).
+    /// Send `notifyCheckpointComplete` to every unfinished task (sinks commit).
     NotifyComplete {
         /// The checkpoint.
         checkpoint_id: CheckpointId,
-        /// Every subtask of the job.
+        /// Every unfinished subtask of the job.
         tasks: Vec<TaskKey>,
     },
-    /// Send `notifyCheckpointAborted` to every task.
+    /// Send `notifyCheckpointAborted` to every unfinished task.
     NotifyAborted {
         /// The checkpoint.
         checkpoint_id: CheckpointId,
-        /// Every subtask of the job.
+        /// Every unfinished subtask of the job.
         tasks: Vec<TaskKey>,
         /// Why.
         reason: String,

@@ -13,6 +13,7 @@ use weir_checkpoint::{
     SnapshotReport, SubtaskAcknowledgement, TaskKey, VertexInfo,
 };
 use weir_core::{CheckpointBarrier, CheckpointId};
+use weir_graph::execution_graph::consumed_subpartitions;
 use weir_graph::{ExecutionState, JobGraph};
 use weir_rpc::{CheckpointingSettings, StateHandle, TaskRestoreDescriptor};
 
@@ -26,7 +27,8 @@ pub fn vertex_infos(job_graph: &JobGraph, stream_graph: &weir_graph::StreamGraph
     job_graph
         .vertices
         .iter()
-        .map(|v| VertexInfo {
+        .enumerate()
+        .map(|(index, v)| VertexInfo {
             vertex_id: v.id,
             name: v.name.clone(),
             parallelism: v.parallelism,
@@ -37,8 +39,34 @@ pub fn vertex_infos(job_graph: &JobGraph, stream_graph: &weir_graph::StreamGraph
                 .filter_map(|op| stream_graph.nodes.get(op.node_id as usize).map(|n| n.operator_id()))
                 .collect(),
             is_source: v.is_source,
+            upstream: (0..v.parallelism)
+                .map(|s| upstream_subtasks(job_graph, index, s))
+                .collect(),
         })
         .collect()
+}
+
+/// The subtasks that subtask `subtask` of vertex `vertex` reads from, over all its
+/// input edges.
+fn upstream_subtasks(job_graph: &JobGraph, vertex: usize, subtask: u32) -> Vec<TaskKey> {
+    let consumer_parallelism = job_graph.vertices[vertex].parallelism;
+    let mut upstream: Vec<TaskKey> = job_graph
+        .edges
+        .iter()
+        .filter(|e| e.target_vertex == vertex)
+        .flat_map(|e| {
+            let producer_parallelism = job_graph.vertices.get(e.source_vertex).map_or(0, |p| p.parallelism);
+            consumed_subpartitions(e.distribution, producer_parallelism, consumer_parallelism, subtask)
+                .into_iter()
+                .map(move |(producer, _)| TaskKey {
+                    vertex: e.source_vertex,
+                    subtask: producer,
+                })
+        })
+        .collect();
+    upstream.sort();
+    upstream.dedup();
+    upstream
 }
 
 impl JobMaster {
@@ -111,7 +139,7 @@ impl JobMaster {
             .execution_graph
             .execution_vertex(task.vertex, task.subtask)
             .is_some_and(|ev| ev.current.state == ExecutionState::Running);
-        let kind = if !running {
+        let kind = if !running || reason.contains(weir_core::checkpoint::DECLINE_TASK_CLOSING) {
             DeclineReason::TaskFinished
         } else if reason.contains(SUBSUMED_BY_NEWER) {
             DeclineReason::TaskNotReady
@@ -150,7 +178,7 @@ impl JobMaster {
         let all_running = self.execution_graph.job_vertices.iter().all(|v| {
             v.task_vertices
                 .iter()
-                .all(|t| t.current.state == ExecutionState::Running)
+                .all(|t| matches!(t.current.state, ExecutionState::Running | ExecutionState::Finished))
         });
         let Some(coordinator) = self.checkpoints.as_mut() else {
             return Vec::new();
@@ -160,11 +188,10 @@ impl JobMaster {
             self.checkpoint_scheduler_started = true;
             decisions.extend(coordinator.start_scheduler(now_ms));
         } else if !all_running && self.checkpoint_scheduler_started {
-            // A task finished: no new checkpoints (Weir does not checkpoint jobs with
-            // finished tasks yet), and pending ones cannot complete.
+            // A task is being deployed again: pending checkpoints cannot complete.
             self.checkpoint_scheduler_started = false;
             decisions.extend(coordinator.stop_scheduler());
-            decisions.extend(coordinator.abort_all("Some tasks of the job have already finished.", now_ms));
+            decisions.extend(coordinator.abort_all(DeclineReason::TaskNotRunning.message(), now_ms));
         }
         decisions.extend(coordinator.tick(now_ms));
         self.carry_out(decisions, slots, now_ms)
@@ -211,6 +238,7 @@ impl JobMaster {
                 rescaled: r.handles.iter().filter(|h| !h.union_only).count() > 1
                     || r.handles.iter().any(|h| !h.union_only && h.old_subtask != subtask),
                 union_only: r.handles.iter().map(|h| h.union_only).collect(),
+                finished: r.finished,
             })
         });
         (self.checkpoint_settings.clone(), restore)
@@ -235,10 +263,43 @@ impl JobMaster {
         Ok(())
     }
 
+    /// A subtask finished: the coordinator stops awaiting it.
+    pub(super) fn checkpoint_task_finished(
+        &mut self,
+        vertex: usize,
+        subtask: u32,
+        slots: &mut SlotTable,
+        now_ms: i64,
+    ) -> Vec<Action> {
+        let Some(coordinator) = self.checkpoints.as_mut() else {
+            return Vec::new();
+        };
+        let decisions = coordinator.task_finished(TaskKey { vertex, subtask }, now_ms);
+        self.carry_out(decisions, slots, now_ms)
+    }
+
     /// Before a (re)start: plans the restore of every subtask from the latest completed
-    /// checkpoint (counted as a recovery when `recovery`). A checkpoint that cannot be
-    /// assigned fails the job.
+    /// checkpoint (counted as a recovery when `recovery`), and tells the coordinator
+    /// which of the subtasks about to be deployed are restored as finished. A
+    /// checkpoint that cannot be assigned fails the job.
     pub(super) fn plan_restore(&mut self, now_ms: i64, recovery: bool) -> Result<(), Failure> {
+        let planned = self.plan_restore_from_latest(now_ms, recovery);
+        let restore_plan = self.restore_plan.as_ref();
+        if let Some(coordinator) = self.checkpoints.as_mut() {
+            for (vertex, v) in self.execution_graph.job_vertices.iter().enumerate() {
+                for (subtask, t) in (0u32..).zip(&v.task_vertices) {
+                    if t.current.state == ExecutionState::Created {
+                        let key = TaskKey { vertex, subtask };
+                        let finished = restore_plan.and_then(|p| p.tasks.get(&key)).is_some_and(|r| r.finished);
+                        coordinator.task_deployed(key, finished);
+                    }
+                }
+            }
+        }
+        planned
+    }
+
+    fn plan_restore_from_latest(&mut self, now_ms: i64, recovery: bool) -> Result<(), Failure> {
         let Some(latest) = self.checkpoints.as_ref().and_then(|c| c.latest_completed()) else {
             return Ok(());
         };

@@ -31,6 +31,12 @@
 //! - A channel that ends (EndOfPartition) counts as having delivered the current and
 //!   every later barrier.
 //! - A barrier of a checkpoint older than or equal to the newest one seen is ignored.
+//! - A checkpoint triggered at the task itself (its upstream tasks have all finished,
+//!   so no barrier will come; Flink's checkpoints after tasks finish) is taken once
+//!   every channel has ended, before the task ends its input:
+//!   [`BarrierAligner::trigger_at_end_of_input`]. It is aligned at the last
+//!   EndOfPartition, after the checkpoint in progress, if any; a newer such trigger
+//!   aborts an older one still waiting.
 //!
 //! Invariants (checked by the exhaustive test below): per checkpoint the outcomes are
 //! one of `Aligned`, `Aborted`, `Unaligned` then `ChannelStateComplete`, or `Unaligned`
@@ -84,6 +90,18 @@ pub struct BarrierAligner {
     releases: u64,
     started_at: Option<Instant>,
     last_alignment: Duration,
+    /// A checkpoint triggered at the task, taken when every channel has ended.
+    at_end_of_input: Option<CheckpointBarrier>,
+}
+
+/// What [`BarrierAligner::trigger_at_end_of_input`] did with a trigger.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndOfInputTrigger {
+    /// Taken at the last EndOfPartition (or at once, every channel having ended).
+    Accepted,
+    /// Not newer than a checkpoint already seen, or the input already ended: the task
+    /// declines it.
+    Refused,
 }
 
 impl BarrierAligner {
@@ -99,6 +117,30 @@ impl BarrierAligner {
             releases: 0,
             started_at: None,
             last_alignment: Duration::ZERO,
+            at_end_of_input: None,
+        }
+    }
+
+    /// Checkpoint `barrier` was triggered at this task (every upstream task finished):
+    /// it is [`Aligned`](BarrierOutcome::Aligned) once every channel has ended, so its
+    /// snapshot holds everything the finished upstream tasks sent.
+    pub fn trigger_at_end_of_input(&mut self, barrier: CheckpointBarrier) -> EndOfInputTrigger {
+        if barrier.id <= self.latest_seen {
+            return EndOfInputTrigger::Refused;
+        }
+        self.latest_seen = barrier.id;
+        if let Some(old) = self.at_end_of_input.replace(barrier) {
+            self.outcomes.push_back(BarrierOutcome::Aborted(old.id));
+        }
+        self.complete_at_end_of_input();
+        EndOfInputTrigger::Accepted
+    }
+
+    fn complete_at_end_of_input(&mut self) {
+        if self.current.is_none() && self.ended.iter().all(|e| *e) {
+            if let Some(barrier) = self.at_end_of_input.take() {
+                self.outcomes.push_back(BarrierOutcome::Aligned(barrier));
+            }
         }
     }
 
@@ -151,6 +193,7 @@ impl BarrierAligner {
         if let Some(e) = self.ended.get_mut(channel) {
             *e = true;
             self.try_complete(now);
+            self.complete_at_end_of_input();
         }
     }
 
@@ -263,3 +306,6 @@ impl BarrierAligner {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod end_of_input_tests;

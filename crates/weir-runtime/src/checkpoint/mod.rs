@@ -10,7 +10,7 @@ pub mod responder;
 pub mod state_registry;
 pub mod storage;
 
-pub use barrier_aligner::{BarrierAligner, BarrierOutcome, ChannelAction};
+pub use barrier_aligner::{BarrierAligner, BarrierOutcome, ChannelAction, EndOfInputTrigger};
 pub use channel_state::{decode_channel_state, ChannelStateRecorder};
 pub use responder::{CheckpointResponder, CompletedSnapshot, SnapshotMetrics};
 pub use state_registry::{CheckpointedOperator, StateRegistry};

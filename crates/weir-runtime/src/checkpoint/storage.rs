@@ -64,6 +64,9 @@ pub struct TaskRestore {
     pub rescaled: bool,
     /// Per handle: given only for its union list state (missing entries: false).
     pub union_only: Vec<bool>,
+    /// The subtask had finished when the checkpoint was taken: it is restored as
+    /// finished (runs no operator, restores no state).
+    pub finished: bool,
 }
 
 impl TaskRestore {
@@ -140,6 +143,7 @@ mod tests {
             handles: vec![handle],
             union_only: Vec::new(),
             rescaled: false,
+            finished: false,
         };
         let file = |size| StreamStateHandle::File {
             path: path.display().to_string(),

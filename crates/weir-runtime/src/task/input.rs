@@ -13,7 +13,9 @@
 //! at the switch-over. A restored task first replays the recorded channel state of its
 //! checkpoint into the head, before anything is read from the network.
 
-use crate::checkpoint::{decode_channel_state, BarrierAligner, BarrierOutcome, ChannelAction, ChannelStateRecorder};
+use crate::checkpoint::{
+    decode_channel_state, BarrierAligner, BarrierOutcome, ChannelAction, ChannelStateRecorder, EndOfInputTrigger,
+};
 use crate::error::TaskError;
 use crate::network::{ReaderEvent, RecordReader};
 use crate::operator::Output;
@@ -23,7 +25,7 @@ use serde::Serialize;
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
-use weir_core::{CheckpointId, Event};
+use weir_core::{CheckpointBarrier, CheckpointId, Event};
 use weir_state::InputChannelState;
 
 /// What one call of [`InputProcessor::process`] found.
@@ -48,6 +50,11 @@ pub trait InputProcessor {
         let _ = now;
         Ok(())
     }
+    /// Checkpoint `barrier` was triggered at this task, every upstream task having
+    /// finished: it comes out of [`take_barrier_outcome`](Self::take_barrier_outcome)
+    /// as aligned once every channel has ended, before the chain's input is ended.
+    /// Refused once the input has ended.
+    fn trigger_at_end_of_input(&mut self, barrier: CheckpointBarrier) -> EndOfInputTrigger;
     /// The next checkpoint outcome of barrier alignment, oldest first.
     fn take_barrier_outcome(&mut self) -> Option<BarrierOutcome>;
     /// How long the last completed alignment took.
@@ -262,6 +269,13 @@ impl<I: Serialize + DeserializeOwned> InputProcessor for StreamInputProcessor<I>
 
     fn records_in(&self) -> u64 {
         self.records_in
+    }
+
+    fn trigger_at_end_of_input(&mut self, barrier: CheckpointBarrier) -> EndOfInputTrigger {
+        if self.ended {
+            return EndOfInputTrigger::Refused;
+        }
+        self.alignment.aligner.borrow_mut().trigger_at_end_of_input(barrier)
     }
 
     fn take_barrier_outcome(&mut self) -> Option<BarrierOutcome> {

@@ -26,12 +26,21 @@
 //! input processor before the first record, which replays it before reading the
 //! network; unaligned channel state at another parallelism is refused.
 //!
+//! Checkpoints after tasks finish (Flink's FLIP-147): an input task whose upstream
+//! tasks have all finished gets its triggers from the coordinator, as a source does;
+//! it takes such a checkpoint once every input channel has ended, before it ends its
+//! chain's input, so the snapshot holds everything the finished tasks sent. A task
+//! restored as finished runs none of its operators (`finished_on_restore.rs`). A task
+//! waits for its snapshot uploads before it finishes, so that its acknowledgements
+//! reach the JobMaster before its FINISHED state.
+//!
 //! At the end of input pending processing-time timers are dropped, not fired (as in
 //! Flink, where a finished task quiesces its timer service).
 
 mod checkpoint;
+mod finished_on_restore;
 
-use crate::checkpoint::{BarrierOutcome, CheckpointResponder, TaskRestore, TaskStateStorage};
+use crate::checkpoint::{BarrierOutcome, CheckpointResponder, EndOfInputTrigger, TaskRestore, TaskStateStorage};
 use crate::error::TaskError;
 use crate::executor::ExecutableGraph;
 use crate::network::{CancelToken, InputGate};
@@ -43,7 +52,7 @@ use crate::task::metrics::{TaskMetrics, TaskMetricsSnapshot};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use weir_core::CheckpointId;
+use weir_core::{CheckpointBarrier, CheckpointId};
 use weir_graph::JobGraph;
 use weir_state::TaskSnapshot;
 
@@ -114,6 +123,21 @@ fn run_task_inner(mut spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> 
         .get(spec.vertex)
         .ok_or_else(|| TaskError::Build(format!("no job vertex {}", spec.vertex)))?;
     let checkpointing = spec.checkpointing.take();
+    if checkpointing
+        .as_ref()
+        .and_then(|c| c.restore.as_ref())
+        .is_some_and(|r| r.finished)
+    {
+        if let Some(on_running) = spec.on_running.take() {
+            on_running();
+        }
+        let inputs = [spec.input.take(), spec.second_input.take()]
+            .into_iter()
+            .flatten()
+            .collect();
+        finished_on_restore::run_finished_on_restore(std::mem::take(&mut spec.outputs), inputs, &spec.cancel)?;
+        return Ok(spec.metrics.snapshot());
+    }
     let mut restored = match checkpointing.as_ref().and_then(|c| c.restore.as_ref()) {
         Some(restore) => Some(restore.load(spec.subtask_index, jv.parallelism)?),
         None => None,
@@ -148,6 +172,7 @@ fn run_task_inner(mut spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> 
         std::mem::take(&mut spec.outputs),
     )?;
     let mut task = TaskLoop {
+        is_input_task: matches!(invokable, Invokable::Input(_)),
         ctx: &ctx,
         checkpointing,
         timeout: (ctx.buffer_timeout_ms > 0).then(|| Duration::from_millis(ctx.buffer_timeout_ms as u64)),
@@ -160,6 +185,8 @@ fn run_task_inner(mut spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> 
         stop: None,
         pending_mail: None,
         unaligned: None,
+        end_of_input_triggers: Vec::new(),
+        uploads: Vec::new(),
     };
     task.next_flush = task.timeout.map(|t| Instant::now() + t);
     if let Some(on_running) = spec.on_running.take() {
@@ -247,6 +274,11 @@ fn run_task_inner(mut spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> 
                     }
                 }
                 task.mailbox_duties(None)?;
+                for barrier in std::mem::take(&mut task.end_of_input_triggers) {
+                    if processor.trigger_at_end_of_input(barrier) == EndOfInputTrigger::Refused {
+                        task.decline(barrier.id, weir_core::checkpoint::DECLINE_TASK_CLOSING);
+                    }
+                }
                 if status != InputStatus::EndOfInput {
                     if let Some(now) = due_wakeup(&task.timers) {
                         processor.on_processing_time(now)?;
@@ -261,11 +293,14 @@ fn run_task_inner(mut spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> 
     };
     ctx.flush_all()?;
     task.publish(records_in);
+    task.wait_for_uploads();
     Ok(spec.metrics.snapshot())
 }
 
 /// The loop's own state, apart from the chain it drives.
 struct TaskLoop<'a> {
+    /// The task reads network input (it is not a source).
+    is_input_task: bool,
     ctx: &'a TaskContext,
     checkpointing: Option<TaskCheckpointing>,
     timeout: Option<Duration>,
@@ -281,6 +316,10 @@ struct TaskLoop<'a> {
     pending_mail: Option<TaskMail>,
     /// The snapshot of the unaligned checkpoint whose channel state is being recorded.
     unaligned: Option<PendingUnaligned>,
+    /// Checkpoints triggered at an input task, for its input processor.
+    end_of_input_triggers: Vec<CheckpointBarrier>,
+    /// Snapshot uploads still running.
+    uploads: Vec<std::thread::JoinHandle<()>>,
 }
 
 /// An unaligned checkpoint's snapshot, waiting for its channel state.
@@ -332,6 +371,13 @@ impl TaskLoop<'_> {
                 },
             };
             match mail {
+                // An input task is triggered only once its upstream tasks finished:
+                // the checkpoint waits for the end of its input.
+                TaskMail::TriggerCheckpoint(barrier) | TaskMail::StopWithSavepoint { barrier, .. }
+                    if self.is_input_task =>
+                {
+                    self.end_of_input_triggers.push(barrier)
+                }
                 TaskMail::TriggerCheckpoint(barrier) => self.checkpoint(barrier, Duration::ZERO)?,
                 TaskMail::StopWithSavepoint { barrier, drain } => {
                     self.checkpoint(barrier, Duration::ZERO)?;

@@ -5,7 +5,7 @@
 //! minimum of its two inputs' (Flink's rule for two-input operators, kept by
 //! [`CombinedWatermark`]); its input ends when both inputs have ended.
 
-use crate::checkpoint::{BarrierAligner, BarrierOutcome};
+use crate::checkpoint::{BarrierAligner, BarrierOutcome, EndOfInputTrigger};
 use crate::error::TaskError;
 use crate::network::RecordReader;
 use crate::operator::{CoElement, Output};
@@ -17,7 +17,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 use weir_core::element::WatermarkStatus;
-use weir_core::{CheckpointId, StreamRecord, Watermark};
+use weir_core::{CheckpointBarrier, CheckpointId, StreamRecord, Watermark};
 use weir_state::InputChannelState;
 
 /// How long one wait on an idle input lasts before the other input is looked at.
@@ -177,6 +177,13 @@ impl<A: Serialize + DeserializeOwned, B: Serialize + DeserializeOwned> InputProc
 
     fn records_in(&self) -> u64 {
         self.first.records_in() + self.second.records_in()
+    }
+
+    fn trigger_at_end_of_input(&mut self, barrier: CheckpointBarrier) -> EndOfInputTrigger {
+        if self.shared.borrow().ended.iter().all(|e| *e) {
+            return EndOfInputTrigger::Refused;
+        }
+        self.aligner.borrow_mut().trigger_at_end_of_input(barrier)
     }
 
     fn take_barrier_outcome(&mut self) -> Option<BarrierOutcome> {

@@ -88,7 +88,7 @@ impl TaskLoop<'_> {
 
     /// Hands `snapshot` to a background thread that encodes and stores it and
     /// acknowledges checkpoint `id` (at once, without a handle, when it is empty).
-    fn persist(&self, id: CheckpointId, snapshot: TaskSnapshot, metrics: SnapshotMetrics) {
+    fn persist(&mut self, id: CheckpointId, snapshot: TaskSnapshot, metrics: SnapshotMetrics) {
         let Some(cp) = self.checkpointing.as_ref() else {
             return;
         };
@@ -106,6 +106,7 @@ impl TaskLoop<'_> {
             return;
         }
         let (storage, responder) = (cp.storage.clone(), cp.responder.clone());
+        let on_failure = cp.responder.clone();
         let spawned = std::thread::Builder::new()
             .name(format!("checkpoint {id} upload"))
             .spawn(move || {
@@ -132,9 +133,24 @@ impl TaskLoop<'_> {
                     Err(e) => responder.decline(id, format!("the asynchronous snapshot failed: {e}")),
                 }
             });
-        if let Err(e) = spawned {
-            cp.responder
-                .decline(id, format!("cannot start the snapshot upload: {e}"));
+        match spawned {
+            Ok(upload) => {
+                self.uploads.retain(|u| !u.is_finished());
+                self.uploads.push(upload);
+            }
+            Err(e) => on_failure.decline(id, format!("cannot start the snapshot upload: {e}")),
+        }
+    }
+
+    /// Waits until every upload started has acknowledged or declined its checkpoint.
+    pub(super) fn wait_for_uploads(&mut self) {
+        for upload in self.uploads.drain(..) {
+            if upload.join().is_err() {
+                tracing::error!(
+                    "a snapshot upload of task '{}' panicked",
+                    self.ctx.task_name_with_subtask()
+                );
+            }
         }
     }
 
