@@ -9,7 +9,10 @@
 //!
 //! Invariants: each domain's queue is a set ordered by (time, key, namespace), so a
 //! timer is registered at most once; popping a timer removes it, so it can be
-//! registered again while firing.
+//! registered again while firing. Each queue remembers the timer registered last
+//! while it is certainly still queued (forgotten at every pop and delete), so the
+//! same registration repeated — a window operator registers its trigger's and its
+//! cleanup timer, often the same one, for every element — skips the ordered set.
 
 use crate::error::StateError;
 use crate::heap::KeyGroupSnapshot;
@@ -44,22 +47,34 @@ pub enum TimeDomain {
 #[derive(Debug)]
 struct TimerQueue<K: Ord, N: Ord> {
     queue: BTreeSet<Timer<K, N>>,
+    /// The timer registered last, known to be in `queue`.
+    last_registered: Option<Timer<K, N>>,
 }
 
 impl<K: Key + Ord, N: Key + Ord> TimerQueue<K, N> {
     fn new() -> Self {
-        Self { queue: BTreeSet::new() }
+        Self {
+            queue: BTreeSet::new(),
+            last_registered: None,
+        }
     }
 
     fn register(&mut self, key: K, namespace: N, timestamp: i64) -> bool {
-        self.queue.insert(Timer {
+        let timer = Timer {
             timestamp,
             key,
             namespace,
-        })
+        };
+        if self.last_registered.as_ref() == Some(&timer) {
+            return false;
+        }
+        let added = self.queue.insert(timer.clone());
+        self.last_registered = Some(timer);
+        added
     }
 
     fn delete(&mut self, key: &K, namespace: &N, timestamp: i64) {
+        self.last_registered = None;
         self.queue.remove(&Timer {
             timestamp,
             key: key.clone(),
@@ -71,6 +86,7 @@ impl<K: Key + Ord, N: Key + Ord> TimerQueue<K, N> {
         if self.queue.first()?.timestamp > time {
             return None;
         }
+        self.last_registered = None;
         self.queue.pop_first()
     }
 
@@ -319,5 +335,20 @@ mod tests {
         let fired = t.advance_and_pop(10).unwrap();
         t.register_event_time_timer(fired.key, fired.namespace, fired.timestamp);
         assert_eq!(t.advance_and_pop(10).map(|x| x.timestamp), Some(10));
+    }
+
+    #[test]
+    fn a_deleted_timer_registered_again_fires_and_repeats_stay_deduplicated() {
+        let mut t: TimerService<u32, u8> = TimerService::new();
+        t.register_event_time_timer(1, 0, 10);
+        t.delete_event_time_timer(&1, &0, 10);
+        t.register_event_time_timer(1, 0, 10);
+        t.register_event_time_timer(2, 0, 10);
+        t.register_event_time_timer(1, 0, 10);
+        t.register_event_time_timer(1, 0, 10);
+        assert_eq!(t.len(), 2);
+        assert_eq!(t.advance_and_pop(10).map(|x| x.key), Some(1));
+        assert_eq!(t.advance_and_pop(10).map(|x| x.key), Some(2));
+        assert_eq!(t.advance_and_pop(10), None);
     }
 }

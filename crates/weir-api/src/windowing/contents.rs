@@ -16,6 +16,7 @@ use super::window::Window;
 use crate::functions::{Collector, KeyType};
 use std::marker::PhantomData;
 use weir_runtime::error::UserError;
+use weir_runtime::operator::ProcessingTimeService;
 use weir_state::heap::StateValue;
 use weir_state::{HeapKeyedStateBackend, ListStateDescriptor, ValueStateDescriptor};
 
@@ -29,8 +30,8 @@ pub struct Firing<'a, K, W> {
     pub state_window: &'a W,
     /// The operator's watermark.
     pub watermark: i64,
-    /// The task's processing time.
-    pub processing_time: i64,
+    /// The task's clock, read when the function asks.
+    pub processing_time: &'a ProcessingTimeService,
     /// True with a merging assigner.
     pub merging: bool,
 }

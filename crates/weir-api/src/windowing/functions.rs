@@ -12,6 +12,7 @@ use super::error::WindowError;
 use super::window::Window;
 use crate::functions::{Collector, KeyType};
 use weir_runtime::error::UserError;
+use weir_runtime::operator::ProcessingTimeService;
 use weir_state::heap::{StateValue, ValueState};
 use weir_state::{HeapKeyedStateBackend, StateError, ValueStateDescriptor, VoidNamespace};
 
@@ -31,7 +32,7 @@ pub trait AggregateFunction<IN, ACC, OUT>: Clone + Send + Sync + 'static {
 pub struct WindowContext<'a, K: KeyType, W: Window> {
     pub(crate) window: &'a W,
     pub(crate) watermark: i64,
-    pub(crate) processing_time: i64,
+    pub(crate) processing_time: &'a ProcessingTimeService,
     pub(crate) backend: &'a mut HeapKeyedStateBackend<K>,
     pub(crate) merging: bool,
 }
@@ -49,7 +50,7 @@ impl<K: KeyType, W: Window> WindowContext<'_, K, W> {
 
     /// The task's current processing time.
     pub fn current_processing_time(&self) -> i64 {
-        self.processing_time
+        self.processing_time.current_processing_time()
     }
 
     /// Value state of the current key scoped to this window; not available with merging

@@ -223,20 +223,34 @@ where
     }
 
     /// What the window function is told of `window` (contents in `state_window`) of
-    /// `key` as of now.
-    fn firing<'f>(&self, key: &'f K, window: &'f W, state_window: &'f W) -> Firing<'f, K, W> {
+    /// `key`: the watermark now, the processing time when it asks.
+    fn firing<'f>(
+        key: &'f K,
+        window: &'f W,
+        state_window: &'f W,
+        watermark: i64,
+        processing_time: &'f ProcessingTimeService,
+        merging: bool,
+    ) -> Firing<'f, K, W> {
         Firing {
             key,
             window,
             state_window,
-            watermark: self.timers.current_watermark(),
-            processing_time: self.processing_time.current_processing_time(),
-            merging: self.merging,
+            watermark,
+            processing_time,
+            merging,
         }
     }
 
     fn emit_contents(&mut self, key: &K, window: &W, state_window: &W) -> Result<(), TaskError> {
-        let firing = self.firing(key, window, state_window);
+        let firing = Self::firing(
+            key,
+            window,
+            state_window,
+            self.timers.current_watermark(),
+            &self.processing_time,
+            self.merging,
+        );
         let mut out = Collector::new(&mut *self.out, Some(window.max_timestamp()));
         let r = self.contents.emit(&mut self.backend, &firing, &mut out);
         out.finish(&self.spec.name, r)
@@ -479,7 +493,14 @@ where
             let mut ctx = Self::trigger_ctx(key, window, &mut self.backend, &mut self.timers, &self.processing_time);
             self.spec.trigger.clear(window, &mut ctx).map_err(fail)?;
         }
-        let firing = self.firing(key, window, state_window);
+        let firing = Self::firing(
+            key,
+            window,
+            state_window,
+            self.timers.current_watermark(),
+            &self.processing_time,
+            self.merging,
+        );
         self.contents.clear_function(&mut self.backend, &firing).map_err(fail)?;
         if let Some(set) = set {
             set.retire_window(window).map_err(|e| TaskError::user(&name, e))?;
