@@ -48,6 +48,12 @@ config_options! {
         "Port of the REST endpoint.");
     JOBMANAGER_RPC_ADDRESS: String = ("jobmanager.rpc.address", Some("127.0.0.1"),
         "Address of the JobManager's RPC endpoint, which TaskManagers connect to. Weir defaults to the loopback address.");
+    JOBMANAGER_BIND_HOST: Option<String> = ("jobmanager.bind-host", None,
+        "Address the JobManager's RPC endpoint binds to (e.g. 0.0.0.0 in a container); defaults to jobmanager.rpc.address.");
+    REST_BIND_ADDRESS: Option<String> = ("rest.bind-address", None,
+        "Address the REST endpoint binds to (e.g. 0.0.0.0 in a container); defaults to rest.address.");
+    TASKMANAGER_BIND_HOST: Option<String> = ("taskmanager.bind-host", None,
+        "Address the TaskManager's RPC and data servers bind to (e.g. 0.0.0.0 in a container); defaults to taskmanager.host, which stays the address the TaskManager advertises.");
     JOBMANAGER_RPC_PORT: u16 = ("jobmanager.rpc.port", Some("6123"),
         "Port of the JobManager's RPC endpoint.");
     TASKMANAGER_RPC_PORT: String = ("taskmanager.rpc.port", Some("0"),

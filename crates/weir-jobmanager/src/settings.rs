@@ -6,11 +6,12 @@ use weir_config::Configuration;
 /// Start-up settings of a JobManager.
 #[derive(Debug, Clone)]
 pub struct JobManagerSettings {
-    /// Host to bind the RPC and REST servers to.
+    /// Host to bind the RPC server to (`jobmanager.bind-host`, else
+    /// `jobmanager.rpc.address`).
     pub host: String,
     /// `jobmanager.rpc.port` (0 = ephemeral).
     pub rpc_port: u16,
-    /// `rest.address`.
+    /// Address to bind the REST server to (`rest.bind-address`, else `rest.address`).
     pub rest_address: String,
     /// `rest.port` (0 = ephemeral).
     pub rest_port: u16,

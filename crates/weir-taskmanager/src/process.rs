@@ -74,17 +74,17 @@ pub fn run_taskmanager(settings: TaskManagerSettings, registry: ProgramRegistry)
     })
 }
 
-/// Binds the data server and the RPC server on `settings.host` and starts serving on the
-/// current tokio runtime; the TaskManager registers with `settings.jobmanager_rpc` in
+/// Binds the data server and the RPC server on `settings.bind_host`, advertises them at
+/// `settings.host` with the bound ports, and starts serving on the current tokio runtime; the TaskManager registers with `settings.jobmanager_rpc` in
 /// the background (retrying until the ResourceManager answers).
 pub async fn start_taskmanager(
     settings: TaskManagerSettings,
     registry: Arc<ProgramRegistry>,
 ) -> Result<RunningTaskManager, TaskManagerError> {
     let network = NetworkEnvironment::new(settings.network.clone());
-    let data_bind = format!("{}:{}", settings.host, settings.data_port);
+    let data_bind = format!("{}:{}", settings.bind_host, settings.data_port);
     let data_address = network.start_data_server(&data_bind)?;
-    let rpc_bind = format!("{}:{}", settings.host, settings.rpc_port);
+    let rpc_bind = format!("{}:{}", settings.bind_host, settings.rpc_port);
     let listener = tokio::net::TcpListener::bind(&rpc_bind)
         .await
         .map_err(|source| TaskManagerError::Bind {
@@ -102,8 +102,8 @@ pub async fn start_taskmanager(
     tokio::spawn(run_reporter(settings.jobmanager_rpc.clone(), rx));
     tokio::spawn(run_registration(
         executor.clone(),
-        rpc_address.to_string(),
-        data_address.to_string(),
+        advertised(&settings.host, rpc_address),
+        advertised(&settings.host, data_address),
     ));
     let service = TaskExecutorService::new(executor.clone());
     let rpc_server = tokio::spawn(async move {
@@ -119,4 +119,14 @@ pub async fn start_taskmanager(
         data_address,
         rpc_server,
     })
+}
+
+/// `host:port` of a server bound at `bound`: what peers connect to. The bound address
+/// itself when the host is the one it bound to (so a bracketed IPv6 stays intact).
+fn advertised(host: &str, bound: SocketAddr) -> String {
+    if bound.ip().to_string() == host {
+        bound.to_string()
+    } else {
+        format!("{host}:{}", bound.port())
+    }
 }

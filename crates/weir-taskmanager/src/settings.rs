@@ -9,8 +9,11 @@ use weir_runtime::network::NetworkConfig;
 pub struct TaskManagerSettings {
     /// Stable id of this process (32 hex chars).
     pub resource_id: String,
-    /// Host to bind the RPC and data servers to (and advertise).
+    /// Host the TaskManager advertises to the JobManager and to its peers.
     pub host: String,
+    /// Host to bind the RPC and data servers to (`taskmanager.bind-host`, default
+    /// `host`; e.g. `0.0.0.0` in a container).
+    pub bind_host: String,
     /// RPC port (0 = ephemeral).
     pub rpc_port: u16,
     /// Data port (0 = ephemeral).

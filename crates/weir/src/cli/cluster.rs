@@ -29,8 +29,37 @@ pub struct ConfigArgs {
     pub dynamic: Vec<String>,
 }
 
+/// The environment variable with extra configuration lines (`key: value` or
+/// `key=value`, one per line), applied over `config.yaml` and under `-D`, as Flink's
+/// container images read `FLINK_PROPERTIES`.
+pub const PROPERTIES_ENV: &str = "WEIR_PROPERTIES";
+
+/// The entries of a `WEIR_PROPERTIES` text as `key=value`; blank lines and `#`
+/// comments are skipped; a line with neither `:` nor `=` is an error naming it.
+pub fn properties_entries(text: &str) -> Result<Vec<String>> {
+    let mut entries = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let Some(at) = line.find([':', '=']) else {
+            bail!(
+                "{PROPERTIES_ENV} line {}: '{line}' is not 'key: value' nor 'key=value'",
+                n + 1
+            );
+        };
+        let (key, value) = (line[..at].trim(), line[at + 1..].trim());
+        if key.is_empty() {
+            bail!("{PROPERTIES_ENV} line {}: '{line}' has no key", n + 1);
+        }
+        entries.push(format!("{key}={value}"));
+    }
+    Ok(entries)
+}
+
 impl ConfigArgs {
-    /// Loads the configuration.
+    /// Loads the configuration: `config.yaml`, then `$WEIR_PROPERTIES`, then `-D`.
     pub fn load(&self) -> Result<Configuration> {
         let dir = self
             .conf_dir
@@ -40,7 +69,12 @@ impl ConfigArgs {
                 let d = PathBuf::from("conf");
                 d.join("config.yaml").exists().then_some(d)
             });
-        let config = Configuration::load(dir.as_deref(), &self.dynamic)?;
+        let mut dynamic = match std::env::var(PROPERTIES_ENV) {
+            Ok(text) => properties_entries(&text)?,
+            Err(_) => Vec::new(),
+        };
+        dynamic.extend(self.dynamic.iter().cloned());
+        let config = Configuration::load(dir.as_deref(), &dynamic)?;
         for k in config.unknown_keys() {
             tracing::warn!("unknown configuration key '{k}' is ignored");
         }
@@ -51,10 +85,12 @@ impl ConfigArgs {
 /// The JobManager settings of a configuration; refuses an invalid restart strategy.
 pub fn jobmanager_settings(config: &Configuration) -> Result<JobManagerSettings> {
     weir_jobmanager::RestartStrategyConfig::from_config(config, false)?;
+    let rpc_address: String = config.get(&o::JOBMANAGER_RPC_ADDRESS)?;
+    let rest_address: String = config.get(&o::REST_ADDRESS)?;
     Ok(JobManagerSettings {
-        host: config.get(&o::JOBMANAGER_RPC_ADDRESS)?,
+        host: config.get(&o::JOBMANAGER_BIND_HOST)?.unwrap_or(rpc_address),
         rpc_port: config.get(&o::JOBMANAGER_RPC_PORT)?,
-        rest_address: config.get(&o::REST_ADDRESS)?,
+        rest_address: config.get(&o::REST_BIND_ADDRESS)?.unwrap_or(rest_address),
         rest_port: config.get(&o::REST_PORT)?,
         heartbeat_interval: config.get(&o::HEARTBEAT_INTERVAL)?,
         heartbeat_timeout: config.get(&o::HEARTBEAT_TIMEOUT)?,
@@ -92,9 +128,11 @@ pub fn taskmanager_settings(config: &Configuration) -> Result<TaskManagerSetting
     network.validate()?;
     let jm_host: String = config.get(&o::JOBMANAGER_RPC_ADDRESS)?;
     let jm_port: u16 = config.get(&o::JOBMANAGER_RPC_PORT)?;
+    let host: String = config.get(&o::TASKMANAGER_HOST)?;
     Ok(TaskManagerSettings {
         resource_id: weir_core::ids::JobId::random().to_string(),
-        host: config.get(&o::TASKMANAGER_HOST)?,
+        bind_host: config.get(&o::TASKMANAGER_BIND_HOST)?.unwrap_or_else(|| host.clone()),
+        host,
         rpc_port,
         data_port: config.get(&o::TASKMANAGER_DATA_PORT)?,
         jobmanager_rpc: format!("{jm_host}:{jm_port}"),
@@ -244,4 +282,33 @@ pub fn stop_cluster(args: &ConfigArgs) -> Result<()> {
         println!("No cluster running.");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn properties_lines_in_yaml_or_equals_form_become_entries_and_comments_are_skipped() {
+        let text = "# set by the image\ntaskmanager.numberOfTaskSlots: 4\n\n  execution.checkpointing.dir: s3://b/x  \nrest.port=9000\n";
+        assert_eq!(
+            properties_entries(text).unwrap(),
+            vec![
+                "taskmanager.numberOfTaskSlots=4",
+                "execution.checkpointing.dir=s3://b/x",
+                "rest.port=9000"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_properties_line_without_separator_or_key_is_an_error_naming_its_line() {
+        let err = properties_entries("a: 1\nnot a setting\n").unwrap_err().to_string();
+        assert!(
+            err.contains("WEIR_PROPERTIES line 2") && err.contains("not a setting"),
+            "{err}"
+        );
+        let err = properties_entries(": 1").unwrap_err().to_string();
+        assert!(err.contains("has no key"), "{err}");
+    }
 }

@@ -126,6 +126,7 @@ impl MiniCluster {
         };
         let mut tm_settings = taskmanager_settings(config)?;
         tm_settings.host = LOOPBACK.to_string();
+        tm_settings.bind_host = LOOPBACK.to_string();
         tm_settings.rpc_port = 0;
         tm_settings.data_port = 0;
         tm_settings.num_slots = spec.slots_per_taskmanager;
