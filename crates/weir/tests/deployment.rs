@@ -89,3 +89,93 @@ fn weir_properties_lines_apply_over_the_configuration_file_and_under_dash_d() {
     assert_ne!(code, 0);
     assert!(err.contains("WEIR_PROPERTIES line 1"), "{err}");
 }
+
+/// `weir jobmanager --application keyed-sum ...` with `extra` settings, a TaskManager
+/// registering with it; the JobManager's exit code, stdout and stderr once it exits.
+fn run_application(extra: &[&str], output: &std::path::Path) -> (i32, String, String) {
+    use std::io::{BufRead, BufReader, Read};
+    let output_arg = format!("output={}", output.display());
+    let mut args = vec![
+        "jobmanager",
+        "-D",
+        "jobmanager.rpc.port=0",
+        "-D",
+        "rest.port=0",
+        "--application",
+        "keyed-sum",
+        "-p",
+        "2",
+        "--arg",
+        "keys=20",
+        "--arg",
+        "records=5000",
+        "--arg",
+        &output_arg,
+    ];
+    args.extend_from_slice(extra);
+    let mut jm = std::process::Command::new(env!("CARGO_BIN_EXE_weir"))
+        .args(&args)
+        .env_remove("WEIR_CONF_DIR")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start the JobManager");
+    let mut stdout = BufReader::new(jm.stdout.take().expect("stdout"));
+    let mut first = String::new();
+    stdout.read_line(&mut first).expect("start-up line");
+    assert!(first.contains("application=keyed-sum"), "{first}");
+    let rpc = first
+        .split_whitespace()
+        .find_map(|f| f.strip_prefix("rpc="))
+        .unwrap_or_else(|| panic!("no rpc address in {first}"));
+    let rpc_port = rpc.rsplit(':').next().unwrap_or_default().to_string();
+    let _tm = weir::cli::daemon::Daemon::start(
+        std::path::Path::new(env!("CARGO_BIN_EXE_weir")),
+        "taskmanager",
+        &[
+            format!("jobmanager.rpc.port={rpc_port}"),
+            "taskmanager.numberOfTaskSlots=2".to_string(),
+        ],
+        std::process::Stdio::inherit(),
+    )
+    .expect("start a TaskManager");
+    let status = jm.wait().expect("the JobManager exits");
+    let mut rest_out = String::new();
+    stdout.read_to_string(&mut rest_out).ok();
+    let mut err = String::new();
+    jm.stderr.take().expect("stderr").read_to_string(&mut err).ok();
+    (status.code().unwrap_or(-1), first + &rest_out, err)
+}
+
+#[test]
+fn an_application_jobmanager_runs_its_one_job_and_exits_zero_when_it_finished() {
+    let out = tempfile::tempdir().unwrap();
+    let (code, stdout, err) = run_application(&[], out.path());
+    assert_eq!(code, 0, "{stdout}{err}");
+    assert!(err.contains("ended FINISHED"), "{err}");
+    assert_eq!(read_parts(out.path()), keyed_sum_output(20, 42, 5000));
+}
+
+#[test]
+fn an_application_whose_job_fails_exits_one_with_the_root_cause() {
+    let out = tempfile::tempdir().unwrap();
+    let (code, stdout, err) = run_application(&["--arg", "fail-once-after=100"], out.path());
+    assert_eq!(code, 1, "{stdout}{err}");
+    assert!(err.contains("FAILED") && err.contains("after 100 records"), "{err}");
+}
+
+#[test]
+fn an_application_of_an_unknown_program_is_refused_before_any_server_starts() {
+    let (code, out, err) = weir_cli(&[
+        "jobmanager",
+        "-D",
+        "rest.port=0",
+        "-D",
+        "jobmanager.rpc.port=0",
+        "--application",
+        "no-such-program",
+    ]);
+    assert_ne!(code, 0);
+    assert!(out.is_empty(), "a server started: {out}");
+    assert!(err.contains("no-such-program"), "{err}");
+}

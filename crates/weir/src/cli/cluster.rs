@@ -100,11 +100,35 @@ pub fn jobmanager_settings(config: &Configuration) -> Result<JobManagerSettings>
     })
 }
 
-/// `weir jobmanager`.
-pub fn jobmanager(args: &ConfigArgs) -> Result<()> {
-    let settings = jobmanager_settings(&args.load()?)?;
-    weir_jobmanager::run_jobmanager(settings, builtin_registry())?;
-    Ok(())
+/// Options of `weir jobmanager`.
+#[derive(Debug, Args, Clone, Default)]
+pub struct JobManagerArgs {
+    /// Configuration.
+    #[command(flatten)]
+    pub config: ConfigArgs,
+    /// Application mode: run this program as the cluster's one job at start, and exit
+    /// when it ends (0 when it FINISHED), as Flink's standalone application mode.
+    #[arg(long = "application", value_name = "PROGRAM")]
+    pub application: Option<String>,
+    /// Default parallelism of the application (`parallelism.default`).
+    #[arg(short = 'p', long = "parallelism", requires = "application")]
+    pub parallelism: Option<u32>,
+    /// An argument `key=value` of the application; repeatable.
+    #[arg(long = "arg", value_name = "KEY=VALUE", requires = "application")]
+    pub args: Vec<String>,
+}
+
+/// `weir jobmanager`, and with `--application` Flink's standalone application mode.
+pub fn jobmanager(args: &JobManagerArgs) -> Result<()> {
+    let config = args.config.load()?;
+    match &args.application {
+        None => {
+            let settings = jobmanager_settings(&config)?;
+            weir_jobmanager::run_jobmanager(settings, builtin_registry())?;
+            Ok(())
+        }
+        Some(program) => super::application::run(&config, program, args.parallelism, &args.args),
+    }
 }
 
 /// The TaskManager settings of a configuration; refuses a memory model whose task heap

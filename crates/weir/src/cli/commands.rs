@@ -3,11 +3,12 @@
 use super::mini_cluster::{MiniCluster, MiniClusterSpec};
 use super::{client, JobArgs, LocalArgs};
 use crate::programs::builtin_registry;
-use anyhow::{bail, Result};
+use anyhow::Result;
 use weir_api::prelude::*;
 use weir_api::program::ProgramInvocation;
+use weir_config::Configuration;
 use weir_graph::{total_slots_required, JobGraph, JobPlan};
-use weir_rest::JobStatus;
+use weir_rest::JobSubmitRequest;
 use weir_runtime::executor::ExecutableGraph;
 
 /// The program invocation `job` describes (program, arguments, job settings).
@@ -57,6 +58,18 @@ pub fn plan(job: &JobArgs, json: bool) -> Result<()> {
     Ok(())
 }
 
+/// The submission of `job` under `config`, with everything the configuration and the
+/// command line can get wrong (keys, values, the restart strategy, checkpointing, the
+/// program and its arguments) checked: the request and the program's invocation.
+pub fn checked_submission(config: &Configuration, job: &JobArgs) -> Result<(JobSubmitRequest, ProgramInvocation)> {
+    let request = client::submit_request(job)?;
+    let submission = weir_jobmanager::invocation::from_submission(config, &request)?;
+    let checkpointing = weir_checkpoint::CheckpointConfig::from_config(&submission.config)?;
+    weir_jobmanager::RestartStrategyConfig::from_config(&submission.config, checkpointing.is_enabled())?;
+    builtin_registry().build(&submission.invocation)?;
+    Ok((request, submission.invocation))
+}
+
 /// `weir local`: runs the program on a [`MiniCluster`] in this process, through the
 /// JobManager's normal submission path (so the restart strategy, checkpointing and the
 /// exception history apply as on a cluster); succeeds when the job FINISHED, else fails
@@ -67,11 +80,7 @@ pub fn plan(job: &JobArgs, json: bool) -> Result<()> {
 /// slots) is checked before any server starts.
 pub fn local(args: &LocalArgs) -> Result<()> {
     let config = args.config.load()?;
-    let request = client::submit_request(&args.job)?;
-    let submission = weir_jobmanager::invocation::from_submission(&config, &request)?;
-    let checkpointing = weir_checkpoint::CheckpointConfig::from_config(&submission.config)?;
-    weir_jobmanager::RestartStrategyConfig::from_config(&submission.config, checkpointing.is_enabled())?;
-    let invocation = submission.invocation;
+    let (request, invocation) = checked_submission(&config, &args.job)?;
     let registry = builtin_registry();
     let program = registry.build(&invocation)?;
     let job_graph = JobGraph::from_stream_graph(&program.stream_graph)?;
@@ -85,15 +94,7 @@ pub fn local(args: &LocalArgs) -> Result<()> {
         .and_then(|job| Ok((job, cluster.wait_for_result(job)?)));
     cluster.shutdown();
     let (job, result) = outcome?;
-    match (result.status, result.root_exception) {
-        (JobStatus::Finished, _) => Ok(()),
-        (status, Some(cause)) => bail!(
-            "Job execution failed: job '{}' ({job}) {status}: {}",
-            invocation.job_name,
-            cause.replace('\n', " | ")
-        ),
-        (status, None) => bail!("Job execution failed: job '{}' ({job}) {status}", invocation.job_name),
-    }
+    result.into_outcome(job, &invocation.job_name)
 }
 
 /// `weir programs`.

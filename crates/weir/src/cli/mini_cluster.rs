@@ -9,12 +9,13 @@
 //!   `rest.address:rest.port` like a standalone JobManager;
 //! - [`MiniCluster::start`] returns only once every TaskManager's slots are registered
 //!   with the ResourceManager, so a job submitted next is scheduled at once;
-//! - the MiniCluster owns the tokio runtime all its servers and background tasks run on:
-//!   they live exactly as long as it does. Task threads are OS threads of the
+//! - the MiniCluster's JobManager ([`EmbeddedJobManager`]) owns the tokio runtime all its
+//!   servers and background tasks run on: they live exactly as long as it does. Task threads are OS threads of the
 //!   TaskExecutors; a finished job has none left.
 
 use super::cluster::{jobmanager_settings, taskmanager_settings};
-use anyhow::{anyhow, bail, Context, Result};
+use super::embedded::{poll_interval, EmbeddedJobManager, JobResult};
+use anyhow::{bail, Context, Result};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -22,9 +23,8 @@ use weir_api::program::ProgramRegistry;
 use weir_config::options as o;
 use weir_config::Configuration;
 use weir_core::ids::JobId;
-use weir_jobmanager::rest_backend::JobManagerRest;
-use weir_jobmanager::{start_jobmanager, RestEndpoint, RunningJobManager};
-use weir_rest::{JobStatus, JobSubmitRequest, RestBackend};
+use weir_jobmanager::RestEndpoint;
+use weir_rest::JobSubmitRequest;
 use weir_taskmanager::{start_taskmanager, RunningTaskManager};
 
 /// The loopback address every internal server of the MiniCluster binds.
@@ -93,22 +93,10 @@ impl MiniClusterSpec {
     }
 }
 
-/// How a job ended.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct JobResult {
-    /// FINISHED, FAILED or CANCELED.
-    pub status: JobStatus,
-    /// The newest entry of the job's exception history (for a failed job: why it
-    /// failed, root cause last), if any.
-    pub root_exception: Option<String>,
-}
-
 /// A JobManager and TaskManagers in this process.
 pub struct MiniCluster {
-    runtime: tokio::runtime::Runtime,
-    jobmanager: RunningJobManager,
+    jobmanager: EmbeddedJobManager,
     taskmanagers: Vec<RunningTaskManager>,
-    dispatcher: JobManagerRest,
 }
 
 impl MiniCluster {
@@ -130,35 +118,26 @@ impl MiniCluster {
         tm_settings.rpc_port = 0;
         tm_settings.data_port = 0;
         tm_settings.num_slots = spec.slots_per_taskmanager;
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .thread_name("minicluster")
-            .build()
-            .context("cannot start the MiniCluster's async runtime")?;
-        let (jobmanager, taskmanagers) = runtime.block_on(async {
-            let jobmanager = start_jobmanager(jm_settings, registry.clone(), rest)
-                .await
-                .context("cannot start the MiniCluster's JobManager")?;
+        let jobmanager = EmbeddedJobManager::start(jm_settings, registry.clone(), rest, "minicluster")
+            .context("cannot start the MiniCluster's JobManager")?;
+        let jm_rpc = jobmanager.jobmanager().rpc_address().to_string();
+        let taskmanagers = jobmanager.runtime().block_on(async {
             let registry = Arc::new(registry);
             let mut taskmanagers = Vec::new();
             for _ in 0..spec.taskmanagers {
                 let mut settings = tm_settings.clone();
                 settings.resource_id = JobId::random().to_string();
-                settings.jobmanager_rpc = jobmanager.rpc_address().to_string();
+                settings.jobmanager_rpc = jm_rpc.clone();
                 let tm = start_taskmanager(settings, registry.clone())
                     .await
                     .context("cannot start a TaskManager of the MiniCluster")?;
                 taskmanagers.push(tm);
             }
-            anyhow::Ok((jobmanager, taskmanagers))
+            anyhow::Ok(taskmanagers)
         })?;
-        let dispatcher = JobManagerRest::new(jobmanager.jobmanager().clone());
         let cluster = MiniCluster {
-            runtime,
             jobmanager,
             taskmanagers,
-            dispatcher,
         };
         cluster.wait_for_slots(spec.total_slots())?;
         Ok(cluster)
@@ -167,7 +146,7 @@ impl MiniCluster {
     fn wait_for_slots(&self, slots: u32) -> Result<()> {
         let start = Instant::now();
         loop {
-            let registered = self.jobmanager.jobmanager().lock().slots.total_slots();
+            let registered = self.jobmanager.jobmanager().jobmanager().lock().slots.total_slots();
             if registered >= slots {
                 return Ok(());
             }
@@ -187,57 +166,23 @@ impl MiniCluster {
 
     /// Submits a job through the Dispatcher, exactly as `POST /jobs` does.
     pub fn submit(&self, request: JobSubmitRequest) -> Result<JobId> {
-        let program = request.program.clone();
-        let response = self
-            .dispatcher
-            .submit_job(request)
-            .map_err(|e| anyhow!("{e}"))
-            .with_context(|| format!("the JobManager refused job '{program}'"))?;
-        Ok(response.jobid)
+        self.jobmanager.submit(request)
     }
 
     /// Waits until `job` reaches FINISHED, FAILED or CANCELED.
     pub fn wait_for_result(&self, job: JobId) -> Result<JobResult> {
-        let start = Instant::now();
-        let status = loop {
-            match self.jobmanager.jobmanager().job_status(job) {
-                None => bail!("the JobManager does not know job {job}"),
-                Some(s) if s.is_globally_terminal() => break s,
-                Some(_) => std::thread::sleep(poll_interval(start)),
-            }
-        };
-        let root_exception = self
-            .dispatcher
-            .job_exceptions(job, Some(1))
-            .map_err(|e| anyhow!("{e}"))
-            .context("cannot read the job's exception history")?
-            .exception_history
-            .entries
-            .into_iter()
-            .next()
-            .map(|e| e.exception.stacktrace);
-        Ok(JobResult { status, root_exception })
+        self.jobmanager.wait_for_result(job)
     }
 
     /// Stops every server and background task without waiting for them.
     pub fn shutdown(self) {
         let MiniCluster {
-            runtime,
             jobmanager,
             taskmanagers,
-            dispatcher,
         } = self;
-        drop(dispatcher);
         drop(taskmanagers);
-        drop(jobmanager);
-        runtime.shutdown_background();
+        jobmanager.shutdown();
     }
-}
-
-/// Polls fast while a job is young (a short job's end is seen within a millisecond),
-/// then every 20 ms at most.
-fn poll_interval(since: Instant) -> Duration {
-    (since.elapsed() / 50).clamp(Duration::from_millis(1), Duration::from_millis(20))
 }
 
 #[cfg(test)]

@@ -1,11 +1,13 @@
 //! The `weir` command line.
 
+pub mod application;
 pub mod bench;
 pub mod bench_cluster;
 pub mod client;
 pub mod cluster;
 pub mod commands;
 pub mod daemon;
+pub mod embedded;
 pub mod mini_cluster;
 pub mod savepoint;
 
@@ -40,8 +42,9 @@ pub enum Command {
     Bench(bench::BenchArgs),
     /// Compare a two-TaskManager cluster with the in-process runtime.
     BenchCluster(bench_cluster::BenchClusterArgs),
-    /// Run a JobManager (Dispatcher with REST API, ResourceManager, JobMasters).
-    Jobmanager(cluster::ConfigArgs),
+    /// Run a JobManager (Dispatcher with REST API, ResourceManager, JobMasters); with
+    /// `--application`, run that one job and exit with its outcome.
+    Jobmanager(cluster::JobManagerArgs),
     /// Run a TaskManager that registers with the JobManager.
     Taskmanager(cluster::ConfigArgs),
     /// Start a JobManager and TaskManagers as background processes.

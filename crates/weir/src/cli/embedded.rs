@@ -1,0 +1,141 @@
+//! A JobManager in this process that the command line submits one job to and waits on:
+//! the core of the MiniCluster of `weir local` (with TaskManagers beside it) and of
+//! application mode (`weir jobmanager --application`, TaskManagers elsewhere).
+//!
+//! It owns the tokio runtime its servers run on (the MiniCluster starts its
+//! TaskManagers on the same one): they live exactly as long as it does. Jobs go through
+//! the Dispatcher's normal submission path, as `POST /jobs` does.
+
+use anyhow::{anyhow, bail, Context, Result};
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+use weir_api::program::ProgramRegistry;
+use weir_core::ids::JobId;
+use weir_jobmanager::rest_backend::JobManagerRest;
+use weir_jobmanager::{start_jobmanager, JobManagerSettings, RestEndpoint, RunningJobManager};
+use weir_rest::{JobStatus, JobSubmitRequest, RestBackend};
+
+/// How a job ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobResult {
+    /// FINISHED, FAILED or CANCELED.
+    pub status: JobStatus,
+    /// The newest entry of the job's exception history (for a failed job: why it
+    /// failed, root cause last), if any.
+    pub root_exception: Option<String>,
+}
+
+impl JobResult {
+    /// Ok when the job FINISHED, else the error the command line reports (exit 1): the
+    /// job's name, id, status and root cause on one line.
+    pub fn into_outcome(self, job: JobId, job_name: &str) -> Result<()> {
+        match (self.status, self.root_exception) {
+            (JobStatus::Finished, _) => Ok(()),
+            (status, Some(cause)) => bail!(
+                "Job execution failed: job '{job_name}' ({job}) {status}: {}",
+                cause.replace('\n', " | ")
+            ),
+            (status, None) => bail!("Job execution failed: job '{job_name}' ({job}) {status}"),
+        }
+    }
+}
+
+/// A JobManager in this process, with the runtime it runs on.
+pub struct EmbeddedJobManager {
+    runtime: tokio::runtime::Runtime,
+    jobmanager: RunningJobManager,
+    dispatcher: JobManagerRest,
+}
+
+impl EmbeddedJobManager {
+    /// Starts a JobManager with `settings` on a runtime of its own (named `thread_name`).
+    pub fn start(
+        settings: JobManagerSettings,
+        registry: ProgramRegistry,
+        rest: RestEndpoint,
+        thread_name: &str,
+    ) -> Result<Self> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .thread_name(thread_name)
+            .build()
+            .context("cannot start the JobManager's async runtime")?;
+        let jobmanager = runtime
+            .block_on(start_jobmanager(settings, registry, rest))
+            .context("cannot start the JobManager")?;
+        let dispatcher = JobManagerRest::new(jobmanager.jobmanager().clone());
+        Ok(Self {
+            runtime,
+            jobmanager,
+            dispatcher,
+        })
+    }
+
+    /// The runtime the JobManager runs on (for servers started beside it).
+    pub fn runtime(&self) -> &tokio::runtime::Runtime {
+        &self.runtime
+    }
+
+    /// The running JobManager.
+    pub fn jobmanager(&self) -> &RunningJobManager {
+        &self.jobmanager
+    }
+
+    /// Where the REST endpoint listens, when it is served.
+    pub fn rest_address(&self) -> Option<SocketAddr> {
+        self.jobmanager.rest_address()
+    }
+
+    /// Submits a job through the Dispatcher, exactly as `POST /jobs` does.
+    pub fn submit(&self, request: JobSubmitRequest) -> Result<JobId> {
+        let program = request.program.clone();
+        let response = self
+            .dispatcher
+            .submit_job(request)
+            .map_err(|e| anyhow!("{e}"))
+            .with_context(|| format!("the JobManager refused job '{program}'"))?;
+        Ok(response.jobid)
+    }
+
+    /// Waits until `job` reaches FINISHED, FAILED or CANCELED.
+    pub fn wait_for_result(&self, job: JobId) -> Result<JobResult> {
+        let start = Instant::now();
+        let status = loop {
+            match self.jobmanager.jobmanager().job_status(job) {
+                None => bail!("the JobManager does not know job {job}"),
+                Some(s) if s.is_globally_terminal() => break s,
+                Some(_) => std::thread::sleep(poll_interval(start)),
+            }
+        };
+        let root_exception = self
+            .dispatcher
+            .job_exceptions(job, Some(1))
+            .map_err(|e| anyhow!("{e}"))
+            .context("cannot read the job's exception history")?
+            .exception_history
+            .entries
+            .into_iter()
+            .next()
+            .map(|e| e.exception.stacktrace);
+        Ok(JobResult { status, root_exception })
+    }
+
+    /// Stops every server and background task without waiting for them.
+    pub fn shutdown(self) {
+        let EmbeddedJobManager {
+            runtime,
+            jobmanager,
+            dispatcher,
+        } = self;
+        drop(dispatcher);
+        drop(jobmanager);
+        runtime.shutdown_background();
+    }
+}
+
+/// Polls fast while a job is young (a short job's end is seen within a millisecond),
+/// then every 20 ms at most.
+pub fn poll_interval(since: Instant) -> Duration {
+    (since.elapsed() / 50).clamp(Duration::from_millis(1), Duration::from_millis(20))
+}
