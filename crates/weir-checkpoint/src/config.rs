@@ -141,7 +141,18 @@ impl CheckpointConfig {
             &CHECKPOINTING_DATA_INLINE_THRESHOLD,
             format!("{} bytes", self.data_inline_threshold),
             "The threshold must be at most 1 mb.",
-        )
+        )?;
+        for (option, dir) in [
+            (&CHECKPOINTS_DIRECTORY, &self.checkpoint_dir),
+            (&SAVEPOINT_DIRECTORY, &self.savepoint_dir),
+        ] {
+            if let Some(dir) = dir {
+                if let Err(e) = weir_filesystem::Location::parse(dir) {
+                    require(false, option, dir, &e.to_string())?;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Whether periodic checkpoints are on (an interval is set).
@@ -191,6 +202,27 @@ mod tests {
             conf.set_string(*k, *v);
         }
         conf
+    }
+
+    #[test]
+    fn a_checkpoint_or_savepoint_directory_with_an_unsupported_scheme_is_refused_naming_its_key() {
+        let err = CheckpointConfig::from_config(&conf(&[("execution.checkpointing.dir", "hdfs://nn/chk")]))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "Invalid value 'hdfs://nn/chk' for key 'execution.checkpointing.dir': Unsupported file system \
+             scheme 'hdfs' in 'hdfs://nn/chk': supported are local paths, file://, s3:// (or s3a://), gs:// \
+             and az:// (or abfs://, abfss://)"
+        );
+        let err = CheckpointConfig::from_config(&conf(&[("state.savepoints.dir", "s3:///no-bucket")]))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("execution.checkpointing.savepoint-dir"), "{err}");
+        for dir in ["s3://b/chk", "gs://b/chk", "az://c/chk", "file:///chk", "/chk"] {
+            let config = CheckpointConfig::from_config(&conf(&[("execution.checkpointing.dir", dir)])).unwrap();
+            assert_eq!(config.checkpoint_dir.as_deref(), Some(dir));
+        }
     }
 
     #[test]

@@ -8,6 +8,7 @@ use thiserror::Error;
 use weir_config::ConfigError;
 use weir_core::ids::{JobId, JobVertexId, OperatorId};
 use weir_core::CheckpointId;
+use weir_filesystem::{FsError, SUPPORTED_SCHEMES};
 
 /// What went wrong while configuring, storing, coordinating or restoring checkpoints.
 #[derive(Debug, Clone, PartialEq, Error)]
@@ -25,10 +26,12 @@ pub enum CheckpointError {
         reason: String,
     },
     /// The checkpoint/savepoint path given for a restore does not exist (Flink's text).
-    #[error("Cannot find checkpoint or savepoint file/directory '{path}' on file system 'file'.")]
+    #[error("Cannot find checkpoint or savepoint file/directory '{path}' on file system '{scheme}'.")]
     MetadataNotFound {
         /// The path as given.
         path: String,
+        /// The file system: `file`, `s3`, `gs`, `az`, …
+        scheme: String,
     },
     /// The directory given for a restore exists but holds no `_metadata` (Flink's text).
     #[error(
@@ -45,24 +48,27 @@ pub enum CheckpointError {
         /// The existing file.
         path: String,
     },
-    /// A file-system operation failed.
+    /// A file-system or object store operation failed.
     #[error("I/O error on {path}: {message}")]
     Io {
-        /// The file or directory.
+        /// The file, directory, object or prefix (a local path or a URL).
         path: String,
-        /// The operating system's message.
+        /// The operating system's or the object store's message.
         message: String,
     },
-    /// A storage URL whose scheme Weir cannot write to yet.
-    #[error(
-        "Unsupported file system scheme '{scheme}' in '{path}': only local paths and file:// URLs are supported yet"
-    )]
+    /// A storage URL whose scheme Weir cannot store checkpoints in.
+    #[error("Unsupported file system scheme '{scheme}' in '{path}': supported are {SUPPORTED_SCHEMES}")]
     UnsupportedScheme {
-        /// The scheme (`s3`, `hdfs`, …).
+        /// The scheme (`hdfs`, …).
         scheme: String,
         /// The path as given.
         path: String,
     },
+    /// Another storage failure: an invalid object store URL, an object store that
+    /// cannot be set up from the options and the environment, a state file that is
+    /// missing, the object store runtime.
+    #[error(transparent)]
+    Storage(FsError),
     /// A savepoint was requested without a target directory and none is configured.
     #[error(
         "Job {job}: no savepoint directory specified and no default configured \
@@ -143,15 +149,22 @@ pub enum CheckpointError {
     },
 }
 
-impl CheckpointError {
-    /// An [`CheckpointError::Io`] for `path`.
-    pub(crate) fn io(path: impl Into<String>, err: &std::io::Error) -> Self {
-        CheckpointError::Io {
-            path: path.into(),
-            message: err.to_string(),
+impl From<FsError> for CheckpointError {
+    fn from(err: FsError) -> Self {
+        match err {
+            FsError::UnsupportedScheme { scheme, location, .. } => {
+                CheckpointError::UnsupportedScheme { scheme, path: location }
+            }
+            FsError::Io { location, message } => CheckpointError::Io {
+                path: location,
+                message,
+            },
+            other => CheckpointError::Storage(other),
         }
     }
+}
 
+impl CheckpointError {
     /// A [`CheckpointError::CorruptMetadata`] for `path`.
     pub(crate) fn corrupt(path: &str, reason: impl Into<String>) -> Self {
         CheckpointError::CorruptMetadata {

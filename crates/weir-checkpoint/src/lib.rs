@@ -4,10 +4,12 @@
 //! ([`CheckpointCoordinator`]), its statistics ([`CheckpointStatsTracker`]) and the
 //! assignment of restored state to the subtasks of a new job ([`assign_restore`]).
 //!
-//! Nothing here starts threads or talks to the network; the only I/O is in the
-//! metadata file functions ([`write_metadata`], [`read_metadata`], [`discard`],
+//! The coordinator does no I/O; the only I/O is in the metadata file functions
+//! ([`write_metadata`], [`write_savepoint`], [`read_metadata`], [`discard`],
 //! [`CheckpointStorage::initialize_location`]), which the JobManager's I/O shell calls
-//! when it carries out the coordinator's [`CoordinatorAction`]s.
+//! when it carries out the coordinator's [`CoordinatorAction`]s. They go through
+//! `weir_filesystem`, so a checkpoint or savepoint directory may be a local path or an
+//! object store URL (`s3://`, `gs://`, `az://`); they block the calling thread.
 
 #![warn(missing_docs)]
 
@@ -26,8 +28,8 @@ pub use coordinator::{
 };
 pub use error::CheckpointError;
 pub use metadata::{
-    checkpoint_directory, decode, discard, encode, read_metadata, savepoint_directory, write_metadata, write_savepoint,
-    CheckpointMetadata, CheckpointStorage, SubtaskState, TaskState,
+    check_location, checkpoint_directory, decode, discard, encode, read_metadata, savepoint_directory, write_metadata,
+    write_savepoint, CheckpointMetadata, CheckpointStorage, SubtaskState, TaskState,
 };
 pub use stats::{
     CheckpointCounts, CheckpointStats, CheckpointStatsTracker, CheckpointStatus, CompletedCheckpointSummary,

@@ -34,20 +34,20 @@
 //! <savepoint-dir>/savepoint-<first 6 hex of job id>-<12 random hex>/_metadata
 //! ```
 //!
-//! Paths are strings; only local paths and `file://` URLs are supported now, and every
-//! file-system call goes through [`local_path`], the one place that will dispatch on
-//! `s3://` and friends later. `_metadata` is written atomically (temp file, then a
-//! hard link that fails if the target exists) and never overwritten.
-
-use std::fs;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+//! Paths are strings: local paths, `file://` URLs and object store URLs (`s3://`,
+//! `gs://`, `az://`, see `weir_filesystem`, which does every read, write and delete).
+//! `_metadata` is written atomically and never overwritten: on a local file system a
+//! temp file hard-linked into place (failing if the target exists), on an object store
+//! one conditional PUT. State file handles hold full paths or URLs, except in a
+//! savepoint, where they are relative to the savepoint's directory (prefix).
 
 use bincode::Options;
 use serde::{Deserialize, Serialize};
 use weir_core::checkpoint::StreamStateHandle;
 use weir_core::ids::{splitmix64, JobId, JobVertexId, OperatorId};
 use weir_core::{CheckpointId, KeyGroupRange, SnapshotType};
+
+use weir_filesystem::{Entry, FsError, Location};
 
 use crate::config::CheckpointConfig;
 use crate::error::CheckpointError;
@@ -318,7 +318,8 @@ pub enum CheckpointStorage {
     JobManager,
     /// `execution.checkpointing.dir` is set: `<dir>/<job-id>/chk-<id>/_metadata`.
     FileSystem {
-        /// The configured directory (a local path or `file://` URL).
+        /// The configured directory (a local path, a `file://` URL or an object store
+        /// URL such as `s3://bucket/prefix`).
         dir: String,
     },
 }
@@ -342,16 +343,17 @@ impl CheckpointStorage {
     }
 
     /// Creates the directory of checkpoint `id` (and the job's `shared` and
-    /// `taskowned` directories) and returns it; `None` for JobManager storage.
+    /// `taskowned` directories) and returns it; `None` for JobManager storage. On an
+    /// object store there are no directories to create: it only returns the location.
     pub fn initialize_location(&self, job: &JobId, id: CheckpointId) -> Result<Option<String>, CheckpointError> {
         let CheckpointStorage::FileSystem { dir } = self else {
             return Ok(None);
         };
         for sub in [shared_state_directory(dir, job), task_owned_state_directory(dir, job)] {
-            create_dir_all(&sub)?;
+            weir_filesystem::create_dir_all(&sub)?;
         }
         let location = checkpoint_directory(dir, job, id);
-        create_dir_all(&location)?;
+        weir_filesystem::create_dir_all(&location)?;
         Ok(Some(location))
     }
 }
@@ -392,61 +394,37 @@ pub fn savepoint_directory_with(dir: &str, job: &JobId, random: u64) -> String {
     join(dir, &format!("savepoint-{}-{rand_hex}", &job_hex[..6]))
 }
 
-/// The local path of `path`: a plain path or a `file:` URL. Any other scheme is
+/// Checks that `path` is a location Weir can store checkpoints in (a local path, a
+/// `file:` URL or an object store URL), without touching it; any other URL scheme is
 /// [`CheckpointError::UnsupportedScheme`].
-pub fn local_path(path: &str) -> Result<PathBuf, CheckpointError> {
-    if let Some(rest) = path.strip_prefix("file://") {
-        // file:///tmp/x → /tmp/x; file://localhost/tmp/x → /tmp/x
-        let rest = rest.strip_prefix("localhost").unwrap_or(rest);
-        return Ok(PathBuf::from(rest));
-    }
-    if let Some(rest) = path.strip_prefix("file:") {
-        return Ok(PathBuf::from(rest));
-    }
-    if let Some((scheme, _)) = path.split_once("://") {
-        if !scheme.is_empty() && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c)) {
-            return Err(CheckpointError::UnsupportedScheme {
-                scheme: scheme.to_string(),
-                path: path.to_string(),
-            });
-        }
-    }
-    Ok(PathBuf::from(path))
+pub fn check_location(path: &str) -> Result<(), CheckpointError> {
+    Location::parse(path)?;
+    Ok(())
 }
 
-fn create_dir_all(path: &str) -> Result<(), CheckpointError> {
-    let local = local_path(path)?;
-    fs::create_dir_all(&local).map_err(|e| CheckpointError::io(path, &e))
-}
-
-/// Writes `metadata` as `<location>/_metadata` (creating `location`) atomically and
-/// returns the external path of the checkpoint: `location` itself. An existing
-/// `_metadata` is never overwritten ([`CheckpointError::MetadataExists`]).
+/// Writes `metadata` as `<location>/_metadata` (creating `location` on a local file
+/// system) atomically and returns the external path of the checkpoint: `location`
+/// itself. An existing `_metadata` is never overwritten
+/// ([`CheckpointError::MetadataExists`]).
 pub fn write_metadata(location: &str, metadata: &CheckpointMetadata) -> Result<String, CheckpointError> {
-    let dir = local_path(location)?;
-    fs::create_dir_all(&dir).map_err(|e| CheckpointError::io(location, &e))?;
-    let target = dir.join(METADATA_FILE_NAME);
-    let target_name = join(location, METADATA_FILE_NAME);
-    if target.exists() {
-        return Err(CheckpointError::MetadataExists { path: target_name });
-    }
+    weir_filesystem::create_dir_all(location)?;
+    let target = join(location, METADATA_FILE_NAME);
     let bytes = encode(metadata)?;
-    let nonce = JobId::random().0 as u64;
-    let temp = dir.join(format!("{METADATA_FILE_NAME}.inprogress.{nonce:016x}"));
-    let result = write_new_file(&temp, &bytes)
-        .map_err(|e| CheckpointError::io(temp.display().to_string(), &e))
-        .and_then(|()| publish(&temp, &target, &target_name));
-    let _ = fs::remove_file(&temp);
-    result.map(|()| location.to_string())
+    match weir_filesystem::put_new(&target, bytes) {
+        Ok(()) => Ok(location.to_string()),
+        Err(FsError::AlreadyExists { .. }) => Err(CheckpointError::MetadataExists { path: target }),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// Writes a savepoint into `location`: state files the tasks wrote elsewhere are moved
-/// into it and their handles become relative to it, then `_metadata` is written. A
-/// savepoint directory is thus self-contained: it can be moved or copied as a whole,
-/// and discarding checkpoints never touches it. Returns `location`.
+/// into it (a rename on a local file system, a copy and a delete on object stores) and
+/// their handles become relative to it, then `_metadata` is written. A savepoint
+/// directory is thus self-contained: it can be moved or copied as a whole, and
+/// discarding checkpoints never touches it. Returns `location`.
 pub fn write_savepoint(location: &str, metadata: &CheckpointMetadata) -> Result<String, CheckpointError> {
-    let dir = local_path(location)?;
-    fs::create_dir_all(&dir).map_err(|e| CheckpointError::io(location, &e))?;
+    let dir = Location::parse(location)?;
+    weir_filesystem::create_dir_all(location)?;
     let mut relocated = metadata.clone();
     let mut emptied = std::collections::BTreeSet::new();
     for handle in relocated
@@ -458,35 +436,33 @@ pub fn write_savepoint(location: &str, metadata: &CheckpointMetadata) -> Result<
         let StreamStateHandle::File { path, .. } = handle else {
             continue;
         };
-        let source = PathBuf::from(path.as_str());
-        let Some(name) = source.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+        let source = Location::parse(path)?;
+        let Some(name) = source.file_name() else {
             continue;
         };
-        if source.parent() == Some(dir.as_path()) {
+        let parent = source.parent();
+        if parent.as_ref() == Some(&dir) {
             *path = name;
             continue;
         }
-        let target = dir.join(&name);
-        if fs::rename(&source, &target).is_err() {
-            fs::copy(&source, &target).map_err(|e| CheckpointError::io(path.as_str(), &e))?;
-            fs::remove_file(&source).map_err(|e| CheckpointError::io(path.as_str(), &e))?;
-        }
-        if let Some(parent) = source.parent() {
-            emptied.insert(parent.to_path_buf());
+        weir_filesystem::move_file(path, &join(location, &name))?;
+        if let Some(parent) = parent {
+            emptied.insert(parent.to_string());
         }
         *path = name;
     }
     let written = write_metadata(location, &relocated)?;
     for parent in emptied {
-        // The tasks' directory for this savepoint id is empty now; a directory still
-        // holding files (not ours) is left alone, so the error is expected then.
-        fs::remove_dir(&parent).ok();
+        // The tasks' directory for this savepoint id is empty now (on a local file
+        // system; an object store has no directories). One still holding files (not
+        // ours) is left alone.
+        weir_filesystem::remove_empty_dir(&parent)?;
     }
     Ok(written)
 }
 
 /// Makes relative state file paths of a savepoint absolute, against its directory.
-fn resolve_relative_handles(metadata: &mut CheckpointMetadata, dir: &Path) {
+fn resolve_relative_handles(metadata: &mut CheckpointMetadata, dir: &Location) {
     for handle in metadata
         .tasks
         .iter_mut()
@@ -494,76 +470,55 @@ fn resolve_relative_handles(metadata: &mut CheckpointMetadata, dir: &Path) {
         .filter_map(|s| s.handle.as_mut())
     {
         if let StreamStateHandle::File { path, .. } = handle {
-            if Path::new(path.as_str()).is_relative() {
-                *path = dir.join(path.as_str()).display().to_string();
+            if weir_filesystem::is_relative(path) {
+                *path = dir.child(path).to_string();
             }
         }
     }
 }
 
-fn write_new_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut file = fs::OpenOptions::new().write(true).create_new(true).open(path)?;
-    file.write_all(bytes)?;
-    file.sync_all()
-}
-
-/// Moves the finished temp file to `target` without ever replacing an existing file.
-fn publish(temp: &Path, target: &Path, target_name: &str) -> Result<(), CheckpointError> {
-    match fs::hard_link(temp, target) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(CheckpointError::MetadataExists {
-            path: target_name.to_string(),
-        }),
-        Err(_) if !target.exists() => fs::rename(temp, target).map_err(|e| CheckpointError::io(target_name, &e)),
-        Err(_) => Err(CheckpointError::MetadataExists {
-            path: target_name.to_string(),
-        }),
-    }
-}
-
 /// Reads the metadata of a checkpoint or savepoint given as its directory or its
-/// `_metadata` file.
+/// `_metadata` file, on a local file system or an object store. File handles relative
+/// to the savepoint are resolved against the directory the `_metadata` is in, so a
+/// savepoint moved (or copied to another prefix or bucket) as a whole still reads.
 pub fn read_metadata(path: &str) -> Result<CheckpointMetadata, CheckpointError> {
-    let local = local_path(path)?;
-    let file = if local.is_dir() {
-        let file = local.join(METADATA_FILE_NAME);
-        if !file.is_file() {
-            return Err(CheckpointError::NoMetadataInDirectory { path: path.to_string() });
+    let given = Location::parse(path)?;
+    let file = match weir_filesystem::stat(path)? {
+        Entry::Directory => {
+            let file = given.child(METADATA_FILE_NAME);
+            if weir_filesystem::stat(&file.to_string())? != Entry::File {
+                return Err(CheckpointError::NoMetadataInDirectory { path: path.to_string() });
+            }
+            file
         }
-        file
-    } else if local.is_file() {
-        local
-    } else {
-        return Err(CheckpointError::MetadataNotFound { path: path.to_string() });
+        Entry::File => given,
+        Entry::Missing => {
+            return Err(CheckpointError::MetadataNotFound {
+                path: path.to_string(),
+                scheme: given.scheme().to_string(),
+            })
+        }
     };
-    let name = file.display().to_string();
-    let bytes = fs::read(&file).map_err(|e| CheckpointError::io(&name, &e))?;
+    let name = file.to_string();
+    let bytes = weir_filesystem::get(&name)?;
     let mut metadata = decode(&bytes, &name)?;
     if let Some(dir) = file.parent() {
-        resolve_relative_handles(&mut metadata, dir);
+        resolve_relative_handles(&mut metadata, &dir);
     }
     Ok(metadata)
 }
 
-/// Deletes a checkpoint directory (or a single state file) with everything in it. A
-/// location that no longer exists is fine: discarding is idempotent.
+/// Deletes a checkpoint directory (or a single state file) with everything in it: on
+/// an object store every object below the prefix. A location that no longer exists is
+/// fine: discarding is idempotent.
 pub fn discard(location: &str) -> Result<(), CheckpointError> {
-    let local = local_path(location)?;
-    let result = if local.is_dir() {
-        fs::remove_dir_all(&local)
-    } else {
-        fs::remove_file(&local)
-    };
-    match result {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(CheckpointError::io(location, &e)),
-    }
+    Ok(weir_filesystem::delete_all(location)?)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     #[test]
     fn a_savepoint_takes_its_state_files_along_and_resolves_them_after_a_move() {
@@ -891,19 +846,140 @@ mod tests {
     }
 
     #[test]
-    fn other_url_schemes_are_not_supported_yet() {
-        let err = read_metadata("s3://bucket/chk-1").unwrap_err();
+    fn unsupported_url_schemes_are_refused_naming_the_supported_ones() {
+        let err = read_metadata("hdfs://nn/chk-1").unwrap_err();
         assert_eq!(
             err,
             CheckpointError::UnsupportedScheme {
-                scheme: "s3".to_string(),
-                path: "s3://bucket/chk-1".to_string()
+                scheme: "hdfs".to_string(),
+                path: "hdfs://nn/chk-1".to_string()
             }
         );
-        assert!(write_metadata("hdfs://nn/x", &sample()).is_err());
-        assert!(discard("gs://b/x").is_err());
-        assert_eq!(local_path("file:///tmp/a").unwrap(), PathBuf::from("/tmp/a"));
-        assert_eq!(local_path("/tmp/a").unwrap(), PathBuf::from("/tmp/a"));
+        assert_eq!(
+            err.to_string(),
+            "Unsupported file system scheme 'hdfs' in 'hdfs://nn/chk-1': supported are local paths, file://, \
+             s3:// (or s3a://), gs:// and az:// (or abfs://, abfss://)"
+        );
+        assert!(matches!(
+            write_metadata("hdfs://nn/x", &sample()),
+            Err(CheckpointError::UnsupportedScheme { .. })
+        ));
+        assert!(matches!(
+            discard("ftp://b/x"),
+            Err(CheckpointError::UnsupportedScheme { .. })
+        ));
+        assert!(check_location("s3://b/sp").is_ok() && check_location("/sp").is_ok());
+        assert!(check_location("hdfs://nn/sp").is_err());
+    }
+
+    /// A fresh in-memory object store serving `s3://<bucket>`.
+    fn memory_bucket(bucket: &str) -> String {
+        let url = format!("s3://{bucket}");
+        weir_filesystem::register_store(&url, std::sync::Arc::new(object_store::memory::InMemory::new()));
+        url
+    }
+
+    #[test]
+    fn on_an_object_store_metadata_is_written_once_and_read_by_prefix_or_object() {
+        let bucket = memory_bucket("metadata-once");
+        let location = format!("{bucket}/chk/{}/chk-7", JobId(5));
+        let m = sample();
+        assert_eq!(write_metadata(&location, &m).unwrap(), location);
+        assert_eq!(read_metadata(&location).unwrap(), m);
+        assert_eq!(read_metadata(&format!("{location}/")).unwrap(), m);
+        assert_eq!(read_metadata(&format!("{location}/_metadata")).unwrap(), m);
+        assert_eq!(
+            write_metadata(&location, &m).unwrap_err(),
+            CheckpointError::MetadataExists {
+                path: format!("{location}/_metadata")
+            }
+        );
+        discard(&location).unwrap();
+        discard(&location).unwrap();
+        assert_eq!(
+            read_metadata(&location).unwrap_err().to_string(),
+            format!("Cannot find checkpoint or savepoint file/directory '{location}' on file system 's3'.")
+        );
+    }
+
+    #[test]
+    fn on_an_object_store_a_prefix_without_metadata_and_a_corrupt_metadata_are_clear_errors() {
+        let bucket = memory_bucket("metadata-errors");
+        weir_filesystem::put(&format!("{bucket}/sp/savepoint-1/state"), vec![1]).unwrap();
+        assert_eq!(
+            read_metadata(&format!("{bucket}/sp/savepoint-1")),
+            Err(CheckpointError::NoMetadataInDirectory {
+                path: format!("{bucket}/sp/savepoint-1")
+            })
+        );
+        weir_filesystem::put(
+            &format!("{bucket}/sp/savepoint-1/_metadata"),
+            b"WEIRCKPT garbage".to_vec(),
+        )
+        .unwrap();
+        match read_metadata(&format!("{bucket}/sp/savepoint-1")) {
+            Err(CheckpointError::CorruptMetadata { path, .. }) => {
+                assert_eq!(path, format!("{bucket}/sp/savepoint-1/_metadata"))
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_savepoint_on_an_object_store_takes_its_state_along_and_reads_from_another_prefix() {
+        let bucket = memory_bucket("savepoint-move");
+        let state = format!("{bucket}/chk/{}/chk-7/v-0-0", JobId(5));
+        weir_filesystem::put(&state, b"state bytes".to_vec()).unwrap();
+        let mut metadata = sample();
+        metadata.tasks[1].subtasks[0].handle = Some(StreamStateHandle::File {
+            path: state.clone(),
+            size: 11,
+        });
+        let sp = format!("{bucket}/sp/savepoint-1");
+        write_savepoint(&sp, &metadata).unwrap();
+        assert_eq!(
+            weir_filesystem::stat(&state).unwrap(),
+            weir_filesystem::Entry::Missing,
+            "the state file moved into the savepoint"
+        );
+        // Copied whole to another prefix (and the original deleted), it still reads.
+        let moved = format!("{bucket}/archive/sp-1");
+        for file in weir_filesystem::list(&sp).unwrap() {
+            let name = file.rsplit('/').next().unwrap();
+            weir_filesystem::move_file(&file, &format!("{moved}/{name}")).unwrap();
+        }
+        let read = read_metadata(&moved).unwrap();
+        let Some(StreamStateHandle::File { path, size }) = &read.tasks[1].subtasks[0].handle else {
+            panic!("file handle expected: {read:?}");
+        };
+        assert_eq!((path.as_str(), *size), (format!("{moved}/v-0-0").as_str(), 11));
+        assert_eq!(weir_filesystem::get(path).unwrap(), b"state bytes");
+    }
+
+    #[test]
+    fn a_savepoint_taken_to_an_object_store_takes_local_state_files_along() {
+        let bucket = memory_bucket("savepoint-from-local");
+        let root = tempfile::tempdir().unwrap();
+        let chk = root.path().join("chk-3");
+        fs::create_dir_all(&chk).unwrap();
+        fs::write(chk.join("v-0-0"), b"local state").unwrap();
+        let mut metadata = sample();
+        metadata.tasks[1].subtasks[0].handle = Some(StreamStateHandle::File {
+            path: chk.join("v-0-0").display().to_string(),
+            size: 11,
+        });
+        let sp = format!("{bucket}/sp/savepoint-2");
+        write_savepoint(&sp, &metadata).unwrap();
+        assert!(!chk.exists(), "the emptied local task directory is removed");
+        assert_eq!(weir_filesystem::get(&format!("{sp}/v-0-0")).unwrap(), b"local state");
+        let read = read_metadata(&sp).unwrap();
+        assert_eq!(
+            read.tasks[1].subtasks[0].handle,
+            Some(StreamStateHandle::File {
+                path: format!("{sp}/v-0-0"),
+                size: 11
+            })
+        );
     }
 
     #[test]
@@ -912,7 +988,7 @@ mod tests {
         let location = tmp.path().join("chk-1").display().to_string();
         write_metadata(&location, &sample()).unwrap();
         discard(&location).unwrap();
-        assert!(!Path::new(&location).exists());
+        assert!(!std::path::Path::new(&location).exists());
         discard(&location).unwrap();
     }
 }

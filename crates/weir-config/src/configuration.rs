@@ -27,6 +27,31 @@ use crate::option::ConfigOption;
 use crate::options::{find_option, ALL_OPTIONS, CLUSTER_DIR};
 use crate::value::ConfigValue;
 
+/// What a sensitive value is shown as (Flink's `GlobalConfiguration.HIDDEN_CONTENT`).
+pub const HIDDEN_CONTENT: &str = "******";
+
+/// Whether the value of `key` is a secret that is never shown: Flink's rule, a key
+/// containing (case-insensitively) `password`, `secret`, `fs.azure.account.key`,
+/// `apikey`, `api-key`, `auth-params`, `service-key`, `token`, `basic-auth`,
+/// `jaas.config` or `http-headers` (so `s3.secret-key` is hidden).
+pub fn is_sensitive_key(key: &str) -> bool {
+    const SENSITIVE: [&str; 11] = [
+        "password",
+        "secret",
+        "fs.azure.account.key",
+        "apikey",
+        "api-key",
+        "auth-params",
+        "service-key",
+        "token",
+        "basic-auth",
+        "jaas.config",
+        "http-headers",
+    ];
+    let key = key.to_ascii_lowercase();
+    SENSITIVE.iter().any(|s| key.contains(s))
+}
+
 /// The name of the configuration file inside the configuration directory.
 pub const CONFIG_FILE_NAME: &str = "config.yaml";
 
@@ -233,6 +258,19 @@ impl Configuration {
     /// `/taskmanagers/:id` config views show: explicit entries, no defaults).
     pub fn to_map(&self) -> BTreeMap<String, String> {
         self.values.clone()
+    }
+
+    /// [`Configuration::to_map`] with the value of every sensitive key (see
+    /// [`is_sensitive_key`]) replaced by [`HIDDEN_CONTENT`], as Flink shows its
+    /// configuration in the REST API and the logs.
+    pub fn to_map_hiding_secrets(&self) -> BTreeMap<String, String> {
+        let mut map = self.values.clone();
+        for (key, value) in map.iter_mut() {
+            if is_sensitive_key(key) {
+                *value = HIDDEN_CONTENT.to_string();
+            }
+        }
+        map
     }
 
     /// The configured entries plus the default of every registered option that is not
@@ -674,6 +712,27 @@ mod tests {
         assert_eq!(conf.get(&CHECKPOINTING_UNALIGNED_ENABLED), Ok(false));
         assert_eq!(conf.get(&CHECKPOINTING_ALIGNED_TIMEOUT), Ok(Duration::ZERO));
         assert_eq!(conf.get(&CHECKPOINTS_HISTORY_SIZE), Ok(10));
+    }
+
+    #[test]
+    fn secrets_are_hidden_in_the_shown_configuration_and_other_values_are_not() {
+        let conf = Configuration::load(
+            None,
+            &[
+                "s3.secret-key=very-secret".to_string(),
+                "s3.access-key=AKIA".to_string(),
+                "my.api-key=k".to_string(),
+                "rest.port=1".to_string(),
+            ],
+        )
+        .unwrap();
+        let shown = conf.to_map_hiding_secrets();
+        assert_eq!(shown["s3.secret-key"], HIDDEN_CONTENT);
+        assert_eq!(shown["my.api-key"], HIDDEN_CONTENT);
+        assert_eq!(shown["s3.access-key"], "AKIA");
+        assert_eq!(shown["rest.port"], "1");
+        assert_eq!(conf.to_map()["s3.secret-key"], "very-secret");
+        assert!(is_sensitive_key("S3.SECRET.KEY") && !is_sensitive_key("s3.endpoint"));
     }
 
     #[test]

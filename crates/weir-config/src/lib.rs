@@ -35,7 +35,7 @@ pub mod option;
 pub mod options;
 pub mod value;
 
-pub use configuration::{Configuration, ValueOrigin, CONFIG_FILE_NAME};
+pub use configuration::{is_sensitive_key, Configuration, ValueOrigin, CONFIG_FILE_NAME, HIDDEN_CONTENT};
 pub use error::ConfigError;
 pub use failover::FailoverStrategy;
 pub use memory::{MemoryConfiguration, TaskExecutorMemory};

@@ -123,6 +123,21 @@ config_options! {
     EXCEPTION_HISTORY_SIZE: u32 = ("web.exception-history-size", Some("16"),
         "Number of root failures kept in a job's exception history.");
 
+    // --- file systems (checkpoint and savepoint storage on object stores) ----------------
+    S3_ENDPOINT: Option<String> = ("s3.endpoint", None,
+        "Endpoint of the S3 service for s3:// (and s3a://) checkpoint and savepoint paths, e.g. an S3-compatible store such as MinIO (`http://127.0.0.1:9000`; http:// endpoints are allowed). Unset: AWS's endpoint of s3.region, or AWS_ENDPOINT. Read by every JobManager and TaskManager process when it starts.");
+    S3_ACCESS_KEY: Option<String> = ("s3.access-key", None,
+        "Access key id for s3:// paths. Unset: AWS_ACCESS_KEY_ID and the other credential sources of the AWS environment (web identity, container and instance credentials).",
+        deprecated = ["s3.access.key"]);
+    S3_SECRET_KEY: Option<String> = ("s3.secret-key", None,
+        "Secret access key for s3:// paths, with s3.access-key. Unset: AWS_SECRET_ACCESS_KEY. Hidden in the REST API's view of the configuration.",
+        deprecated = ["s3.secret.key"]);
+    S3_PATH_STYLE_ACCESS: Option<bool> = ("s3.path.style.access", None,
+        "Whether S3 requests name the bucket in the path (`<endpoint>/<bucket>/<key>`, true; S3-compatible stores usually need it) or in the host name (`<bucket>.<endpoint host>`, false). Unset: path-style unless AWS_VIRTUAL_HOSTED_STYLE_REQUEST is true.");
+    S3_REGION: Option<String> = ("s3.region", None,
+        "AWS region of the buckets of s3:// paths (also used to sign requests to an S3-compatible s3.endpoint). Unset: AWS_REGION (or AWS_DEFAULT_REGION), else us-east-1.",
+        deprecated = ["s3.endpoint.region"]);
+
     // --- network stack ------------------------------------------------------------------
     NETWORK_BUFFERS_PER_CHANNEL: u32 = ("taskmanager.network.memory.buffers-per-channel", Some("2"),
         "Exclusive buffers per input channel: a remote channel's initial credit.");
@@ -308,6 +323,14 @@ mod tests {
                 Some("0 ms"),
             ),
             ("web.checkpoints.history", "Integer", Some("10")),
+            ("s3.endpoint", "String", None),
+            ("s3.access-key", "String", None),
+            ("s3.access.key", "String", None),
+            ("s3.secret-key", "String", None),
+            ("s3.secret.key", "String", None),
+            ("s3.path.style.access", "Boolean", None),
+            ("s3.region", "String", None),
+            ("s3.endpoint.region", "String", None),
         ];
         for (key, type_name, default) in expect {
             let info = find_option(key).unwrap_or_else(|| panic!("{key} is not registered"));

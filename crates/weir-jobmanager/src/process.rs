@@ -115,6 +115,7 @@ pub async fn start_jobmanager(
     registry: ProgramRegistry,
     rest: RestEndpoint,
 ) -> Result<RunningJobManager, JobManagerError> {
+    weir_filesystem::initialize(settings.object_stores.clone());
     let rpc_bind = format!("{}:{}", settings.host, settings.rpc_port);
     let rpc_listener = tokio::net::TcpListener::bind(&rpc_bind)
         .await

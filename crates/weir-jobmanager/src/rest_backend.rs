@@ -533,7 +533,7 @@ impl RestBackend for JobManagerRest {
         self.jm
             .settings
             .config
-            .to_map()
+            .to_map_hiding_secrets()
             .into_iter()
             .map(|(k, v)| ConfigEntry::new(k, v))
             .collect()

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 use weir_config::Configuration;
+use weir_filesystem::ObjectStoreOptions;
 
 /// Start-up settings of a JobManager.
 #[derive(Debug, Clone)]
@@ -25,4 +26,7 @@ pub struct JobManagerSettings {
     pub exception_history_size: usize,
     /// The whole configuration (restart strategy, `/jobmanager/config`, job defaults).
     pub config: Configuration,
+    /// The object store options (`s3.*`) for checkpoint and savepoint paths on object
+    /// stores, installed process-wide when the JobManager starts.
+    pub object_stores: ObjectStoreOptions,
 }

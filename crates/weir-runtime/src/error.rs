@@ -41,6 +41,9 @@ pub enum TaskError {
     /// A user function panicked.
     #[error("{0}")]
     Panicked(String),
+    /// The task's state could not be written to checkpoint storage.
+    #[error("checkpoint storage: {0}")]
+    Storage(#[from] weir_filesystem::FsError),
     /// The task's state could not be restored from a checkpoint.
     #[error("cannot restore state from checkpoint {checkpoint_id}: {reason}")]
     Restore {

@@ -90,7 +90,7 @@ fn describe_failure(e: &TaskError) -> (String, String) {
         TaskError::User { .. } => "weir.runtime.UserFunctionException",
         TaskError::Panicked(_) => "weir.runtime.TaskPanicException",
         TaskError::Network(_) => "weir.runtime.io.network.NetworkException",
-        TaskError::Io { .. } => "java.io.IOException",
+        TaskError::Io { .. } | TaskError::Storage(_) => "java.io.IOException",
         TaskError::Codec(_) => "weir.runtime.SerializationException",
         TaskError::Build(_) => "weir.runtime.TaskBuildException",
         TaskError::Cancelled => "weir.runtime.CancelTaskException",

@@ -81,6 +81,7 @@ pub async fn start_taskmanager(
     settings: TaskManagerSettings,
     registry: Arc<ProgramRegistry>,
 ) -> Result<RunningTaskManager, TaskManagerError> {
+    weir_filesystem::initialize(settings.object_stores.clone());
     let network = NetworkEnvironment::new(settings.network.clone());
     let data_bind = format!("{}:{}", settings.bind_host, settings.data_port);
     let data_address = network.start_data_server(&data_bind)?;

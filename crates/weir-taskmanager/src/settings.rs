@@ -2,6 +2,7 @@
 //! (as Flink reads `taskmanager.*` options when the TaskManager starts).
 
 use std::time::Duration;
+use weir_filesystem::ObjectStoreOptions;
 use weir_runtime::network::NetworkConfig;
 
 /// Start-up settings of a TaskManager.
@@ -30,4 +31,7 @@ pub struct TaskManagerSettings {
     pub memory: weir_rpc::MemoryConfiguration,
     /// Network buffers and credits.
     pub network: NetworkConfig,
+    /// The object store options (`s3.*`) for state files on object stores, installed
+    /// process-wide when the TaskManager starts.
+    pub object_stores: ObjectStoreOptions,
 }

@@ -66,7 +66,7 @@ use weir_core::{CheckpointId, CheckpointOptions, KeyGroupRange, SnapshotType};
 use crate::config::CheckpointConfig;
 use crate::error::CheckpointError;
 use crate::metadata::{
-    local_path, savepoint_directory_with, CheckpointMetadata, CheckpointStorage, SubtaskState, TaskState,
+    check_location, savepoint_directory_with, CheckpointMetadata, CheckpointStorage, SubtaskState, TaskState,
 };
 use crate::stats::{CheckpointStatsTracker, SubtaskCheckpointStats};
 
@@ -327,7 +327,7 @@ impl CheckpointCoordinator {
         if self.all_finished() {
             return Err(refuse("every task of the job has finished"));
         }
-        local_path(&target_dir)?;
+        check_location(&target_dir)?;
         let random = self.next_random();
         let location = savepoint_directory_with(&target_dir, &self.job_id, random);
         let options = CheckpointOptions::savepoint(snapshot_type, self.config.mode);

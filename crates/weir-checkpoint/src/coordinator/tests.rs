@@ -429,7 +429,7 @@ fn savepoint_failures_do_not_count_and_bad_targets_are_refused() {
         Err(CheckpointError::NoSavepointDirectory { .. })
     ));
     assert!(matches!(
-        c.trigger_savepoint(2, SnapshotType::Savepoint, "s3://b/sp".to_string()),
+        c.trigger_savepoint(2, SnapshotType::Savepoint, "hdfs://nn/sp".to_string()),
         Err(CheckpointError::UnsupportedScheme { .. })
     ));
     assert!(c

@@ -3,11 +3,13 @@
 //!
 //! State below the inline threshold, and all state when no checkpoint directory is
 //! configured (the JobManager keeps checkpoints in memory), travels inline in the
-//! acknowledgement. Larger state goes to `<dir>/<job-id>/chk-<id>/<vertex>-<subtask>-<attempt>`,
-//! written to a temporary name and renamed, so a file that exists is complete.
+//! acknowledgement. Larger state goes to `<dir>/<job-id>/chk-<id>/<vertex>-<subtask>-<attempt>`
+//! through `weir_filesystem`: on a local file system written to a temporary name and
+//! renamed, on an object store (`s3://`, `gs://`, `az://`) one whole-object PUT; either
+//! way a state file that exists is complete. Its handle holds the local path or the
+//! object's URL.
 
 use crate::error::TaskError;
-use std::path::{Path, PathBuf};
 use weir_core::checkpoint::StreamStateHandle;
 use weir_core::CheckpointId;
 use weir_state::{RestoredState, TaskSnapshot};
@@ -38,18 +40,14 @@ impl TaskStateStorage {
         else {
             return Ok(StreamStateHandle::Inline(bytes));
         };
-        let chk = Path::new(dir.strip_prefix("file://").unwrap_or(dir))
-            .join(&self.job_id)
-            .join(format!("chk-{id}"));
-        std::fs::create_dir_all(&chk).map_err(|e| TaskError::io(chk.display().to_string(), e))?;
-        let path = chk.join(&self.task_file_name);
-        let tmp: PathBuf = chk.join(format!(".{}.inprogress", self.task_file_name));
-        std::fs::write(&tmp, &bytes).map_err(|e| TaskError::io(tmp.display().to_string(), e))?;
-        std::fs::rename(&tmp, &path).map_err(|e| TaskError::io(path.display().to_string(), e))?;
-        Ok(StreamStateHandle::File {
-            path: path.display().to_string(),
-            size: bytes.len() as u64,
-        })
+        let path = weir_filesystem::Location::parse(dir)?
+            .child(&self.job_id)
+            .child(&format!("chk-{id}"))
+            .child(&self.task_file_name)
+            .to_string();
+        let size = bytes.len() as u64;
+        weir_filesystem::put(&path, bytes)?;
+        Ok(StreamStateHandle::File { path, size })
     }
 }
 
@@ -81,7 +79,7 @@ impl TaskRestore {
             let bytes = match handle {
                 StreamStateHandle::Inline(bytes) => std::borrow::Cow::Borrowed(bytes.as_slice()),
                 StreamStateHandle::File { path, size } => {
-                    let bytes = std::fs::read(path).map_err(|e| fail(format!("{path}: {e}")))?;
+                    let bytes = weir_filesystem::get(path).map_err(|e| fail(e.to_string()))?;
                     if bytes.len() as u64 != *size {
                         return Err(fail(format!("{path}: {} bytes, expected {size}", bytes.len())));
                     }
@@ -105,7 +103,7 @@ impl TaskRestore {
 mod tests {
     use super::*;
 
-    fn storage(dir: Option<&Path>) -> TaskStateStorage {
+    fn storage(dir: Option<&std::path::Path>) -> TaskStateStorage {
         TaskStateStorage {
             dir: dir.map(|d| d.display().to_string()),
             job_id: "0".repeat(32),
@@ -130,6 +128,57 @@ mod tests {
             storage(None).store(3, vec![0; 1000]).unwrap(),
             StreamStateHandle::Inline(_)
         ));
+    }
+
+    #[test]
+    fn large_state_goes_to_an_object_store_as_one_object_and_restores_from_its_url() {
+        let store = std::sync::Arc::new(object_store::memory::InMemory::new());
+        weir_filesystem::register_store("s3://task-state", store);
+        let s = TaskStateStorage {
+            dir: Some("s3://task-state/chk/".to_string()),
+            inline_threshold: 0,
+            ..storage(None)
+        };
+        let snapshot = TaskSnapshot::default().encode().unwrap();
+        let h = s.store(4, snapshot.clone()).unwrap();
+        let url = format!("s3://task-state/chk/{}/chk-4/v-0-0", "0".repeat(32));
+        assert_eq!(
+            h,
+            StreamStateHandle::File {
+                path: url.clone(),
+                size: snapshot.len() as u64
+            }
+        );
+        assert_eq!(weir_filesystem::get(&url).unwrap(), snapshot);
+        let restore = |handle| TaskRestore {
+            checkpoint_id: 4,
+            handles: vec![handle],
+            union_only: Vec::new(),
+            rescaled: false,
+            finished: false,
+        };
+        assert_eq!(restore(h).load(0, 1).unwrap().snapshots, vec![TaskSnapshot::default()]);
+        let missing = restore(StreamStateHandle::File {
+            path: "s3://task-state/chk/gone".into(),
+            size: 1,
+        })
+        .load(0, 1)
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            missing,
+            "cannot restore state from checkpoint 4: s3://task-state/chk/gone does not exist"
+        );
+    }
+
+    #[test]
+    fn a_checkpoint_directory_with_an_unsupported_scheme_fails_the_store_clearly() {
+        let s = TaskStateStorage {
+            dir: Some("hdfs://nn/chk".to_string()),
+            ..storage(None)
+        };
+        let err = s.store(1, vec![0; 100]).unwrap_err().to_string();
+        assert!(err.contains("Unsupported file system scheme 'hdfs'"), "{err}");
     }
 
     #[test]

@@ -14,6 +14,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use weir_config::options as o;
 use weir_config::{Configuration, TaskExecutorMemory};
+use weir_filesystem::ObjectStoreOptions;
 use weir_jobmanager::JobManagerSettings;
 use weir_runtime::network::NetworkConfig;
 use weir_taskmanager::TaskManagerSettings;
@@ -97,6 +98,7 @@ pub fn jobmanager_settings(config: &Configuration) -> Result<JobManagerSettings>
         slot_request_timeout: config.get(&o::SLOT_REQUEST_TIMEOUT)?,
         exception_history_size: config.get(&o::EXCEPTION_HISTORY_SIZE)? as usize,
         config: config.clone(),
+        object_stores: ObjectStoreOptions::from_config(config)?,
     })
 }
 
@@ -176,6 +178,7 @@ pub fn taskmanager_settings(config: &Configuration) -> Result<TaskManagerSetting
             total_process_memory: memory.total_process,
         },
         network,
+        object_stores: ObjectStoreOptions::from_config(config)?,
     })
 }
 

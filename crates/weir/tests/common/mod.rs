@@ -70,6 +70,12 @@ impl Cluster {
 
     /// A JobManager with `jm_dynamic` settings and `tms` TaskManagers of `slots` slots.
     pub fn start(tms: u32, slots: u32, jm_dynamic: &[&str]) -> Cluster {
+        Cluster::start_with(tms, slots, jm_dynamic, &[])
+    }
+
+    /// [`Cluster::start`] with `common` settings given to the JobManager and every
+    /// TaskManager (process settings both read, such as the `s3.*` options).
+    pub fn start_with(tms: u32, slots: u32, jm_dynamic: &[&str], common: &[String]) -> Cluster {
         let mut d: Vec<String> = vec![
             "jobmanager.rpc.port=0".into(),
             "rest.port=0".into(),
@@ -77,6 +83,7 @@ impl Cluster {
             "heartbeat.timeout=3 s".into(),
         ];
         d.extend(jm_dynamic.iter().map(|s| s.to_string()));
+        d.extend(common.iter().cloned());
         let jm = spawn("jobmanager", &d);
         let rest = jm.field("rest").expect("rest address");
         let rpc_port = jm
@@ -86,12 +93,13 @@ impl Cluster {
             .next()
             .unwrap_or("0")
             .to_string();
-        let tm_dynamic = vec![
+        let mut tm_dynamic = vec![
             format!("jobmanager.rpc.port={rpc_port}"),
             format!("taskmanager.numberOfTaskSlots={slots}"),
             "heartbeat.interval=300 ms".into(),
             "heartbeat.timeout=3 s".into(),
         ];
+        tm_dynamic.extend(common.iter().cloned());
         let mut c = Cluster {
             jm,
             tms: Vec::new(),
