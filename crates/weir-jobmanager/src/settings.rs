@@ -1,5 +1,6 @@
 //! What a JobManager is started with.
 
+use std::path::PathBuf;
 use std::time::Duration;
 use weir_config::Configuration;
 
@@ -24,4 +25,7 @@ pub struct JobManagerSettings {
     pub exception_history_size: usize,
     /// The whole configuration (restart strategy, `/jobmanager/config`, job defaults).
     pub config: Configuration,
+    /// The file this process's output goes to, when it goes to one (a daemon of
+    /// `weir start-cluster`); served by `/jobmanager/logs`.
+    pub log_file: Option<PathBuf>,
 }

@@ -1,6 +1,7 @@
 //! What a TaskManager is started with, read from the configuration at process start
 //! (as Flink reads `taskmanager.*` options when the TaskManager starts).
 
+use std::path::PathBuf;
 use std::time::Duration;
 use weir_runtime::network::NetworkConfig;
 
@@ -27,4 +28,7 @@ pub struct TaskManagerSettings {
     pub memory: weir_rpc::MemoryConfiguration,
     /// Network buffers and credits.
     pub network: NetworkConfig,
+    /// The file this process's output goes to, when it goes to one (a daemon of
+    /// `weir start-cluster`); reported with each heartbeat.
+    pub log_file: Option<PathBuf>,
 }
