@@ -9,12 +9,14 @@
 //! table is passed in so that allocation is part of the same decision.
 
 mod checkpointing;
+mod rates;
 mod region_failover;
 mod savepoints;
 #[cfg(test)]
 mod test_support;
 
 pub use checkpointing::{vertex_infos, SUBSUMED_BY_NEWER, TRIGGER_NOT_DELIVERED};
+pub use rates::AttemptRates;
 pub use savepoints::{SavepointOperation, SavepointRefused, SavepointRequest, SavepointStatus, NO_SAVEPOINT_DIRECTORY};
 
 use crate::restart_strategy::{RestartBackoffTimeStrategy, RestartDecision};
@@ -705,20 +707,13 @@ impl JobMaster {
         };
         v.task_vertices
             .iter()
-            .map(|t| {
-                let id = t.current.attempt_id.to_string();
-                match (self.previous_metrics.get(&id), self.metrics.get(&id)) {
-                    (Some((from, prev, to)), Some(last)) if to > from => {
-                        let dt = (to - from) as f64;
-                        let share = |a: u64, b: u64| (a.saturating_sub(b) as f64 / dt).clamp(0.0, 1.0);
-                        (
-                            share(last.backpressured_ms, prev.backpressured_ms),
-                            share(last.idle_ms, prev.idle_ms),
-                            share(last.busy_ms, prev.busy_ms),
-                        )
-                    }
-                    _ => (0.0, 0.0, f64::NAN),
-                }
+            .map(|t| match self.attempt_rates(&t.current.attempt_id.to_string()) {
+                Some(r) => (
+                    r.backpressured_ms_per_second / 1000.0,
+                    r.idle_ms_per_second / 1000.0,
+                    r.busy_ms_per_second / 1000.0,
+                ),
+                None => (0.0, 0.0, f64::NAN),
             })
             .collect()
     }

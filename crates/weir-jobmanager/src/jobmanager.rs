@@ -89,9 +89,10 @@ impl JobManager {
         self.emit(actions);
     }
 
-    /// A heartbeat from a TaskManager; false if it is unknown.
-    pub fn taskmanager_heartbeat(&self, resource_id: &str) -> bool {
-        self.lock().slots.heartbeat(resource_id, now_ms())
+    /// A heartbeat from a TaskManager with what it reported about its process; false
+    /// if it is unknown.
+    pub fn taskmanager_heartbeat(&self, resource_id: &str, status: crate::slot_table::TaskManagerStatus) -> bool {
+        self.lock().slots.heartbeat(resource_id, status, now_ms())
     }
 
     /// A TaskManager is gone: heartbeat timeout or connection loss.

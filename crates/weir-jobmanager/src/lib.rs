@@ -6,7 +6,8 @@
 //! - [`job_master`]: one job's scheduling, deployment, failover — a state machine
 //!   emitting [`job_master::Action`]s.
 //! - [`jobmanager`]: the process core (Dispatcher + ResourceManager + JobMasters behind
-//!   one lock) and [`rest_backend`], its REST view.
+//!   one lock) and [`rest_backend`], its REST view (with [`rest_vertex`] and
+//!   [`rest_metrics`]).
 //! - [`rpc_service`], [`actions`], [`process`]: the I/O shell — gRPC services, carrying
 //!   out actions, starting the servers.
 
@@ -19,6 +20,8 @@ pub mod job_master;
 pub mod jobmanager;
 pub mod process;
 pub mod rest_backend;
+pub mod rest_metrics;
+pub mod rest_vertex;
 pub mod restart_strategy;
 pub mod rpc_service;
 pub mod settings;

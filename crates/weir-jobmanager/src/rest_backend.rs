@@ -1,40 +1,45 @@
 //! The JobManager's REST view: Flink's response shapes filled from the JobMasters and
-//! the slot table, and submissions and cancellations handed to the core.
+//! the slot table, and submissions and cancellations handed to the core. The answers
+//! about one vertex are built in [`crate::rest_vertex`], the metrics in
+//! [`crate::rest_metrics`]; the JobManager's log file is the one it was started with
+//! (`JobManagerSettings::log_file`).
 
 use crate::checkpoint_rest::{checkpoint_config_info, checkpoint_details, checkpointing_statistics};
 use crate::job_master::{JobMaster, SavepointRefused, SavepointRequest, SavepointStatus, NO_SAVEPOINT_DIRECTORY};
 use crate::jobmanager::{now_ms, JobManager};
+use crate::rest_metrics;
+use crate::rest_vertex::{self, rest_state};
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::Arc;
 use weir_core::ids::JobId;
-use weir_graph::ExecutionState as ExecutionStateG;
 use weir_rest::{
-    AllocatedSlot, CheckpointConfigInfo, CheckpointDetails, CheckpointingStatistics, ConfigEntry, ExceptionHistory,
-    ExceptionInfo, ExecutionConfigInfo, ExecutionState as RestState, ExecutionStateCounts, HardwareDescription,
-    JobConfig, JobDetail, JobExceptions, JobOverview, JobPlan, JobStatus, JobStatusTimestamps, JobSubmitRequest,
-    JobSubmitResponse, JobTaskCounts, JobType, JobsOverview, MemoryConfiguration, Overview, PlanInput, PlanNode,
-    ResourceProfileInfo, RestBackend, RestError, RootExceptionInfo, SavepointStatusResponse, SchedulerType,
-    TaskManagerDetail, TaskManagerInfo, TaskManagerMetrics, TaskManagersList, TriggerResponse, VertexBackPressure,
-    VertexDetail, VertexMetrics,
+    AllocatedSlot, CheckpointConfigInfo, CheckpointDetails, CheckpointingStatistics, ComponentMetrics, ConfigEntry,
+    ExceptionHistory, ExceptionInfo, ExecutionConfigInfo, ExecutionStateCounts, HardwareDescription, JobConfig,
+    JobDetail, JobExceptions, JobOverview, JobPlan, JobStatus, JobStatusTimestamps, JobSubmitRequest,
+    JobSubmitResponse, JobTaskCounts, JobType, JobVertexDetail, JobsOverview, LogInfo, LogListInfo,
+    MemoryConfiguration, Overview, PlanInput, PlanNode, ResourceProfileInfo, RestBackend, RestError, RootExceptionInfo,
+    SavepointStatusResponse, SchedulerType, TaskManagerDetail, TaskManagerInfo, TaskManagerMetrics, TaskManagersList,
+    TriggerResponse, VertexBackPressure, VertexDetail, VertexMetrics,
 };
+use weir_rpc::process::{log_file, ProcessSampler};
+use weir_rpc::LogFile;
 
 /// The REST backend over a JobManager.
 pub struct JobManagerRest {
     jm: Arc<JobManager>,
+    /// Samples the JobManager's own process for `/jobmanager/metrics`.
+    process: ProcessSampler,
 }
 
 impl JobManagerRest {
     /// The REST view of `jm`.
     pub fn new(jm: Arc<JobManager>) -> Self {
-        Self { jm }
+        Self {
+            jm,
+            process: ProcessSampler::new(),
+        }
     }
-}
-
-fn rest_state(s: weir_graph::ExecutionState) -> RestState {
-    RestState::ALL
-        .into_iter()
-        .find(|r| r.as_str() == s.as_str())
-        .unwrap_or(RestState::Created)
 }
 
 fn counts(states: impl IntoIterator<Item = weir_graph::ExecutionState>) -> ExecutionStateCounts {
@@ -219,6 +224,15 @@ fn scale(r: &ResourceProfileInfo, num: u32, den: u32) -> ResourceProfileInfo {
     }
 }
 
+/// A log file as the REST API lists it.
+fn log_info(f: &LogFile) -> LogInfo {
+    LogInfo {
+        name: f.name.clone(),
+        size: f.size,
+        mtime: f.mtime_ms,
+    }
+}
+
 /// Flink's `timeSinceLastHeartbeat` holds the time of the last heartbeat (ms since the epoch).
 fn taskmanager_info(e: &crate::slot_table::TaskManagerEntry, assigned: u32) -> TaskManagerInfo {
     let r = &e.registration;
@@ -348,109 +362,71 @@ impl RestBackend for JobManagerRest {
         })
     }
 
-    fn vertex_detail(&self, jid: JobId, vertex_id: &str) -> Result<weir_rest::JobVertexDetail, RestError> {
+    fn job_status(&self, jid: JobId) -> Result<JobStatus, RestError> {
+        self.jm.job_status(jid).ok_or(RestError::JobNotFound(jid))
+    }
+
+    fn vertex_detail(&self, jid: JobId, vertex_id: &str) -> Result<JobVertexDetail, RestError> {
         let st = self.jm.lock();
         let jm = st.jobs.get(&jid).ok_or(RestError::JobNotFound(jid))?;
-        let v = jm
-            .execution_graph
-            .job_vertices
-            .iter()
-            .find(|v| v.id.to_string() == vertex_id)
-            .ok_or_else(|| RestError::NotFound(format!("Vertex {vertex_id} not found in job {jid}")))?;
-        let now = now_ms();
-        let subtasks = v
-            .task_vertices
-            .iter()
-            .enumerate()
-            .map(|(i, t)| {
-                let e = &t.current;
-                let attempt = e.attempt_id.to_string();
-                let location = jm
-                    .attempt_location(&attempt)
-                    .and_then(|slot| st.slots.get(&slot.resource_id));
-                let start = e
-                    .state_timestamps
-                    .get(&ExecutionStateG::Deploying)
-                    .copied()
-                    .unwrap_or(-1);
-                let end = if e.state.is_terminal() {
-                    e.state_timestamps.get(&e.state).copied().unwrap_or(-1)
-                } else {
-                    -1
-                };
-                let duration = match (start, end) {
-                    (s, _) if s < 0 => -1,
-                    (s, en) if en >= 0 => en - s,
-                    (s, _) => now - s,
-                };
-                let mut entered: Vec<(ExecutionStateG, i64)> =
-                    e.state_timestamps.iter().map(|(k, v)| (*k, *v)).collect();
-                entered.sort_by_key(|(_, at)| *at);
-                let mut status_duration = weir_rest::StatusDurations::default();
-                for (n, (state, at)) in entered.iter().enumerate() {
-                    let until = entered.get(n + 1).map_or(now, |(_, next)| *next);
-                    let ms = (until - at).max(0);
-                    match state {
-                        ExecutionStateG::Created => status_duration.created = ms,
-                        ExecutionStateG::Scheduled => status_duration.scheduled = ms,
-                        ExecutionStateG::Deploying => status_duration.deploying = ms,
-                        ExecutionStateG::Initializing => status_duration.initializing = ms,
-                        ExecutionStateG::Running => status_duration.running = ms,
-                        _ => {}
-                    }
-                }
-                let m = jm.attempt_metrics(&attempt).unwrap_or_default();
-                weir_rest::SubtaskDetail {
-                    subtask: i as u32,
-                    status: rest_state(e.state),
-                    attempt: e.attempt_number,
-                    endpoint: location
-                        .map(|tm| tm.registration.data_address.clone())
-                        .unwrap_or_default(),
-                    start_time: start,
-                    end_time: end,
-                    duration,
-                    metrics: VertexMetrics {
-                        read_records: m.records_in as i64,
-                        read_records_complete: e.state == ExecutionStateG::Finished,
-                        write_records: m.records_out as i64,
-                        write_records_complete: e.state == ExecutionStateG::Finished,
-                        accumulated_backpressured_time: m.backpressured_ms as i64,
-                        accumulated_idle_time: m.idle_ms as i64,
-                        accumulated_busy_time: m.busy_ms as f64,
-                        ..VertexMetrics::default()
-                    },
-                    taskmanager_id: location
-                        .map(|tm| tm.registration.resource_id.clone())
-                        .unwrap_or_default(),
-                    status_duration,
-                    start_time_deprecated: start,
-                }
-            })
-            .collect();
-        Ok(weir_rest::JobVertexDetail::new(
-            v.id.to_string(),
-            v.name.clone(),
-            v.parallelism,
-            v.max_parallelism,
-            now,
-            subtasks,
-        ))
+        rest_vertex::vertex_detail(&st, jm, vertex_id, now_ms())
     }
 
     fn vertex_backpressure(&self, jid: JobId, vertex_id: &str) -> Result<VertexBackPressure, RestError> {
         let st = self.jm.lock();
         let jm = st.jobs.get(&jid).ok_or(RestError::JobNotFound(jid))?;
-        let vertex = jm
-            .execution_graph
-            .job_vertices
+        rest_vertex::vertex_backpressure(jm, vertex_id, now_ms())
+    }
+
+    fn vertex_subtask_metrics(&self, jid: JobId, vertex_id: &str) -> Result<Vec<ComponentMetrics>, RestError> {
+        let st = self.jm.lock();
+        let jm = st.jobs.get(&jid).ok_or(RestError::JobNotFound(jid))?;
+        rest_vertex::subtask_metrics(jm, vertex_id)
+    }
+
+    fn job_metrics(&self) -> Vec<(JobId, ComponentMetrics)> {
+        let now = now_ms();
+        let st = self.jm.lock();
+        st.jobs
             .iter()
-            .position(|v| v.id.to_string() == vertex_id)
-            .ok_or_else(|| RestError::NotFound(format!("Vertex {vertex_id} not found in job {jid}")))?;
-        Ok(VertexBackPressure::from_ratios(
-            now_ms(),
-            &jm.vertex_time_ratios(vertex),
-        ))
+            .map(|(jid, jm)| (*jid, rest_metrics::job_metrics(jm, now)))
+            .collect()
+    }
+
+    fn jobmanager_metrics(&self) -> ComponentMetrics {
+        let process = self.process.sample();
+        let st = self.jm.lock();
+        rest_metrics::jobmanager_metrics(&st, &process)
+    }
+
+    fn taskmanager_metrics(&self) -> Vec<(String, ComponentMetrics)> {
+        let st = self.jm.lock();
+        st.slots
+            .iter()
+            .map(|tm| {
+                (
+                    tm.registration.resource_id.clone(),
+                    rest_metrics::taskmanager_metrics(tm),
+                )
+            })
+            .collect()
+    }
+
+    fn jobmanager_logs(&self) -> Vec<LogInfo> {
+        let files = self.jobmanager_log_files();
+        files.iter().filter_map(|f| log_file(f)).map(|f| log_info(&f)).collect()
+    }
+
+    fn jobmanager_log_files(&self) -> Vec<PathBuf> {
+        self.jm.settings.log_file.iter().cloned().collect()
+    }
+
+    fn taskmanager_logs(&self, id: &str) -> Result<LogListInfo, RestError> {
+        let st = self.jm.lock();
+        let tm = st.slots.get(id).ok_or_else(|| RestError::taskexecutor_not_found(id))?;
+        Ok(LogListInfo {
+            logs: tm.status.logs.iter().map(log_info).collect(),
+        })
     }
 
     fn job_config(&self, jid: JobId) -> Result<JobConfig, RestError> {

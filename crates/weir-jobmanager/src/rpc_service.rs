@@ -3,7 +3,7 @@
 
 use crate::job_master::AttemptMetrics;
 use crate::jobmanager::JobManager;
-use crate::slot_table::TaskManagerRegistration;
+use crate::slot_table::{TaskManagerRegistration, TaskManagerStatus};
 use std::sync::Arc;
 use tonic::{Request, Response, Status};
 use weir_core::ids::JobId;
@@ -84,7 +84,12 @@ impl ResourceManager for JobManagerRpc {
 
     async fn heartbeat(&self, request: Request<TaskExecutorHeartbeat>) -> Result<Response<HeartbeatResponse>, Status> {
         let hb = request.into_inner();
-        let known = self.jm.taskmanager_heartbeat(&hb.resource_id);
+        let status = TaskManagerStatus {
+            process: hb.process,
+            network: hb.network,
+            logs: hb.logs,
+        };
+        let known = self.jm.taskmanager_heartbeat(&hb.resource_id, status);
         if known {
             for m in hb.task_metrics {
                 let Some(job) = JobId::parse(&m.job_id) else { continue };

@@ -1,5 +1,6 @@
 //! What a JobManager is started with.
 
+use std::path::PathBuf;
 use std::time::Duration;
 use weir_config::Configuration;
 use weir_filesystem::ObjectStoreOptions;
@@ -29,4 +30,7 @@ pub struct JobManagerSettings {
     /// The object store options (`s3.*`) for checkpoint and savepoint paths on object
     /// stores, installed process-wide when the JobManager starts.
     pub object_stores: ObjectStoreOptions,
+    /// The file this process's output goes to, when it goes to one (a daemon of
+    /// `weir start-cluster`); served by `/jobmanager/logs`.
+    pub log_file: Option<PathBuf>,
 }

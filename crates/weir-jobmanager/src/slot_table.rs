@@ -1,5 +1,6 @@
 //! The ResourceManager's view of the cluster: registered TaskManagers, their slots and
-//! which job holds each slot, and when each TaskManager was last heard from.
+//! which job holds each slot, when each TaskManager was last heard from and what its
+//! last heartbeat said about its process (CPU, memory, network buffers, log files).
 //!
 //! A plain data structure driven by events (register, heartbeat, allocate, release,
 //! remove); no I/O. Allocation is all-or-nothing, so a job never holds part of what it
@@ -7,7 +8,7 @@
 
 use std::collections::BTreeMap;
 use weir_core::ids::JobId;
-use weir_rpc::{Hardware, MemoryConfiguration};
+use weir_rpc::{Hardware, LogFile, MemoryConfiguration, NetworkMemory, ProcessMetrics};
 
 /// What a TaskManager told us when it registered.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,6 +36,17 @@ pub struct SlotRef {
     pub slot_index: u32,
 }
 
+/// What a TaskManager's heartbeat says about its process.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TaskManagerStatus {
+    /// CPU, memory and threads; absent before the first heartbeat that carried them.
+    pub process: Option<ProcessMetrics>,
+    /// Its network buffer pool.
+    pub network: Option<NetworkMemory>,
+    /// The files it logs to.
+    pub logs: Vec<LogFile>,
+}
+
 /// A registered TaskManager and its slots.
 #[derive(Debug, Clone)]
 pub struct TaskManagerEntry {
@@ -44,6 +56,8 @@ pub struct TaskManagerEntry {
     pub slots: Vec<Option<JobId>>,
     /// Last heartbeat (or registration), ms since the epoch.
     pub last_heartbeat_ms: i64,
+    /// What its last heartbeat reported about its process.
+    pub status: TaskManagerStatus,
 }
 
 impl TaskManagerEntry {
@@ -76,6 +90,7 @@ impl SlotTable {
                 registration,
                 slots,
                 last_heartbeat_ms: now_ms,
+                status: TaskManagerStatus::default(),
             },
         );
         lost
@@ -92,11 +107,13 @@ impl SlotTable {
         jobs
     }
 
-    /// Records a heartbeat; false if the TaskManager is not registered.
-    pub fn heartbeat(&mut self, resource_id: &str, now_ms: i64) -> bool {
+    /// Records a heartbeat with what it reported; false if the TaskManager is not
+    /// registered.
+    pub fn heartbeat(&mut self, resource_id: &str, status: TaskManagerStatus, now_ms: i64) -> bool {
         match self.tms.get_mut(resource_id) {
             Some(tm) => {
                 tm.last_heartbeat_ms = now_ms;
+                tm.status = status;
                 true
             }
             None => false,
@@ -267,8 +284,8 @@ mod tests {
         let mut t = SlotTable::new();
         t.register(reg("a", 1), 0);
         t.register(reg("b", 1), 0);
-        assert!(t.heartbeat("a", 40_000));
-        assert!(!t.heartbeat("zzz", 40_000));
+        assert!(t.heartbeat("a", TaskManagerStatus::default(), 40_000));
+        assert!(!t.heartbeat("zzz", TaskManagerStatus::default(), 40_000));
         assert_eq!(t.expired(60_000, 50_000), vec!["b".to_string()]);
     }
 }

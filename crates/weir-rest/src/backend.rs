@@ -12,23 +12,32 @@
 //! bodies, status codes and Flink's error texts, and applying `maxExceptions` and
 //! `failureLabelFilter` to what [`RestBackend::job_exceptions`] returns.
 
+use crate::accumulators::JobAccumulatorsInfo;
 use crate::checkpoint_config::CheckpointConfigInfo;
 use crate::checkpoints::{CheckpointDetails, CheckpointingStatistics};
 use crate::config::{ConfigEntry, DashboardConfig, JobConfig};
+use crate::environment::{EnvironmentInfo, LogInfo, LogListInfo};
 use crate::error::RestError;
 use crate::exceptions::JobExceptions;
 use crate::jobs::{JobDetail, JobPlan, JobsList, JobsOverview};
+use crate::metrics::ComponentMetrics;
 use crate::overview::Overview;
 use crate::savepoints::{SavepointStatusResponse, TriggerResponse};
+use crate::status::JobStatus;
 use crate::submit::{JobSubmitRequest, JobSubmitResponse};
 use crate::taskmanagers::{TaskManagerDetail, TaskManagersList};
+use crate::vertex_detail::{JobVertexDetail, SubtaskDetail};
+use crate::vertex_subtasks::{JobVertexTaskManagers, SubtasksTimes};
+use std::path::PathBuf;
 use weir_core::ids::JobId;
 
 /// What the REST router asks the JobManager. All methods are synchronous and quick.
 ///
 /// Errors: a method about one job returns [`RestError::JobNotFound`] for an unknown
-/// job; [`RestBackend::taskmanager_detail`] returns [`RestError::TaskManagerNotFound`]
-/// for an unknown TaskManager. The router renders both as Flink does.
+/// job, one about a vertex [`RestError::vertex_not_found`] for an unknown vertex;
+/// [`RestBackend::taskmanager_detail`] returns [`RestError::TaskManagerNotFound`]
+/// for an unknown TaskManager. The router renders them as Flink does (and answers
+/// the metric routes of an unknown job or vertex with no metrics, as Flink does).
 pub trait RestBackend: Send + Sync + 'static {
     /// `GET /overview`: TaskManagers, slots and job counts.
     fn overview(&self) -> Overview;
@@ -101,18 +110,111 @@ pub trait RestBackend: Send + Sync + 'static {
     }
 
     /// `GET /jobs/:jid/vertices/:vid/backpressure`: back-pressure of a vertex's subtasks.
+    /// Defaults to nothing measured (ratio 0, busy unknown) for each subtask of
+    /// [`RestBackend::vertex_detail`].
     fn vertex_backpressure(&self, jid: JobId, vertex_id: &str) -> Result<crate::VertexBackPressure, RestError> {
-        let _ = jid;
-        Err(RestError::NotFound(format!("Vertex {vertex_id} not found")))
+        let detail = self.vertex_detail(jid, vertex_id)?;
+        let unmeasured = vec![(0.0, 0.0, f64::NAN); detail.subtasks.len()];
+        Ok(crate::VertexBackPressure::from_ratios(detail.now, &unmeasured))
     }
 
     /// `GET /taskmanagers`: every registered TaskManager.
     fn taskmanagers(&self) -> TaskManagersList;
 
     /// `GET /jobs/:jid/vertices/:vid`: one vertex with its subtasks' current attempts.
-    fn vertex_detail(&self, jid: JobId, vertex_id: &str) -> Result<crate::JobVertexDetail, RestError> {
-        let _ = vertex_id;
-        Err(RestError::JobNotFound(jid))
+    /// Defaults to [`RestError::vertex_not_found`] for every vertex of a known job.
+    fn vertex_detail(&self, jid: JobId, vertex_id: &str) -> Result<JobVertexDetail, RestError> {
+        self.job_status(jid)?;
+        Err(RestError::vertex_not_found(vertex_id))
+    }
+
+    /// `GET /jobs/:jid/vertices/:vid/subtasks/:idx`: the current attempt of one subtask;
+    /// [`RestError::vertex_not_found`] for an unknown vertex and
+    /// [`RestError::subtask_not_found`] for an index at or beyond its parallelism.
+    /// Defaults to that subtask of [`RestBackend::vertex_detail`].
+    fn subtask_detail(&self, jid: JobId, vertex_id: &str, subtask: u32) -> Result<SubtaskDetail, RestError> {
+        self.vertex_detail(jid, vertex_id)?
+            .subtasks
+            .into_iter()
+            .find(|s| s.subtask == subtask)
+            .ok_or_else(|| RestError::subtask_not_found(vertex_id))
+    }
+
+    /// `GET /jobs/:jid/vertices/:vid/subtasktimes`: when each subtask entered each state.
+    /// Defaults to [`SubtasksTimes::of`] the vertex's detail.
+    fn vertex_subtask_times(&self, jid: JobId, vertex_id: &str) -> Result<SubtasksTimes, RestError> {
+        self.vertex_detail(jid, vertex_id).map(|d| SubtasksTimes::of(&d))
+    }
+
+    /// `GET /jobs/:jid/vertices/:vid/taskmanagers`: the vertex's subtasks per
+    /// TaskManager. Defaults to [`JobVertexTaskManagers::of`] the vertex's detail.
+    fn vertex_taskmanagers(&self, jid: JobId, vertex_id: &str) -> Result<JobVertexTaskManagers, RestError> {
+        self.vertex_detail(jid, vertex_id)
+            .map(|d| JobVertexTaskManagers::of(&d))
+    }
+
+    /// The metrics of each subtask of a vertex (index = subtask), task-scoped names
+    /// (`numRecordsIn`, `busyTimeMsPerSecond`, …), only those measured. Serves the
+    /// vertex and subtask metric endpoints and `/watermarks`. Defaults to no metrics for
+    /// each subtask of [`RestBackend::vertex_detail`].
+    fn vertex_subtask_metrics(&self, jid: JobId, vertex_id: &str) -> Result<Vec<ComponentMetrics>, RestError> {
+        self.vertex_detail(jid, vertex_id)
+            .map(|d| vec![ComponentMetrics::new(); d.subtasks.len()])
+    }
+
+    /// `GET /jobs/:jid/status`. Defaults to the state of [`RestBackend::job_detail`].
+    fn job_status(&self, jid: JobId) -> Result<JobStatus, RestError> {
+        self.job_detail(jid).map(|d| d.state)
+    }
+
+    /// `GET /jobs/:jid/accumulators`. Defaults to none for a known job.
+    fn job_accumulators(&self, jid: JobId) -> Result<JobAccumulatorsInfo, RestError> {
+        self.job_status(jid).map(|_| JobAccumulatorsInfo::default())
+    }
+
+    /// The job-scoped metrics of every known job (`numRestarts`, `uptime`, …), for
+    /// `/jobs/:jid/metrics` and `/jobs/metrics`. Defaults to none.
+    fn job_metrics(&self) -> Vec<(JobId, ComponentMetrics)> {
+        Vec::new()
+    }
+
+    /// The JobManager's metrics, for `/jobmanager/metrics`. Defaults to none.
+    fn jobmanager_metrics(&self) -> ComponentMetrics {
+        ComponentMetrics::new()
+    }
+
+    /// The metrics of every registered TaskManager by id, for
+    /// `/taskmanagers/:tmid/metrics` and `/taskmanagers/metrics`. Defaults to none.
+    fn taskmanager_metrics(&self) -> Vec<(String, ComponentMetrics)> {
+        Vec::new()
+    }
+
+    /// `GET /jobmanager/environment`. Defaults to [`EnvironmentInfo::of_this_process`].
+    fn jobmanager_environment(&self) -> EnvironmentInfo {
+        EnvironmentInfo::of_this_process()
+    }
+
+    /// `GET /jobmanager/logs`: the files this process logs to (none when it logs to no
+    /// file). Defaults to none.
+    fn jobmanager_logs(&self) -> Vec<LogInfo> {
+        Vec::new()
+    }
+
+    /// The paths of the files of [`RestBackend::jobmanager_logs`], for
+    /// `/jobmanager/logs/:name` and `/jobmanager/log`; the router reads them. Defaults
+    /// to none.
+    fn jobmanager_log_files(&self) -> Vec<PathBuf> {
+        Vec::new()
+    }
+
+    /// `GET /taskmanagers/:tmid/logs`: the log files a TaskManager reported, or
+    /// [`RestError::taskexecutor_not_found`]. Defaults to none for a known TaskManager.
+    fn taskmanager_logs(&self, id: &str) -> Result<LogListInfo, RestError> {
+        match self.taskmanager_detail(id) {
+            Ok(_) => Ok(LogListInfo::default()),
+            Err(RestError::TaskManagerNotFound(_)) => Err(RestError::taskexecutor_not_found(id)),
+            Err(e) => Err(e),
+        }
     }
 
     /// `GET /taskmanagers/:tmid`: one TaskManager's detail, or

@@ -90,6 +90,30 @@ impl RestError {
         RestError::NotFound(format!("Checkpointing is not enabled for this job ({jid})."))
     }
 
+    /// Flink's answer for a vertex id the job does not have: 404 with the first line of
+    /// Flink's `RestHandlerException` (`No vertex with ID '<vid>' exists.`).
+    pub fn vertex_not_found(vertex_id: &str) -> Self {
+        RestError::NotFound(format!(
+            "org.apache.flink.runtime.rest.handler.RestHandlerException: No vertex with ID '{vertex_id}' exists."
+        ))
+    }
+
+    /// Flink's answer for a subtask index at or beyond the vertex's parallelism: 404
+    /// `Invalid subtask index for vertex <vid>`.
+    pub fn subtask_not_found(vertex_id: &str) -> Self {
+        RestError::NotFound(format!(
+            "org.apache.flink.runtime.rest.handler.RestHandlerException: Invalid subtask index for vertex {vertex_id}"
+        ))
+    }
+
+    /// Flink's answer to a log request for a TaskManager that is not registered: 404
+    /// `Could not find TaskExecutor <id>` (where `/taskmanagers/:tmid` answers 500).
+    pub fn taskexecutor_not_found(id: &str) -> Self {
+        RestError::NotFound(format!(
+            "org.apache.flink.runtime.rest.handler.RestHandlerException: Could not find TaskExecutor {id}"
+        ))
+    }
+
     /// The HTTP status of this error.
     pub fn status(&self) -> StatusCode {
         match self {

@@ -17,23 +17,38 @@
 //! - [`checkpoints`]: `GET /jobs/:jid/checkpoints`, `/jobs/:jid/checkpoints/details/:checkpointid`.
 //! - [`checkpoint_config`]: `GET /jobs/:jid/checkpoints/config`.
 //! - [`taskmanagers`]: `GET /taskmanagers`, `/taskmanagers/:tmid`.
+//! - [`vertex_detail`]: `GET /jobs/:jid/vertices/:vid` and one subtask's detail.
+//! - [`vertex_subtasks`]: a vertex's `subtasktimes` and `taskmanagers`.
+//! - [`backpressure`]: `GET /jobs/:jid/vertices/:vid/backpressure`.
+//! - [`accumulators`]: `GET /jobs/:jid/accumulators`.
+//! - [`metrics`]: metric values and Flink's metric query semantics; [`metric_names`]:
+//!   the names Weir reports.
+//! - [`environment`]: `GET /jobmanager/environment` and log lists.
 //! - [`submit`]: Weir's own `POST /jobs` body and its response.
 //! - [`error`]: [`RestError`] and the `{"errors": [...]}` body.
 //! - [`backend`]: [`RestBackend`], what the JobManager implements.
-//! - [`router`](mod@router): [`router()`], [`serve`] and [`RestServerHandle`].
+//! - [`router`](mod@router): [`router()`], [`serve`] and [`RestServerHandle`], with the
+//!   routes of [`vertex_routes`], [`metric_routes`] and [`process_routes`].
 //!
 //! The crate depends on `weir-core` only (for ids); the JobManager converts its own
 //! state into these types.
 
+pub mod accumulators;
 pub mod backend;
 pub mod backpressure;
 pub mod checkpoint_config;
 pub mod checkpoints;
 pub mod config;
+pub mod environment;
 pub mod error;
 pub mod exceptions;
 pub mod jobs;
+pub mod metric_names;
+pub mod metric_routes;
+pub mod metrics;
 pub mod overview;
+mod path_params;
+pub mod process_routes;
 pub mod router;
 pub mod savepoints;
 mod serde_util;
@@ -41,6 +56,8 @@ pub mod status;
 pub mod submit;
 pub mod taskmanagers;
 pub mod vertex_detail;
+pub mod vertex_routes;
+pub mod vertex_subtasks;
 
 #[cfg(test)]
 mod checkpoint_router_tests;
@@ -49,10 +66,17 @@ mod checkpoints_tests;
 #[cfg(test)]
 mod examples;
 #[cfg(test)]
+mod fake_backend;
+#[cfg(test)]
+mod observability_router_tests;
+#[cfg(test)]
 mod router_tests;
 #[cfg(test)]
 mod sample_check;
+#[cfg(test)]
+mod test_client;
 
+pub use accumulators::{JobAccumulatorsInfo, UserAccumulator};
 pub use backend::RestBackend;
 pub use backpressure::{BackPressureLevel, SubtaskBackPressure, VertexBackPressure};
 pub use checkpoint_config::{
@@ -64,16 +88,21 @@ pub use checkpoints::{
     TaskCheckpointStatistics,
 };
 pub use config::{ConfigEntry, DashboardConfig, DashboardFeatures, ExecutionConfigInfo, JobConfig};
+pub use environment::{EnvironmentInfo, EnvironmentVariable, JvmInfo, LogInfo, LogListInfo};
 pub use error::{ErrorResponse, RestError};
 pub use exceptions::{ExceptionHistory, ExceptionInfo, JobExceptions, RootExceptionInfo};
 pub use jobs::{
     JobDetail, JobIdWithStatus, JobOverview, JobPlan, JobPlanInfo, JobType, JobsList, JobsOverview, PlanInput,
     PlanNode, SchedulerType, VertexDetail, VertexMetrics,
 };
+pub use metrics::{AggregatedMetric, AggregationMode, ComponentMetrics, Metric, MetricValue};
 pub use overview::Overview;
 pub use router::{router, serve, serve_with_shutdown, RestServerHandle};
 pub use savepoints::{SavepointStatusResponse, SavepointTriggerRequest, StopWithSavepointRequest, TriggerResponse};
-pub use status::{ExecutionState, ExecutionStateCounts, JobStatus, JobStatusTimestamps, JobTaskCounts};
+pub use status::{
+    ExecutionState, ExecutionStateCounts, ExecutionStateTimestamps, JobStatus, JobStatusInfo, JobStatusTimestamps,
+    JobTaskCounts,
+};
 pub use submit::{JobSubmitRequest, JobSubmitResponse};
 pub use taskmanagers::{
     AllocatedSlot, GarbageCollectorInfo, HardwareDescription, MemoryConfiguration, ResourceProfileInfo,
@@ -83,6 +112,7 @@ pub use vertex_detail::{
     AggregatedMetrics, AggregatedStats, AggregatedStatusDurations, AggregatedSubtasks, JobVertexDetail,
     StatusDurations, SubtaskDetail,
 };
+pub use vertex_subtasks::{JobVertexTaskManagers, SubtaskTimes, SubtasksTimes, VertexTaskManager, UNASSIGNED};
 
 /// The Flink version whose REST API this crate reproduces. Backends report it as
 /// `flink-version` so that tools that gate features on the version work.

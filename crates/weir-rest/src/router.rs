@@ -18,9 +18,19 @@
 //! | `GET /jobs/:jid/checkpoints` | [`RestBackend::job_checkpoints`] | 200 |
 //! | `GET /jobs/:jid/checkpoints/config` | [`RestBackend::job_checkpoints_config`] | 200 |
 //! | `GET /jobs/:jid/checkpoints/details/:checkpointid` | [`RestBackend::job_checkpoint_details`] | 200 |
+//! | `GET /jobs/:jid/status` | [`RestBackend::job_status`] | 200 `{"status"}` |
+//! | `GET /jobs/:jid/accumulators` | [`RestBackend::job_accumulators`] | 200 |
+//! | `POST /jobs/:jid/savepoints`, `POST /jobs/:jid/stop` | [`RestBackend::trigger_savepoint`] | 202 `{"request-id"}` |
+//! | `GET /jobs/:jid/savepoints/:triggerid` | [`RestBackend::savepoint_status`] | 200 |
 //! | `GET /taskmanagers` | [`RestBackend::taskmanagers`] | 200 |
 //! | `GET /taskmanagers/:tmid` | [`RestBackend::taskmanager_detail`] | 200 |
 //! | `GET /jobmanager/config` | [`RestBackend::jobmanager_config`] | 200 |
+//!
+//! plus the vertex routes of [`vertex_routes`](crate::vertex_routes), the metric routes
+//! of [`metric_routes`](crate::metric_routes) and the process routes (environment,
+//! logs) of [`process_routes`](crate::process_routes). Fixed words (`overview`,
+//! `metrics`, `status`, …) are routes of their own and win over an id in the same
+//! place, so `/jobs/metrics` is never read as a job id.
 //!
 //! Errors, all `{"errors": [...]}` (see [`RestError`] for the backend's):
 //! - a job id that is not 32 hex characters: 400 `Bad request, could not parse
@@ -46,8 +56,11 @@ use crate::backend::RestBackend;
 use crate::error::{json_response, ErrorResponse, RestError};
 use crate::exceptions::JobExceptions;
 use crate::jobs::JobPlanInfo;
+use crate::path_params::is_hex_id;
 use crate::savepoints::{SavepointTriggerRequest, StopWithSavepointRequest};
+use crate::status::JobStatusInfo;
 use crate::submit::JobSubmitRequest;
+use crate::{metric_routes, process_routes, vertex_routes};
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
@@ -70,10 +83,10 @@ use weir_core::ids::JobId;
 /// `maxExceptions` (Flink's default).
 pub const DEFAULT_MAX_EXCEPTIONS: usize = 20;
 
-type Backend = Arc<dyn RestBackend>;
+pub(crate) type Backend = Arc<dyn RestBackend>;
 
 /// Query parameters as sent, in order; a key may repeat.
-type QueryPairs = Vec<(String, String)>;
+pub(crate) type QueryPairs = Vec<(String, String)>;
 
 /// The router serving every path of the module table, with and without `/v1`.
 pub fn router(backend: Arc<dyn RestBackend>) -> Router {
@@ -103,14 +116,14 @@ pub fn router(backend: Arc<dyn RestBackend>) -> Router {
                 get(savepoint_status),
             )
             .route(&format!("{prefix}/jobs/{{jid}}/stop"), post(stop_with_savepoint))
-            .route(&format!("{prefix}/jobs/{{jid}}/vertices/{{vid}}"), get(vertex_detail))
-            .route(
-                &format!("{prefix}/jobs/{{jid}}/vertices/{{vid}}/backpressure"),
-                get(vertex_backpressure),
-            )
+            .route(&format!("{prefix}/jobs/{{jid}}/status"), get(job_status))
+            .route(&format!("{prefix}/jobs/{{jid}}/accumulators"), get(job_accumulators))
             .route(&format!("{prefix}/taskmanagers"), get(taskmanagers))
             .route(&format!("{prefix}/taskmanagers/{{tmid}}"), get(taskmanager_detail))
             .route(&format!("{prefix}/jobmanager/config"), get(jobmanager_config));
+        r = vertex_routes::add(r, prefix);
+        r = metric_routes::add(r, prefix);
+        r = process_routes::add(r, prefix);
     }
     r = r.route("/", get(web_ui)).route("/index.html", get(web_ui));
     r.fallback(not_found)
@@ -202,7 +215,7 @@ impl Drop for RestServerHandle {
 
 /// Runs a backend call, turning a panic into a 500 so that one bad call does not take
 /// the connection down.
-fn call<T>(f: impl FnOnce() -> Result<T, RestError>) -> Result<T, RestError> {
+pub(crate) fn call<T>(f: impl FnOnce() -> Result<T, RestError>) -> Result<T, RestError> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(result) => result,
         Err(panic) => {
@@ -217,7 +230,7 @@ fn call<T>(f: impl FnOnce() -> Result<T, RestError>) -> Result<T, RestError> {
 }
 
 /// A 200 JSON answer or the error's.
-fn reply<T: Serialize>(result: Result<T, RestError>) -> Response {
+pub(crate) fn reply<T: Serialize>(result: Result<T, RestError>) -> Response {
     reply_with(StatusCode::OK, result)
 }
 
@@ -229,7 +242,7 @@ fn reply_with<T: Serialize>(status: StatusCode, result: Result<T, RestError>) ->
     }
 }
 
-fn bad_parameter(kind: &str, key: &str, value: &str) -> RestError {
+pub(crate) fn bad_parameter(kind: &str, key: &str, value: &str) -> RestError {
     RestError::BadRequest(format!(
         "Bad request, could not parse parameters: Cannot resolve {kind} parameter ({key}) from value \"{value}\"."
     ))
@@ -238,16 +251,14 @@ fn bad_parameter(kind: &str, key: &str, value: &str) -> RestError {
 /// The job id of the path, or Flink's 400.
 fn job_id(path: Result<Path<String>, PathRejection>) -> Result<JobId, RestError> {
     let Path(raw) = path.map_err(|e| RestError::BadRequest(format!("Bad request, could not parse parameters: {e}")))?;
-    let parsed = if raw.len() == 32 && raw.bytes().all(|b| b.is_ascii_hexdigit()) {
-        JobId::parse(&raw)
-    } else {
-        None
-    };
-    parsed.ok_or_else(|| bad_parameter("path", "jobid", &raw))
+    is_hex_id(&raw)
+        .then(|| JobId::parse(&raw))
+        .flatten()
+        .ok_or_else(|| bad_parameter("path", "jobid", &raw))
 }
 
 /// The values of `key`, joined by commas as Flink does; `None` when absent.
-fn query_value(pairs: &QueryPairs, key: &str) -> Option<String> {
+pub(crate) fn query_value(pairs: &QueryPairs, key: &str) -> Option<String> {
     let values: Vec<&str> = pairs
         .iter()
         .filter(|(k, _)| k == key)
@@ -257,7 +268,7 @@ fn query_value(pairs: &QueryPairs, key: &str) -> Option<String> {
 }
 
 /// The query pairs, or a 400 for a query string that cannot be decoded.
-fn query_pairs(query: Result<Query<QueryPairs>, QueryRejection>) -> Result<QueryPairs, RestError> {
+pub(crate) fn query_pairs(query: Result<Query<QueryPairs>, QueryRejection>) -> Result<QueryPairs, RestError> {
     query
         .map(|Query(pairs)| pairs)
         .map_err(|e| RestError::BadRequest(format!("Bad request, could not parse parameters: {e}")))
@@ -289,23 +300,6 @@ async fn job_plan(State(b): State<Backend>, path: Result<Path<String>, PathRejec
             .and_then(|jid| call(|| b.job_plan(jid)))
             .map(|plan| JobPlanInfo { plan }),
     )
-}
-
-async fn vertex_detail(State(b): State<Backend>, path: Result<Path<(String, String)>, PathRejection>) -> Response {
-    let parsed = path
-        .map_err(|e| RestError::BadRequest(format!("Bad request, could not parse parameters: {e}")))
-        .and_then(|Path((jid, vid))| Ok((job_id(Ok(Path(jid)))?, vid)));
-    reply(parsed.and_then(|(jid, vid)| call(|| b.vertex_detail(jid, &vid))))
-}
-
-async fn vertex_backpressure(
-    State(b): State<Backend>,
-    path: Result<Path<(String, String)>, PathRejection>,
-) -> Response {
-    let parsed = path
-        .map_err(|e| RestError::BadRequest(format!("Bad request, could not parse parameters: {e}")))
-        .and_then(|Path((jid, vid))| Ok((job_id(Ok(Path(jid)))?, vid)));
-    reply(parsed.and_then(|(jid, vid)| call(|| b.vertex_backpressure(jid, &vid))))
 }
 
 /// A JSON body of type `T`; an empty body reads as `{}` (as in Flink).
@@ -356,6 +350,18 @@ async fn savepoint_status(State(b): State<Backend>, path: Result<Path<(String, S
         .map_err(|e| RestError::BadRequest(format!("Bad request, could not parse parameters: {e}")))
         .and_then(|Path((jid, trigger))| Ok((job_id(Ok(Path(jid)))?, trigger)));
     reply(parsed.and_then(|(jid, trigger)| call(|| b.savepoint_status(jid, &trigger))))
+}
+
+async fn job_status(State(b): State<Backend>, path: Result<Path<String>, PathRejection>) -> Response {
+    reply(
+        job_id(path)
+            .and_then(|jid| call(|| b.job_status(jid)))
+            .map(|status| JobStatusInfo { status }),
+    )
+}
+
+async fn job_accumulators(State(b): State<Backend>, path: Result<Path<String>, PathRejection>) -> Response {
+    reply(job_id(path).and_then(|jid| call(|| b.job_accumulators(jid))))
 }
 
 async fn job_config(State(b): State<Backend>, path: Result<Path<String>, PathRejection>) -> Response {

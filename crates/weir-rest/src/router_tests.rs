@@ -1,187 +1,18 @@
-//! Router tests: every route with and without `/v1`, against a fake backend, through
-//! `tower::ServiceExt::oneshot`; plus one request over a real loopback socket.
+//! Router tests: every route with and without `/v1`, against the [`FakeBackend`],
+//! through `tower::ServiceExt::oneshot`; plus one request over a real loopback socket.
 
-use crate::backend::RestBackend;
-use crate::config::{ConfigEntry, JobConfig};
-use crate::error::RestError;
 use crate::examples::{self, JID, TM_ID};
-use crate::exceptions::JobExceptions;
-use crate::jobs::{JobDetail, JobsOverview};
-use crate::overview::Overview;
+use crate::fake_backend::{FakeBackend, FINISHED, NEW_JOB, PANICKY};
 use crate::router::{router, RestServerHandle};
 use crate::sample_check::sample;
-use crate::status::JobStatus;
-use crate::submit::{JobSubmitRequest, JobSubmitResponse};
-use crate::taskmanagers::{TaskManagerDetail, TaskManagersList};
+use crate::test_client::{get, raw_get, send};
 use axum::body::Body;
-use axum::http::{header, HeaderMap, Method, Request, StatusCode};
+use axum::http::{header, Method, Request, StatusCode};
 use axum::Router;
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tower::ServiceExt;
-use weir_core::ids::JobId;
-
-/// A finished job (cancelling it conflicts).
-const FINISHED: JobId = JobId(0xf1);
-/// A job whose backend calls panic.
-const PANICKY: JobId = JobId(0xbad);
-/// The id the fake hands out on submission.
-const NEW_JOB: JobId = JobId(0x5eed);
-
-/// A backend answering from the examples and recording what it was asked to do.
-#[derive(Default)]
-struct FakeBackend {
-    statuses: Mutex<BTreeMap<JobId, JobStatus>>,
-    cancelled: Mutex<Vec<JobId>>,
-    submitted: Mutex<Vec<JobSubmitRequest>>,
-    exception_hints: Mutex<Vec<Option<usize>>>,
-}
-
-impl FakeBackend {
-    fn new() -> Arc<Self> {
-        let fake = Self::default();
-        if let Ok(mut s) = fake.statuses.lock() {
-            s.insert(JID, JobStatus::Running);
-            s.insert(FINISHED, JobStatus::Finished);
-            s.insert(PANICKY, JobStatus::Running);
-        }
-        Arc::new(fake)
-    }
-
-    fn known(&self, jid: JobId) -> Result<JobStatus, RestError> {
-        if jid == PANICKY {
-            panic!("the fake backend was asked about {jid}");
-        }
-        self.statuses
-            .lock()
-            .map_err(|_| RestError::Internal("poisoned".to_string()))?
-            .get(&jid)
-            .copied()
-            .ok_or(RestError::JobNotFound(jid))
-    }
-
-    fn cancelled(&self) -> Vec<JobId> {
-        self.cancelled.lock().map(|c| c.clone()).unwrap_or_default()
-    }
-}
-
-impl RestBackend for FakeBackend {
-    fn overview(&self) -> Overview {
-        examples::overview()
-    }
-
-    fn jobs_overview(&self) -> JobsOverview {
-        examples::jobs_overview()
-    }
-
-    fn job_detail(&self, jid: JobId) -> Result<JobDetail, RestError> {
-        self.known(jid)?;
-        Ok(examples::job_detail())
-    }
-
-    fn job_exceptions(&self, jid: JobId, max_exceptions: Option<usize>) -> Result<JobExceptions, RestError> {
-        self.known(jid)?;
-        if let Ok(mut h) = self.exception_hints.lock() {
-            h.push(max_exceptions);
-        }
-        // Two entries, the older one labelled.
-        let mut ex = examples::job_exceptions();
-        let mut older = ex.exception_history.entries[0].clone();
-        older.exception.timestamp -= 1000;
-        older
-            .exception
-            .failure_labels
-            .insert("type".to_string(), "user".to_string());
-        ex.exception_history.entries.push(older);
-        Ok(ex)
-    }
-
-    fn job_config(&self, jid: JobId) -> Result<JobConfig, RestError> {
-        self.known(jid)?;
-        Ok(examples::job_config())
-    }
-
-    fn taskmanagers(&self) -> TaskManagersList {
-        TaskManagersList {
-            taskmanagers: vec![examples::taskmanager_info()],
-        }
-    }
-
-    fn taskmanager_detail(&self, id: &str) -> Result<TaskManagerDetail, RestError> {
-        if id == TM_ID {
-            Ok(examples::taskmanager_detail())
-        } else {
-            Err(RestError::TaskManagerNotFound(id.to_string()))
-        }
-    }
-
-    fn jobmanager_config(&self) -> Vec<ConfigEntry> {
-        examples::jobmanager_config()
-    }
-
-    fn cancel_job(&self, jid: JobId) -> Result<(), RestError> {
-        let status = self.known(jid)?;
-        if status.is_globally_terminal() && status != JobStatus::Canceled {
-            return Err(RestError::job_already_terminal(status));
-        }
-        if let Ok(mut c) = self.cancelled.lock() {
-            c.push(jid);
-        }
-        Ok(())
-    }
-
-    fn submit_job(&self, request: JobSubmitRequest) -> Result<JobSubmitResponse, RestError> {
-        if request.program != "keyed-sum" {
-            return Err(RestError::BadRequest(format!("Unknown program '{}'.", request.program)));
-        }
-        if let Ok(mut s) = self.submitted.lock() {
-            s.push(request);
-        }
-        Ok(JobSubmitResponse { jobid: NEW_JOB })
-    }
-}
-
-/// A response as the tests look at it.
-pub(crate) struct Answer {
-    pub(crate) status: StatusCode,
-    pub(crate) headers: HeaderMap,
-    pub(crate) json: Value,
-}
-
-impl Answer {
-    /// The error messages of an error body.
-    pub(crate) fn errors(&self) -> Vec<String> {
-        self.json["errors"]
-            .as_array()
-            .map(|a| a.iter().map(|e| e.as_str().unwrap_or_default().to_string()).collect())
-            .unwrap_or_default()
-    }
-}
-
-pub(crate) async fn send(app: &Router, method: Method, uri: &str, body: &str) -> Answer {
-    let request = Request::builder()
-        .method(method)
-        .uri(uri)
-        .body(Body::from(body.to_string()))
-        .expect("valid request");
-    let response = app.clone().oneshot(request).await.expect("infallible");
-    let status = response.status();
-    let headers = response.headers().clone();
-    let bytes = axum::body::to_bytes(response.into_body(), 1 << 20).await.expect("body");
-    let json = if bytes.is_empty() {
-        Value::Null
-    } else {
-        serde_json::from_slice(&bytes)
-            .unwrap_or_else(|e| panic!("{uri}: body is not JSON ({e}): {}", String::from_utf8_lossy(&bytes)))
-    };
-    Answer { status, headers, json }
-}
-
-pub(crate) async fn get(app: &Router, uri: &str) -> Answer {
-    send(app, Method::GET, uri, "").await
-}
 
 fn app() -> (Arc<FakeBackend>, Router) {
     let fake = FakeBackend::new();
@@ -604,22 +435,9 @@ async fn real_socket_serves_and_shuts_down() {
 async fn the_web_ui_is_served_at_the_root() {
     let (_, app) = app();
     for uri in ["/", "/index.html"] {
-        let request = Request::builder()
-            .method(Method::GET)
-            .uri(uri)
-            .body(Body::empty())
-            .expect("valid request");
-        let response = app.clone().oneshot(request).await.expect("infallible");
-        assert_eq!(response.status(), StatusCode::OK);
-        let content_type = response
-            .headers()
-            .get("content-type")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .to_string();
-        assert!(content_type.starts_with("text/html"), "{content_type}");
-        let bytes = axum::body::to_bytes(response.into_body(), 1 << 20).await.expect("body");
-        let page = String::from_utf8_lossy(&bytes);
+        let (status, content_type, page) = raw_get(&app, uri).await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(content_type.is_some_and(|c| c.starts_with("text/html")), "{uri}");
         assert!(page.contains("Weir") && page.contains("/jobs/overview"), "{page}");
     }
 }

@@ -164,6 +164,36 @@ pub(crate) fn assert_matches_sample<T: Serialize>(value: &T, name: &str) {
     );
 }
 
+/// Asserts that `value` has the shape and key order of the part of the Flink sample
+/// `name` at `part` (a shape path such as `/subtasks[]`: every element of the sample's
+/// `subtasks`), for answers that Flink nests in a sampled one.
+pub(crate) fn assert_matches_sample_part<T: Serialize>(value: &T, name: &str, part: &str) {
+    let our_text = serde_json::to_string(value).unwrap_or_else(|e| panic!("serialise: {e}"));
+    let ours: Value = serde_json::from_str(&our_text).unwrap_or_else(|e| panic!("reparse: {e}"));
+    let their_text = sample_text(name);
+    let theirs: Value = serde_json::from_str(&their_text).unwrap_or_else(|e| panic!("parse {name}: {e}"));
+    let strip = |path: &str| path.strip_prefix(part).map(str::to_string);
+    let their_shape: BTreeSet<(String, &'static str)> = shape_of(&theirs)
+        .into_iter()
+        .filter_map(|(path, ty)| strip(&path).map(|p| (p, ty)))
+        .collect();
+    assert!(!their_shape.is_empty(), "{name} has nothing at {part}");
+    let our_shape = shape_of(&ours);
+    assert_eq!(
+        our_shape, their_shape,
+        "shape differs from {name} at {part}\n ours: {ours:#}"
+    );
+    let their_order: BTreeMap<String, Vec<String>> = key_order(&their_text)
+        .into_iter()
+        .filter_map(|(path, keys)| strip(&path).map(|p| (p, keys)))
+        .collect();
+    assert_eq!(
+        key_order(&our_text),
+        their_order,
+        "key order differs from {name} at {part}"
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::assert_matches_sample;

@@ -1,14 +1,17 @@
 //! Job and execution states as Flink names them in JSON, and the per-state maps the
 //! responses carry.
 //!
-//! Owns [`JobStatus`] (a job's state, `RUNNING`, `FAILED`, …), [`ExecutionState`] (a
-//! subtask attempt's state), and three fixed-key maps:
+//! Owns [`JobStatus`] (a job's state, `RUNNING`, `FAILED`, …) with [`JobStatusInfo`]
+//! (the answer of `/jobs/:jid/status`), [`ExecutionState`] (a subtask attempt's state)
+//! and how a group of them aggregates, and four fixed-key maps:
 //! - [`ExecutionStateCounts`]: `{"CREATED": n, …}` with every execution state, as in a
 //!   job detail's `status-counts` and a vertex's `tasks`;
 //! - [`JobTaskCounts`]: `{"running": n, …, "total": n}` with lower-case keys, as in
 //!   `/jobs/overview`;
 //! - [`JobStatusTimestamps`]: `{"RUNNING": ms, …}` with every job status (0 when the job
-//!   never entered it), as in a job detail's `timestamps`.
+//!   never entered it), as in a job detail's `timestamps`;
+//! - [`ExecutionStateTimestamps`]: `{"RUNNING": ms, …}` with every execution state, as
+//!   in the `timestamps` of `/subtasktimes`.
 //!
 //! Invariant: each map always serialises every key of its enum (Flink's maps are
 //! complete), in the order Flink 2.3 writes them, so responses diff cleanly against
@@ -239,6 +242,13 @@ impl fmt::Display for ExecutionState {
     }
 }
 
+/// The answer of `GET /jobs/:jid/status` (Flink's `JobStatusInfo`): `{"status": "RUNNING"}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct JobStatusInfo {
+    /// The job's status.
+    pub status: JobStatus,
+}
+
 /// Number of subtasks in each [`ExecutionState`]; serialises as a map with every
 /// state's upper-case name as a key (`status-counts`, a vertex's `tasks`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -281,13 +291,80 @@ impl ExecutionStateCounts {
     }
 }
 
+impl ExecutionStateCounts {
+    /// The state of a group of subtasks with these counts (Flink's
+    /// `ExecutionJobVertex.getAggregateJobVertexState`, the group's size as its
+    /// parallelism): the state every subtask is in, if one; else FAILED, CANCELING,
+    /// CANCELED or INITIALIZING when any subtask is in it (in that order); else RUNNING
+    /// when any runs or finished; else CREATED.
+    pub fn aggregate(&self) -> ExecutionState {
+        let n = self.total();
+        let any = |s: &ExecutionState| self.get(*s) > 0;
+        ExecutionState::ALL
+            .into_iter()
+            .find(|s| self.get(*s) == n)
+            .or_else(|| {
+                [
+                    ExecutionState::Failed,
+                    ExecutionState::Canceling,
+                    ExecutionState::Canceled,
+                    ExecutionState::Initializing,
+                ]
+                .into_iter()
+                .find(any)
+            })
+            .unwrap_or(if any(&ExecutionState::Running) || any(&ExecutionState::Finished) {
+                ExecutionState::Running
+            } else {
+                ExecutionState::Created
+            })
+    }
+}
+
+/// Writes one value per execution state, keyed by its upper-case name, in Flink's order.
+fn serialize_per_state<S: Serializer, T: Serialize>(
+    s: S,
+    value: impl Fn(ExecutionState) -> T,
+) -> Result<S::Ok, S::Error> {
+    let mut map = s.serialize_map(Some(ExecutionState::ALL.len()))?;
+    for state in ExecutionState::FLINK_MAP_ORDER {
+        map.serialize_entry(state.as_str(), &value(state))?;
+    }
+    map.end()
+}
+
 impl Serialize for ExecutionStateCounts {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut map = s.serialize_map(Some(ExecutionState::ALL.len()))?;
-        for state in ExecutionState::FLINK_MAP_ORDER {
-            map.serialize_entry(state.as_str(), &self.get(state))?;
-        }
-        map.end()
+        serialize_per_state(s, |state| self.get(state))
+    }
+}
+
+/// When a subtask attempt entered each [`ExecutionState`] (ms since the epoch, 0 for a
+/// state it never entered, as Flink's `stateTimestamps`); serialises like
+/// [`ExecutionStateCounts`] (the `timestamps` of `/subtasktimes`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ExecutionStateTimestamps([i64; 10]);
+
+impl ExecutionStateTimestamps {
+    /// All zero.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// When `state` was entered (0 if never).
+    pub fn get(&self, state: ExecutionState) -> i64 {
+        self.0[state.index()]
+    }
+
+    /// Records when `state` was entered.
+    pub fn set(&mut self, state: ExecutionState, at_ms: i64) {
+        self.0[state.index()] = at_ms;
+    }
+}
+
+impl Serialize for ExecutionStateTimestamps {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        serialize_per_state(s, |state| self.get(state))
     }
 }
 
@@ -432,5 +509,27 @@ mod tests {
         assert_eq!(obj.len(), 11);
         assert_eq!(obj["RUNNING"], 42);
         assert_eq!(obj["CREATED"], 0);
+
+        let mut ts = ExecutionStateTimestamps::new();
+        ts.set(ExecutionState::Deploying, 7);
+        let v = serde_json::to_value(ts).expect("serialises");
+        let obj = v.as_object().expect("object");
+        assert_eq!(obj.len(), 10);
+        assert_eq!(obj["DEPLOYING"], 7);
+        assert_eq!(obj["RUNNING"], 0);
+    }
+
+    #[test]
+    fn a_group_of_subtasks_aggregates_as_flinks_vertex_state() {
+        use ExecutionState::*;
+        let of = |states: &[ExecutionState]| ExecutionStateCounts::from_states(states.iter().copied()).aggregate();
+        assert_eq!(of(&[Scheduled, Scheduled]), Scheduled, "all in one state");
+        assert_eq!(of(&[Finished, Finished]), Finished);
+        assert_eq!(of(&[Running, Failed]), Failed);
+        assert_eq!(of(&[Canceled, Canceling]), Canceling);
+        assert_eq!(of(&[Running, Initializing]), Initializing);
+        assert_eq!(of(&[Running, Finished]), Running);
+        assert_eq!(of(&[Created, Finished]), Running);
+        assert_eq!(of(&[Created, Deploying]), Created);
     }
 }

@@ -2,7 +2,7 @@
 //! (Flink's `JobVertexDetailsInfo`), with the fields of Flink 2.3's answer.
 
 use crate::jobs::VertexMetrics;
-use crate::status::ExecutionState;
+use crate::status::{ExecutionState, ExecutionStateTimestamps};
 use serde::Serialize;
 
 /// The answer.
@@ -227,6 +227,10 @@ pub struct SubtaskDetail {
     /// The deprecated duplicate of `start-time` Flink still sends.
     #[serde(rename = "start_time")]
     pub start_time_deprecated: i64,
+    /// When the attempt entered each state; not part of this answer, it serves
+    /// `/subtasktimes` ([`crate::SubtasksTimes::of`]).
+    #[serde(skip)]
+    pub timestamps: ExecutionStateTimestamps,
 }
 
 #[cfg(test)]
@@ -262,6 +266,7 @@ mod tests {
                     ..StatusDurations::default()
                 },
                 start_time_deprecated: 1_795_941_219_537,
+                timestamps: ExecutionStateTimestamps::new(),
             }],
         );
         assert_matches_sample(&detail, "job_vertex_detail.json");

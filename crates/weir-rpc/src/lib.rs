@@ -3,6 +3,9 @@
 //!
 //! - `resource_manager_*` and `job_master_gateway_*`: served by the JobManager.
 //! - `task_executor_gateway_*`: served by every TaskManager.
+//! - [`convert`]: state handles and barriers to and from their wire form.
+//! - [`process`]: how a process samples its own [`ProcessMetrics`] (CPU, memory,
+//!   threads) and describes its [`LogFile`]s.
 
 #![allow(missing_docs)]
 
@@ -14,3 +17,4 @@ pub mod v1 {
 pub use v1::*;
 
 pub mod convert;
+pub mod process;

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::mpsc::UnboundedSender;
 use weir_api::program::{ProgramInvocation, ProgramRegistry};
 use weir_graph::JobGraph;
-use weir_rpc::{SlotStatus, TaskDeploymentDescriptor, TaskExecutionState, TaskMetricsReport};
+use weir_rpc::{NetworkMemory, SlotStatus, TaskDeploymentDescriptor, TaskExecutionState, TaskMetricsReport};
 use weir_runtime::executor::ExecutableGraph;
 use weir_runtime::network::{CancelToken, ChannelSpec, NetworkEnvironment, PartitionId};
 use weir_runtime::task::chain::NetworkOutput;
@@ -149,6 +149,15 @@ impl TaskExecutor {
 
     fn report(&self, job_id: &str, attempt_id: &str, state: &str, failure: Option<(String, String)>) {
         self.report_with_counts(job_id, attempt_id, state, failure, TaskMetricsSnapshot::default());
+    }
+
+    /// The network buffer pool now (Flink's `Status.Shuffle.Netty.*` metrics).
+    pub fn network_memory(&self) -> NetworkMemory {
+        NetworkMemory {
+            total_segments: self.network.total_buffers() as u64,
+            available_segments: self.network.available_buffers() as u64,
+            segment_size: self.network.buffer_pool().segment_size() as u64,
+        }
     }
 
     /// Live counters of every running task.

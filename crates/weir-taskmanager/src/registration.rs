@@ -2,9 +2,11 @@
 //! reports to the JobMaster.
 //!
 //! The TaskManager registers, then heartbeats every `heartbeat.interval` with its slot
-//! report. If the JobManager does not know it (it restarted) it registers again; if
-//! the JobManager cannot be reached for `heartbeat.timeout`, every task is cancelled and
-//! every slot freed (the JobManager has failed them over) before registering again.
+//! report, the live counters of its tasks, and its process metrics: CPU, memory and
+//! threads sampled from `/proc/self`, its network buffer pool, and its log file. If the
+//! JobManager does not know it (it restarted) it registers again; if the JobManager
+//! cannot be reached for `heartbeat.timeout`, every task is cancelled and every slot
+//! freed (the JobManager has failed them over) before registering again.
 
 use crate::checkpointing::Report;
 use crate::executor::TaskExecutor;
@@ -13,6 +15,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::mpsc::UnboundedReceiver;
 use tonic::transport::Channel;
 use weir_rpc::job_master_gateway_client::JobMasterGatewayClient;
+use weir_rpc::process::{log_file, ProcessSampler};
 use weir_rpc::resource_manager_client::ResourceManagerClient;
 use weir_rpc::{Hardware, RegisterTaskExecutorRequest, TaskExecutorHeartbeat};
 
@@ -52,6 +55,7 @@ fn meminfo() -> (u64, u64) {
 /// Registers and heartbeats forever.
 pub async fn run_registration(executor: Arc<TaskExecutor>, rpc_address: String, data_address: String) {
     let settings = executor.settings().clone();
+    let process = ProcessSampler::new();
     loop {
         let Some(channel) = connect(&settings.jobmanager_rpc).await else {
             tokio::time::sleep(Duration::from_millis(300)).await;
@@ -89,6 +93,9 @@ pub async fn run_registration(executor: Arc<TaskExecutor>, rpc_address: String, 
                 resource_id: settings.resource_id.clone(),
                 slots: executor.slot_report(),
                 task_metrics: executor.metrics_report(),
+                process: Some(process.sample()),
+                network: Some(executor.network_memory()),
+                logs: settings.log_file.as_deref().and_then(log_file).into_iter().collect(),
             };
             match client.heartbeat(hb).await {
                 Ok(r) if r.get_ref().known => last_ok = Instant::now(),

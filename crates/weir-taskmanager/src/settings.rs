@@ -1,6 +1,7 @@
 //! What a TaskManager is started with, read from the configuration at process start
 //! (as Flink reads `taskmanager.*` options when the TaskManager starts).
 
+use std::path::PathBuf;
 use std::time::Duration;
 use weir_filesystem::ObjectStoreOptions;
 use weir_runtime::network::NetworkConfig;
@@ -34,4 +35,7 @@ pub struct TaskManagerSettings {
     /// The object store options (`s3.*`) for state files on object stores, installed
     /// process-wide when the TaskManager starts.
     pub object_stores: ObjectStoreOptions,
+    /// The file this process's output goes to, when it goes to one (a daemon of
+    /// `weir start-cluster`); reported with each heartbeat.
+    pub log_file: Option<PathBuf>,
 }

@@ -299,37 +299,21 @@ fn a_taskmanager_whose_task_heap_comes_out_negative_is_refused_with_the_numbers(
 
 #[test]
 fn start_cluster_and_stop_cluster_manage_background_processes() {
-    let dir = tempfile::tempdir().unwrap();
-    let free_port = || {
-        std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port()
-    };
-    let (port, rpc) = (free_port(), free_port());
-    let cluster_dir = format!("cluster.dir={}", dir.path().display());
-    let rest_port = format!("rest.port={port}");
-    let rpc_port = format!("jobmanager.rpc.port={rpc}");
-    let common = ["-D", &cluster_dir, "-D", &rest_port, "-D", &rpc_port];
-    let mut args = vec!["start-cluster", "--taskmanagers", "2"];
-    args.extend_from_slice(&common);
-    let (code, out, err) = weir_cli(&args);
-    // Whatever happens, stop what was started.
-    let mut stop = vec!["stop-cluster"];
-    stop.extend_from_slice(&common);
-    if code != 0 {
-        weir_cli(&stop);
-        panic!("start-cluster failed: {out} {err}");
-    }
-    assert!(out.contains("Cluster ready"), "{out}");
-    assert!(dir.path().join("jobmanager.pid").exists());
-    assert!(dir.path().join("taskmanager-1.log").exists());
-    let rest = format!("127.0.0.1:{port}");
-    assert_eq!(get(&rest, "/overview").1["taskmanagers"], 2);
-    let (code, out, _) = weir_cli(&stop);
+    let mut cluster = BackgroundCluster::start(2, &[]);
+    assert!(
+        cluster.start_output.contains("Cluster ready"),
+        "{}",
+        cluster.start_output
+    );
+    let dir = cluster.dir.path().to_path_buf();
+    assert!(dir.join("jobmanager.pid").exists());
+    assert!(dir.join("taskmanager-1.log").exists());
+    assert_eq!(get(&cluster.rest, "/overview").1["taskmanagers"], 2);
+    let (code, out, _) = cluster.stop();
     assert_eq!(code, 0);
     assert!(out.contains("Stopped jobmanager"), "{out}");
-    assert!(!dir.path().join("jobmanager.pid").exists());
-    wait_until(Duration::from_secs(10), || std::net::TcpStream::connect(&rest).is_err());
+    assert!(!dir.join("jobmanager.pid").exists());
+    wait_until(Duration::from_secs(10), || {
+        std::net::TcpStream::connect(&cluster.rest).is_err()
+    });
 }

@@ -20,7 +20,8 @@ fn node(id: u32, p: u32) -> StreamNode {
     }
 }
 
-fn job(p: u32, restart: RestartStrategyConfig) -> JobMaster {
+/// Job 9: a source and a keyed operator of parallelism `p` behind a hash edge.
+pub(super) fn job(p: u32, restart: RestartStrategyConfig) -> JobMaster {
     let g = StreamGraph {
         job_name: "j".into(),
         config: ExecutionConfig::default(),

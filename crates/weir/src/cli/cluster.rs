@@ -4,7 +4,9 @@
 //! `conf/config.yaml` and `-D key=value`, as Flink reads them when its processes start.
 //! `start-cluster` keeps pid files and logs in `cluster.dir` (default
 //! `$HOME/.weir/cluster`): `jobmanager.pid`, `jobmanager.log`, `taskmanager-<i>.pid`,
-//! `taskmanager-<i>.log`.
+//! `taskmanager-<i>.log`. It tells each daemon its log file in the environment variable
+//! [`LOG_FILE_ENV`] (as Flink's scripts pass `-Dlog.file`), so that the JobManager
+//! serves its log at `/jobmanager/logs` and each TaskManager reports its own.
 
 use crate::programs::builtin_registry;
 use anyhow::{bail, Context, Result};
@@ -99,7 +101,18 @@ pub fn jobmanager_settings(config: &Configuration) -> Result<JobManagerSettings>
         exception_history_size: config.get(&o::EXCEPTION_HISTORY_SIZE)? as usize,
         config: config.clone(),
         object_stores: ObjectStoreOptions::from_config(config)?,
+        log_file: None,
     })
+}
+
+/// The environment variable naming the file a daemon's output goes to.
+pub const LOG_FILE_ENV: &str = "WEIR_LOG_FILE";
+
+/// The log file this process was started with ([`LOG_FILE_ENV`]), if any.
+fn log_file_from_env() -> Option<PathBuf> {
+    std::env::var_os(LOG_FILE_ENV)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
 }
 
 /// Options of `weir jobmanager`.
@@ -125,7 +138,8 @@ pub fn jobmanager(args: &JobManagerArgs) -> Result<()> {
     let config = args.config.load()?;
     match &args.application {
         None => {
-            let settings = jobmanager_settings(&config)?;
+            let mut settings = jobmanager_settings(&config)?;
+            settings.log_file = log_file_from_env();
             weir_jobmanager::run_jobmanager(settings, builtin_registry())?;
             Ok(())
         }
@@ -179,13 +193,15 @@ pub fn taskmanager_settings(config: &Configuration) -> Result<TaskManagerSetting
         },
         network,
         object_stores: ObjectStoreOptions::from_config(config)?,
+        log_file: None,
     })
 }
 
 /// `weir taskmanager`.
 pub fn taskmanager(args: &ConfigArgs) -> Result<()> {
     let config = args.load()?;
-    let settings = taskmanager_settings(&config)?;
+    let mut settings = taskmanager_settings(&config)?;
+    settings.log_file = log_file_from_env();
     if config.get(&o::NUM_TASK_SLOTS)? == 0 {
         bail!("taskmanager.numberOfTaskSlots must be at least 1");
     }
@@ -210,10 +226,10 @@ fn cluster_dir(config: &Configuration) -> Result<PathBuf> {
 
 fn spawn_daemon(dir: &Path, name: &str, role: &str, args: &ConfigArgs) -> Result<u32> {
     let exe = std::env::current_exe().context("cannot find the weir binary")?;
-    let log = std::fs::File::create(dir.join(format!("{name}.log")))
-        .with_context(|| format!("cannot create {}", dir.join(format!("{name}.log")).display()))?;
+    let log_path = dir.join(format!("{name}.log"));
+    let log = std::fs::File::create(&log_path).with_context(|| format!("cannot create {}", log_path.display()))?;
     let mut cmd = Command::new(exe);
-    cmd.arg(role);
+    cmd.arg(role).env(LOG_FILE_ENV, &log_path);
     if let Some(c) = &args.conf_dir {
         cmd.arg("-c").arg(c);
     }

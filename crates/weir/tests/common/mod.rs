@@ -212,6 +212,78 @@ pub fn read_parts(dir: &std::path::Path) -> Vec<String> {
     lines
 }
 
+/// A cluster started in the background by `weir start-cluster` with its own
+/// `cluster.dir` and free ports; stopped with `weir stop-cluster` when dropped (also
+/// when a test fails midway).
+pub struct BackgroundCluster {
+    /// Its `cluster.dir` (pid files and logs).
+    pub dir: tempfile::TempDir,
+    /// `host:port` of its REST API.
+    pub rest: String,
+    /// What `start-cluster` printed.
+    pub start_output: String,
+    options: Vec<String>,
+    stopped: bool,
+}
+
+impl BackgroundCluster {
+    /// Runs `weir start-cluster --taskmanagers <n>` with `-D` `dynamic` settings on top;
+    /// panics (after stopping whatever started) when it fails.
+    pub fn start(taskmanagers: u32, dynamic: &[&str]) -> BackgroundCluster {
+        let dir = tempfile::tempdir().expect("temporary cluster.dir");
+        let free_port = || {
+            std::net::TcpListener::bind("127.0.0.1:0")
+                .and_then(|l| l.local_addr())
+                .map(|a| a.port())
+                .expect("a free port")
+        };
+        let (port, rpc) = (free_port(), free_port());
+        let mut options = vec![
+            format!("cluster.dir={}", dir.path().display()),
+            format!("rest.port={port}"),
+            format!("jobmanager.rpc.port={rpc}"),
+        ];
+        options.extend(dynamic.iter().map(|d| d.to_string()));
+        let mut cluster = BackgroundCluster {
+            dir,
+            rest: format!("127.0.0.1:{port}"),
+            start_output: String::new(),
+            options,
+            stopped: false,
+        };
+        let n = taskmanagers.to_string();
+        let (code, out, err) = cluster.run(&["start-cluster", "--taskmanagers", &n]);
+        if code != 0 {
+            cluster.stop();
+            panic!("start-cluster failed: {out} {err}");
+        }
+        cluster.start_output = out;
+        cluster
+    }
+
+    fn run(&self, command: &[&str]) -> (i32, String, String) {
+        let mut args: Vec<&str> = command.to_vec();
+        for o in &self.options {
+            args.extend(["-D", o.as_str()]);
+        }
+        weir_cli(&args)
+    }
+
+    /// Runs `weir stop-cluster`; (exit code, stdout, stderr).
+    pub fn stop(&mut self) -> (i32, String, String) {
+        self.stopped = true;
+        self.run(&["stop-cluster"])
+    }
+}
+
+impl Drop for BackgroundCluster {
+    fn drop(&mut self) {
+        if !self.stopped {
+            self.stop();
+        }
+    }
+}
+
 /// Runs the `weir` binary with `args`: exit code, stdout, stderr.
 pub fn weir_cli(args: &[&str]) -> (i32, String, String) {
     weir_with_env(args, &[], None)
