@@ -69,6 +69,12 @@ impl FrameDecoder {
         !self.pending.is_empty()
     }
 
+    /// The bytes of the partially received frame (empty when none): the prefix of the
+    /// next frame, which the following buffers complete.
+    pub fn pending_bytes(&self) -> &[u8] {
+        &self.pending
+    }
+
     /// Decodes every complete frame of `buffer` (preceded by any pending tail of the
     /// previous buffer), calling `f` for each; keeps an incomplete last frame.
     pub fn decode_buffer<T, F>(&mut self, buffer: &[u8], mut f: F) -> Result<(), CoreError>

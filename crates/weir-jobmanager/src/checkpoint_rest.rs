@@ -13,8 +13,8 @@
 //!   configuration value Weir reads;
 //! - `checkpointed_size` equals `state_size`: Weir's checkpoints are full snapshots
 //!   (no incremental state), so what is persisted is the whole state;
-//! - `persisted_data` is the in-flight data the tasks recorded as input channel state
-//!   (unaligned checkpoints; 0 for aligned ones); `processed_data` is 0 (Weir does not
+//! - `persisted_data` is the in-flight data the tasks recorded as input and output
+//!   channel state (unaligned checkpoints; 0 for aligned ones); `processed_data` is 0 (Weir does not
 //!   measure the bytes processed during alignment), `alignment_buffered` is 0 as in
 //!   Flink (deprecated);
 //! - `checkpoint_type` is `CHECKPOINT`, `UNALIGNED_CHECKPOINT` (a checkpoint triggered

@@ -51,11 +51,12 @@ pub enum StateError {
         /// What did not decode.
         reason: String,
     },
-    /// An unaligned checkpoint's input channel state restored at another parallelism.
+    /// An unaligned checkpoint's channel state restored at another parallelism.
     #[error(
         "vertex '{vertex}' cannot be restored at parallelism {parallelism} from checkpoint {checkpoint_id}: the \
-         checkpoint was unaligned and holds in-flight data of its input channels, which is not redistributed on \
-         rescaling; restore at the old parallelism, or rescale from a savepoint or an aligned checkpoint"
+         checkpoint was unaligned and holds in-flight data of its input or output channels, which is not \
+         redistributed on rescaling; restore at the old parallelism, or rescale from a savepoint or an aligned \
+         checkpoint"
     )]
     ChannelStateNotRescalable {
         /// The vertex (chain) name.

@@ -25,7 +25,9 @@ pub use heap::{HeapKeyedStateBackend, KeyGroupSnapshot, ListState, MapState, Val
 pub use operator_state::{
     BroadcastState, BroadcastStateHandle, OperatorListState, OperatorStateStore, ReadOnlyBroadcastState,
 };
-pub use snapshot::{InputChannelState, OperatorSnapshot, RestoredState, TaskSnapshot};
+pub use snapshot::{
+    InputChannelState, OperatorSnapshot, RestoredChannelState, RestoredState, ResultSubpartitionState, TaskSnapshot,
+};
 pub use timers::{TimeDomain, Timer, TimerService};
 
 /// The namespace of state that belongs to no window.

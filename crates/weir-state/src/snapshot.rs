@@ -1,23 +1,29 @@
 //! The snapshot of one task (subtask of a chain) at one checkpoint, and how a restored
 //! task finds the part of it that belongs to each of its operators.
 //!
-//! Format (version 2, documented in ARCHITECTURE.md): the magic bytes `WEIRSTAT`, a
+//! Format (version 3, documented in ARCHITECTURE.md): the magic bytes `WEIRSTAT`, a
 //! big-endian u32 version, then the bincode encoding of [`TaskSnapshot`]: per
 //! operator (by [`OperatorId`]) its keyed state per key group (`(state name, bytes)`
 //! pairs; timers are the reserved names `_timers/event` and `_timers/processing`),
 //! its operator list state and its union list state (each a list of opaque elements
-//! per state name); then the input channel state of an unaligned checkpoint (per
-//! input gate and channel, the record frames the channel delivered between the
-//! task's snapshot and the channel's barrier). Version 1 (no channel state) is still
-//! read.
+//! per state name); then the channel state of an unaligned checkpoint: the input
+//! channel state (per input gate and channel, the channel's in-flight data: the
+//! records it delivered between the task's snapshot and its barrier, then the data
+//! its barrier overtook at the consumer) and the output channel state (per produced
+//! job edge and subpartition, the data the task's barrier overtook in the
+//! subpartition). Both are byte streams in the network's record frame format; an
+//! input channel's may end inside a frame, which the producer's output channel state
+//! of the same channel continues. Versions 1 (no channel state) and 2 (input channel
+//! state of whole frames, without channel counts) are still read.
 //!
 //! Redistribution on restore ([`RestoredState`]): keyed state is filtered by the new
 //! subtask's key-group range; list state elements of all old subtasks are dealt out
 //! round-robin (element `j` of the concatenation in old-subtask order goes to new
 //! subtask `j % parallelism`) when the parallelism changed, and kept as they are
-//! otherwise; union state goes whole to every subtask. Input channel state is not
+//! otherwise; union state goes whole to every subtask. Channel state is not
 //! redistributed: restoring it at another parallelism is refused
-//! ([`RestoredState::take_channel_state`]).
+//! ([`RestoredState::take_channel_state`]), and the task checks that its channels and
+//! subpartitions are as many as when it was recorded.
 
 use crate::error::StateError;
 use crate::heap::KeyGroupSnapshot;
@@ -27,8 +33,8 @@ use weir_core::ids::OperatorId;
 use weir_core::KeyGroupRange;
 
 const MAGIC: &[u8; 8] = b"WEIRSTAT";
-/// The snapshot format version this build writes (it also reads version 1).
-pub const TASK_SNAPSHOT_VERSION: u32 = 2;
+/// The snapshot format version this build writes (it also reads versions 1 and 2).
+pub const TASK_SNAPSHOT_VERSION: u32 = 3;
 
 /// The state of one operator in one subtask.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,27 +55,67 @@ impl OperatorSnapshot {
 }
 
 /// The in-flight data of one input channel recorded for an unaligned checkpoint
-/// (Flink's `InputChannelStateHandle`): record frames in `weir_core::codec`'s frame
-/// format, in the order the channel delivered them.
+/// (Flink's `InputChannelStateHandle`): a byte stream in `weir_core::codec`'s record
+/// frame format, in channel order — the frames of the records the channel delivered
+/// after the task's snapshot, then the bytes the channel had received and not
+/// processed when its barrier overtook them (which may end inside a frame).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InputChannelState {
     /// The task's input gate (0, or 1 for the second input of a two-input task).
     pub gate: u32,
     /// The channel within the gate.
     pub channel: u32,
-    /// Concatenated record frames.
-    pub frames: Vec<u8>,
+    /// The gate's number of channels when it was recorded (0: unknown, version 2).
+    pub channels: u32,
+    /// The bytes.
+    pub data: Vec<u8>,
+}
+
+/// The output channel state of one subpartition recorded for an unaligned checkpoint
+/// (Flink's `ResultSubpartitionStateHandle`): the bytes of the buffers queued in the
+/// subpartition that the task's barrier overtook, in order. They begin where its
+/// consumer's input channel state of the same checkpoint ends (possibly inside a
+/// frame) and end with a whole frame.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResultSubpartitionState {
+    /// The job edge the partition produces (its index in the JobGraph's edges).
+    pub job_edge: u32,
+    /// The subpartition (consumer channel) within the partition.
+    pub subpartition: u32,
+    /// The partition's number of subpartitions when it was recorded.
+    pub subpartitions: u32,
+    /// The bytes.
+    pub data: Vec<u8>,
 }
 
 /// The state of every stateful operator of one subtask's chain, and the in-flight
-/// data of its input channels when the checkpoint was unaligned.
+/// data of its input and output channels when the checkpoint was unaligned.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TaskSnapshot {
     /// Per operator.
     pub operators: BTreeMap<OperatorId, OperatorSnapshot>,
-    /// Per input channel that delivered records after the snapshot and before its
-    /// barrier (unaligned checkpoints only; channels without such records are left out).
-    pub channel_state: Vec<InputChannelState>,
+    /// Per input channel with in-flight data (unaligned checkpoints only; channels
+    /// without any are left out).
+    pub input_channel_state: Vec<InputChannelState>,
+    /// Per subpartition whose queued buffers the barrier overtook (unaligned
+    /// checkpoints only; subpartitions without any are left out).
+    pub output_channel_state: Vec<ResultSubpartitionState>,
+}
+
+/// The channel state a restored task starts from.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RestoredChannelState {
+    /// In-flight data to feed into the input channels before anything they receive.
+    pub input: Vec<InputChannelState>,
+    /// In-flight data to send on the subpartitions before anything else.
+    pub output: Vec<ResultSubpartitionState>,
+}
+
+impl RestoredChannelState {
+    /// True when there is none.
+    pub fn is_empty(&self) -> bool {
+        self.input.is_empty() && self.output.is_empty()
+    }
 }
 
 /// Version 1 of the format: operators only.
@@ -78,10 +124,27 @@ struct TaskSnapshotV1 {
     operators: BTreeMap<OperatorId, OperatorSnapshot>,
 }
 
+/// Version 2 of the format: operators and input channel state of whole frames.
+#[derive(Deserialize)]
+struct TaskSnapshotV2 {
+    operators: BTreeMap<OperatorId, OperatorSnapshot>,
+    channel_state: Vec<InputChannelStateV2>,
+}
+
+/// An input channel's state in version 2.
+#[derive(Deserialize)]
+struct InputChannelStateV2 {
+    gate: u32,
+    channel: u32,
+    frames: Vec<u8>,
+}
+
 impl TaskSnapshot {
     /// True when no operator has state and no channel state was recorded.
     pub fn is_empty(&self) -> bool {
-        self.operators.values().all(OperatorSnapshot::is_empty) && self.channel_state.is_empty()
+        self.operators.values().all(OperatorSnapshot::is_empty)
+            && self.input_channel_state.is_empty()
+            && self.output_channel_state.is_empty()
     }
 
     /// True when an operator has union list state (which every subtask restores).
@@ -91,9 +154,11 @@ impl TaskSnapshot {
             .any(|o| o.union.values().any(|elements| !elements.is_empty()))
     }
 
-    /// Bytes of recorded in-flight data (Flink's `persisted_data`).
+    /// Bytes of recorded in-flight data, input and output (Flink's `persisted_data`).
     pub fn persisted_data(&self) -> u64 {
-        self.channel_state.iter().map(|c| c.frames.len() as u64).sum()
+        let input: u64 = self.input_channel_state.iter().map(|c| c.data.len() as u64).sum();
+        let output: u64 = self.output_channel_state.iter().map(|c| c.data.len() as u64).sum();
+        input + output
     }
 
     /// The versioned bytes.
@@ -118,7 +183,24 @@ impl TaskSnapshot {
                 let v1: TaskSnapshotV1 = weir_core::codec::decode(&bytes[12..]).map_err(|e| corrupt(e.to_string()))?;
                 Ok(TaskSnapshot {
                     operators: v1.operators,
-                    channel_state: Vec::new(),
+                    ..TaskSnapshot::default()
+                })
+            }
+            2 => {
+                let v2: TaskSnapshotV2 = weir_core::codec::decode(&bytes[12..]).map_err(|e| corrupt(e.to_string()))?;
+                Ok(TaskSnapshot {
+                    operators: v2.operators,
+                    input_channel_state: v2
+                        .channel_state
+                        .into_iter()
+                        .map(|c| InputChannelState {
+                            gate: c.gate,
+                            channel: c.channel,
+                            channels: 0,
+                            data: c.frames,
+                        })
+                        .collect(),
+                    output_channel_state: Vec::new(),
                 })
             }
             TASK_SNAPSHOT_VERSION => weir_core::codec::decode(&bytes[12..]).map_err(|e| corrupt(e.to_string())),
@@ -149,14 +231,19 @@ pub struct RestoredState {
 }
 
 impl RestoredState {
-    /// Takes the input channel state to replay before any network input: that of this
-    /// subtask's own snapshot. At another parallelism (the key groups and channels no
-    /// longer match) channel state is refused with an error naming `vertex`.
-    pub fn take_channel_state(&mut self, vertex: &str) -> Result<Vec<InputChannelState>, StateError> {
+    /// Takes the channel state to restore before anything else: that of this subtask's
+    /// own snapshot (input channel state to replay before any network input, output
+    /// channel state to send before any new record). At another parallelism (the key
+    /// groups and channels no longer match) channel state is refused with an error
+    /// naming `vertex`.
+    pub fn take_channel_state(&mut self, vertex: &str) -> Result<RestoredChannelState, StateError> {
         let own: Vec<usize> = (0..self.snapshots.len()).filter(|i| !self.is_union_only(*i)).collect();
-        let recorded: usize = own.iter().map(|i| self.snapshots[*i].channel_state.len()).sum();
+        let recorded: usize = own
+            .iter()
+            .map(|i| self.snapshots[*i].input_channel_state.len() + self.snapshots[*i].output_channel_state.len())
+            .sum();
         if recorded == 0 {
-            return Ok(Vec::new());
+            return Ok(RestoredChannelState::default());
         }
         if self.rescaled || own.len() != 1 {
             return Err(StateError::ChannelStateNotRescalable {
@@ -165,7 +252,11 @@ impl RestoredState {
                 parallelism: self.parallelism,
             });
         }
-        Ok(std::mem::take(&mut self.snapshots[own[0]].channel_state))
+        let snapshot = &mut self.snapshots[own[0]];
+        Ok(RestoredChannelState {
+            input: std::mem::take(&mut snapshot.input_channel_state),
+            output: std::mem::take(&mut snapshot.output_channel_state),
+        })
     }
 
     /// What subtask `subtask_index` of `parallelism` restores from checkpoint
@@ -265,21 +356,66 @@ mod tests {
         t
     }
 
-    fn channel(gate: u32, channel: u32, frames: &[u8]) -> InputChannelState {
+    fn channel(gate: u32, channel: u32, data: &[u8]) -> InputChannelState {
         InputChannelState {
             gate,
             channel,
-            frames: frames.to_vec(),
+            channels: 4,
+            data: data.to_vec(),
+        }
+    }
+
+    fn subpartition(job_edge: u32, subpartition: u32, data: &[u8]) -> ResultSubpartitionState {
+        ResultSubpartitionState {
+            job_edge,
+            subpartition,
+            subpartitions: 2,
+            data: data.to_vec(),
         }
     }
 
     #[test]
-    fn channel_state_round_trips_and_counts_as_state_and_persisted_data() {
+    fn input_and_output_channel_state_round_trip_and_count_as_state_and_persisted_data() {
         let mut s = TaskSnapshot::default();
-        s.channel_state.push(channel(1, 3, &[1, 2, 3]));
+        s.input_channel_state.push(channel(1, 3, &[1, 2, 3]));
         assert!(!s.is_empty());
         assert_eq!(s.persisted_data(), 3);
-        assert_eq!(TaskSnapshot::decode(&s.encode().unwrap()).unwrap(), s);
+        let mut out_only = TaskSnapshot::default();
+        out_only.output_channel_state.push(subpartition(2, 1, &[4, 5]));
+        assert!(!out_only.is_empty());
+        assert_eq!(out_only.persisted_data(), 2);
+        s.output_channel_state = out_only.output_channel_state.clone();
+        assert_eq!(s.persisted_data(), 5);
+        for snapshot in [s, out_only] {
+            assert_eq!(TaskSnapshot::decode(&snapshot.encode().unwrap()).unwrap(), snapshot);
+        }
+    }
+
+    #[test]
+    fn a_version_2_snapshot_is_still_read_as_input_channel_state_without_channel_counts() {
+        #[derive(Serialize)]
+        struct V2<'a> {
+            operators: &'a BTreeMap<OperatorId, OperatorSnapshot>,
+            channel_state: Vec<(u32, u32, Vec<u8>)>,
+        }
+        let mut s = snapshot(&[1], &[], &[3]);
+        let mut bytes = MAGIC.to_vec();
+        bytes.extend_from_slice(&2u32.to_be_bytes());
+        weir_core::codec::encode_into(
+            &mut bytes,
+            &V2 {
+                operators: &s.operators,
+                channel_state: vec![(0, 1, vec![7, 8])],
+            },
+        )
+        .unwrap();
+        s.input_channel_state = vec![InputChannelState {
+            gate: 0,
+            channel: 1,
+            channels: 0,
+            data: vec![7, 8],
+        }];
+        assert_eq!(TaskSnapshot::decode(&bytes).unwrap(), s);
     }
 
     #[test]
@@ -302,9 +438,10 @@ mod tests {
     }
 
     #[test]
-    fn channel_state_is_replayed_at_the_same_parallelism_and_refused_naming_the_vertex_after_rescaling() {
+    fn channel_state_is_restored_at_the_same_parallelism_and_refused_naming_the_vertex_after_rescaling() {
         let mut with_channels = snapshot(&[], &[], &[]);
-        with_channels.channel_state = vec![channel(0, 0, &[7]), channel(0, 1, &[8])];
+        with_channels.input_channel_state = vec![channel(0, 0, &[7]), channel(0, 1, &[8])];
+        with_channels.output_channel_state = vec![subpartition(3, 0, &[9])];
         let mut same = RestoredState {
             checkpoint_id: 5,
             snapshots: vec![with_channels.clone()],
@@ -313,8 +450,10 @@ mod tests {
             subtask_index: 0,
             parallelism: 2,
         };
-        assert_eq!(same.take_channel_state("Keyed Sum").unwrap().len(), 2);
-        assert!(same.snapshots[0].channel_state.is_empty());
+        let restored = same.take_channel_state("Keyed Sum").unwrap();
+        assert_eq!((restored.input.len(), restored.output.len()), (2, 1));
+        assert!(same.snapshots[0].input_channel_state.is_empty());
+        assert!(same.snapshots[0].output_channel_state.is_empty());
         let mut rescaled = RestoredState {
             snapshots: vec![with_channels, snapshot(&[], &[], &[])],
             rescaled: true,
@@ -325,6 +464,18 @@ mod tests {
         assert!(
             err.contains("'Keyed Sum'") && err.contains("checkpoint 5") && err.contains("unaligned"),
             "{err}"
+        );
+        let mut producer = snapshot(&[], &[], &[]);
+        producer.output_channel_state = vec![subpartition(3, 0, &[9])];
+        let mut rescaled_producer = RestoredState {
+            snapshots: vec![producer, snapshot(&[], &[], &[])],
+            rescaled: true,
+            union_only: Vec::new(),
+            ..RestoredState::default()
+        };
+        assert!(
+            rescaled_producer.take_channel_state("Source").is_err(),
+            "output channel state alone is refused too"
         );
         let mut aligned = RestoredState {
             snapshots: vec![snapshot(&[], &[], &[])],

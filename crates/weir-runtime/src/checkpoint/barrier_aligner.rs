@@ -20,17 +20,22 @@
 //!   that has neither delivered the barrier nor ended is *recording*: the records it
 //!   delivers are processed and kept as its channel state. A channel stops recording
 //!   when its barrier comes or it ends; when none records any more the channel state is
-//!   complete ([`ChannelStateComplete`](BarrierOutcome::ChannelStateComplete)). When the
-//!   first barrier already completes the checkpoint (one live channel) it is simply
-//!   aligned.
+//!   complete ([`ChannelStateComplete`](BarrierOutcome::ChannelStateComplete)). An
+//!   unaligned barrier travels as a priority event that overtook the channel's
+//!   unprocessed data: every unaligned barrier that counts asks for that data to be
+//!   persisted too ([`ChannelAction::PersistInFlight`]), and a checkpoint one of them
+//!   belongs to is never simply aligned — with one live channel it is
+//!   `Unaligned` and `ChannelStateComplete` at once.
 //! - Aligned with a timeout: starts aligned; once alignment has lasted the barrier's
 //!   aligned-checkpoint timeout ([`BarrierAligner::check_timeout`], also checked on
 //!   every barrier) it switches to unaligned: the blocked channels are released, the
 //!   task snapshots with the barrier turned unaligned, and the channels whose barrier
-//!   has not come record as above.
+//!   has not come record as above. An unaligned barrier of the checkpoint (forwarded
+//!   by an upstream task that switched) switches it at once.
 //! - A channel that ends (EndOfPartition) counts as having delivered the current and
 //!   every later barrier.
-//! - A barrier of a checkpoint older than or equal to the newest one seen is ignored.
+//! - A barrier of a checkpoint older than or equal to the newest one seen is ignored,
+//!   and so is a second barrier of the checkpoint in progress on the same channel.
 //! - A checkpoint triggered at the task itself (its upstream tasks have all finished,
 //!   so no barrier will come; Flink's checkpoints after tasks finish) is taken once
 //!   every channel has ended, before the task ends its input:
@@ -41,10 +46,12 @@
 //! Invariants (checked by the exhaustive test below): per checkpoint the outcomes are
 //! one of `Aligned`, `Aborted`, `Unaligned` then `ChannelStateComplete`, or `Unaligned`
 //! then `Aborted`, and checkpoints come in increasing id order; `Aligned` and
-//! `ChannelStateComplete` only once every live channel delivered the barrier; channels
-//! are blocked only while an aligned checkpoint is in progress and exactly the ones that
-//! delivered its barrier; channels record only while an unaligned checkpoint is in
-//! progress and exactly the live ones whose barrier has not come.
+//! `ChannelStateComplete` only once every live channel delivered the barrier; never
+//! `Aligned` for a checkpoint an unaligned barrier counted for; channels are blocked
+//! only while an aligned checkpoint is in progress and exactly the ones that delivered
+//! its barrier; channels record only while an unaligned checkpoint is in progress and
+//! exactly the live ones whose barrier has not come; `PersistInFlight` exactly for the
+//! unaligned barriers that count, after the checkpoint's `Unaligned`.
 
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
@@ -75,6 +82,9 @@ pub enum ChannelAction {
     None,
     /// Hold the channel back until the alignment ends.
     Block,
+    /// The barrier is unaligned and overtook the channel's unprocessed data: add that
+    /// data to the channel state of the barrier's checkpoint (which is unaligned).
+    PersistInFlight,
 }
 
 /// Barrier handling over `n` channels.
@@ -157,6 +167,10 @@ impl BarrierAligner {
         {
             return ChannelAction::None;
         }
+        if self.current.map(|c| c.id) == Some(barrier.id) && self.received[channel] {
+            // A repeated barrier: it counted already.
+            return ChannelAction::None;
+        }
         if self.current.map(|c| c.id) != Some(barrier.id) {
             if let Some(old) = self.current.take() {
                 self.outcomes.push_back(BarrierOutcome::Aborted(old.id));
@@ -168,17 +182,15 @@ impl BarrierAligner {
             self.started_at = Some(now);
         }
         self.received[channel] = true;
-        if self.try_complete(now) {
-            return ChannelAction::None;
-        }
-        if self.unaligned {
-            return ChannelAction::None;
-        }
         if barrier.options.is_unaligned() {
-            self.go_unaligned(barrier);
-            return ChannelAction::None;
+            // It overtook data, so the checkpoint cannot be aligned.
+            if !self.unaligned {
+                self.go_unaligned(barrier);
+            }
+            self.try_complete(now);
+            return ChannelAction::PersistInFlight;
         }
-        if self.check_timeout(now) {
+        if self.try_complete(now) || self.unaligned || self.check_timeout(now) {
             return ChannelAction::None;
         }
         if barrier.options.needs_alignment() {
@@ -204,8 +216,6 @@ impl BarrierAligner {
             Some(deadline) if now >= deadline => {
                 if let Some(barrier) = self.current {
                     self.go_unaligned(barrier);
-                    // The channels that delivered the barrier were blocked: free them.
-                    self.releases += 1;
                     return true;
                 }
                 false
@@ -223,8 +233,11 @@ impl BarrierAligner {
         self.started_at?.checked_add(timeout)
     }
 
+    /// Switches the checkpoint in progress to unaligned; the channels that delivered
+    /// its barrier while it was aligned were blocked: they are released.
     fn go_unaligned(&mut self, barrier: CheckpointBarrier) {
         self.unaligned = true;
+        self.releases += 1;
         self.outcomes.push_back(BarrierOutcome::Unaligned(CheckpointBarrier {
             options: barrier.options.as_unaligned(),
             ..barrier

@@ -547,19 +547,51 @@ impl Drop for Buffer {
     }
 }
 
-/// What travels through a channel: a buffer of records or an in-band event.
+/// What travels through a channel: a buffer of records, an in-band event, or a
+/// priority event that overtook the buffers and events queued before it.
 #[derive(Debug)]
 pub enum BufferOrEvent {
     /// Serialised records.
     Buffer(Buffer),
     /// An event, in order with the buffers of the same channel.
     Event(Event),
+    /// A priority event (the barrier of an unaligned checkpoint, Flink's priority
+    /// event): queued ahead of everything but earlier priority events, see
+    /// [`channel_queue`](super::channel_queue).
+    Priority(PriorityEvent),
 }
 
 impl BufferOrEvent {
     /// True for [`BufferOrEvent::Buffer`].
     pub fn is_buffer(&self) -> bool {
         matches!(self, BufferOrEvent::Buffer(_))
+    }
+}
+
+/// A priority event and the data it overtook in the channel it was queued in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PriorityEvent {
+    /// The event.
+    pub event: Event,
+    /// The bytes of the data buffers it overtook in the consumer's channel queue (a
+    /// remote channel's buffers received before it and not yet taken), in order. Empty
+    /// in a producer's subpartition (what a priority event overtakes there is handed to
+    /// the producer, see
+    /// [`ResultPartitionWriter::add_priority_event`](super::ResultPartitionWriter::add_priority_event))
+    /// and for local channels, which have no queue of their own.
+    pub overtaken: Vec<u8>,
+}
+
+impl super::channel_queue::QueueElement for BufferOrEvent {
+    fn data(&self) -> Option<&[u8]> {
+        match self {
+            BufferOrEvent::Buffer(b) => Some(b.as_slice()),
+            BufferOrEvent::Event(_) | BufferOrEvent::Priority(_) => None,
+        }
+    }
+
+    fn is_priority(&self) -> bool {
+        matches!(self, BufferOrEvent::Priority(_))
     }
 }
 

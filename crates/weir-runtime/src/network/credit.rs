@@ -22,6 +22,12 @@
 //! - a sender at zero credit announces its backlog once so that a channel without
 //!   credit still gets floating buffers.
 //!
+//! Priority events (the barriers of unaligned checkpoints, which overtake the queued
+//! buffers, see `channel_queue`) are events: they need no credit and are not part of
+//! the backlog, so overtaking changes neither machine — the buffers overtaken stay
+//! queued, counted in the backlog, and are still sent one credit each. The machines
+//! therefore need no priority state, and their exhaustive test no priority action.
+//!
 //! Invariants (checked exhaustively in the tests): counts never go negative (every
 //! decrement is checked and reported as a [`CreditError`]); no buffer is sent without
 //! credit; for a live channel `exclusive + floating == in_use + announced`; the

@@ -3,7 +3,11 @@
 //! Owns the gate's [`ReceiverCredits`] and its queue of channels with something to
 //! deliver (each channel at most once, FIFO, so delivery is round-robin and fair).
 //! A channel is pushed by whoever makes it available (the producer adding to an empty
-//! or credit-less queue, a credit announcement, the consumer when more is left).
+//! or credit-less queue, a credit announcement, the consumer when more is left). A
+//! channel that got a priority event (an unaligned checkpoint's barrier) goes to the
+//! front of the queue, so the barrier is delivered before the buffers of every channel
+//! (Flink's prioritized input channels); a channel held back by alignment stays parked
+//! until it is released.
 //!
 //! Invariants:
 //! - A data buffer leaves a subpartition only against sender credit; the receiver
@@ -37,7 +41,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
-use weir_core::Event;
+use weir_core::{CheckpointId, Event};
 
 /// State shared by a gate, the channels it reads and the buffers it delivered.
 pub(crate) struct GateShared {
@@ -82,6 +86,25 @@ impl GateShared {
     pub(crate) fn enqueue_channel(&self, channel: usize) {
         let mut st = lock(&self.state);
         st.available.push_back(channel);
+        if st.waiters > 0 {
+            self.cond.notify_one();
+        }
+    }
+
+    /// `channel` got a priority event: serve it first. `queued`: the channel is marked
+    /// queued already; it is moved to the front when it is in the queue (not when it is
+    /// parked by alignment or about to be pushed).
+    pub(crate) fn enqueue_priority_channel(&self, channel: usize, queued: bool) {
+        let mut st = lock(&self.state);
+        if queued {
+            match st.available.iter().position(|&c| c == channel) {
+                Some(at) => {
+                    st.available.remove(at);
+                }
+                None => return,
+            }
+        }
+        st.available.push_front(channel);
         if st.waiters > 0 {
             self.cond.notify_one();
         }
@@ -392,9 +415,11 @@ impl InputGate {
             };
             let st = lock(&sub.state);
             out.push_str(&format!(
-                "\n  channel {i}: queue {} (events {}), credit {}, backlog {}, queued {}, available {}, ended {}",
+                "\n  channel {i}: queue {} (buffers {}, events {}, priority {}), credit {}, backlog {}, queued {}, available {}, ended {}",
                 st.queue.len(),
-                st.queued_events,
+                st.queue.buffers(),
+                st.queue.events(),
+                st.queue.priority_events(),
                 st.sender.credit(),
                 st.sender.backlog(),
                 st.in_gate_queue,
@@ -449,12 +474,28 @@ impl InputGate {
         }
     }
 
+    /// Promotes the barrier of `checkpoint` that `channel` holds queued in band (in its
+    /// subpartition, or a remote channel's receive queue) to a priority event: the
+    /// checkpoint switched to unaligned (the aligned-checkpoint timeout), so the barrier
+    /// overtakes the buffers ahead of it, whose bytes it carries (the channel's input
+    /// channel state). False when the barrier is not there (not arrived yet, or still
+    /// at a remote producer).
+    pub fn promote_barrier(&self, channel: usize, checkpoint: CheckpointId) -> bool {
+        match self.shared.channels.get(channel) {
+            Some(GateChannel::Local(sub)) => sub.promote_barrier(checkpoint),
+            Some(GateChannel::Remote(rc)) => rc.promote_barrier(&self.shared, checkpoint),
+            None => false,
+        }
+    }
+
     /// Floating buffers of this gate not held by any channel.
     pub fn floating_buffers_available(&self) -> usize {
         lock(&self.shared.state).credits.floating_available()
     }
 
     /// The next buffer or event from any channel that has one, with its channel index.
+    /// A priority event comes before anything queued on any channel (unless its channel
+    /// is blocked), with the data it overtook in a remote channel's receive queue.
     ///
     /// Waits up to `timeout` (`None`: until something arrives; `Some(ZERO)`: not at
     /// all) and returns `Ok(None)` on timeout. Channels are served round-robin. Once
@@ -526,6 +567,7 @@ impl InputGate {
                 }
                 Ok(Some((channel, BufferOrEvent::Event(event))))
             }
+            Taken::Item(priority @ BufferOrEvent::Priority(_)) => Ok(Some((channel, priority))),
             Taken::Nothing => Ok(None),
             Taken::ProducerGone => Err(NetworkError::ProducerReleased { channel }),
             Taken::Failed(e) => Err(e),

@@ -6,7 +6,11 @@
 //! are queued, in order, in one subpartition per consumer. A consumer's
 //! [`InputGate`] has one input channel per subpartition it reads and takes buffers
 //! from them under credit-based flow control ([`credit`]); a [`RecordReader`] decodes
-//! them back into records. Within a process buffers are moved, never copied, from
+//! them back into records. The barrier of an unaligned checkpoint travels as a
+//! *priority event*: it overtakes the buffers queued in the subpartition (which the
+//! producer persists as output channel state) and in a remote channel's receive queue
+//! (which the consumer persists as input channel state), see `channel_queue`.
+//! Within a process buffers are moved, never copied, from
 //! producer to consumer, and return to their pool when dropped. Between processes
 //! ([`remote`]) a subpartition is read by the producer process's data server and sent
 //! over one multiplexed TCP connection per pair of processes, under the same credit
@@ -20,6 +24,7 @@
 //!
 //! Files: [`config`] (sizes), [`error`], [`cancel`] (waking blocked calls),
 //! [`buffer`] (pools and buffers), [`credit`] (the flow-control state machines),
+//! `channel_queue` (a channel's queue with priority events at its head),
 //! [`subpartition`] (state shared by a subpartition and its local channel),
 //! [`result_partition`] (producer side), [`input_gate`] (consumer side),
 //! [`environment`] (creating partitions and gates), [`record_writer`] and
@@ -28,6 +33,7 @@
 
 pub mod buffer;
 pub mod cancel;
+pub(crate) mod channel_queue;
 pub mod config;
 pub mod credit;
 pub mod environment;
@@ -42,7 +48,7 @@ pub mod subpartition;
 #[cfg(test)]
 mod tests;
 
-pub use buffer::{Buffer, BufferOrEvent, LocalBufferPool, NetworkBufferPool};
+pub use buffer::{Buffer, BufferOrEvent, LocalBufferPool, NetworkBufferPool, PriorityEvent};
 pub use cancel::{CancelToken, CANCEL_POLL_INTERVAL};
 pub use config::NetworkConfig;
 pub use credit::{ReceiverCredits, ReceiverDecision, SenderCredit, SenderDecision};

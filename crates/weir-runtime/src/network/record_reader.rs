@@ -5,10 +5,20 @@
 //! A delivered buffer is decoded whole and dropped at once, which returns its credit
 //! and its segment early; the decoded records are then handed out one at a time.
 //!
+//! A priority event (an unaligned checkpoint's barrier) comes out as soon as the gate
+//! delivers it, with the channel's *in-flight data* at that moment: the raw bytes of a
+//! record frame the channel's decoder holds in part, followed by the bytes of the
+//! buffers it overtook in the channel's receive queue. That byte stream in the record
+//! frame format (which may end inside a frame) is what the consumer has received of
+//! the channel and not processed; the records it holds still come out afterwards.
+//! A restored reader is given such bytes back per channel
+//! ([`RecordReader::resume_channel`]) before it reads anything.
+//!
 //! Invariants: records of one channel come out in the order they were written, and an
-//! event of a channel comes out after every record written before it on that channel;
-//! an event or EndOfPartition arriving inside a record frame is a
-//! [`NetworkError::Corrupt`] stream.
+//! event of a channel comes out after every record written before it on that channel
+//! (a priority event: after the records of buffers taken before it); an event or
+//! EndOfPartition arriving inside a record frame is a [`NetworkError::Corrupt`] stream
+//! (a priority event may: the frame continues after it).
 
 use super::buffer::BufferOrEvent;
 use super::error::NetworkError;
@@ -31,6 +41,17 @@ pub enum ReaderEvent<T> {
         channel: usize,
         /// The event.
         event: Event,
+    },
+    /// A priority event of `channel` (the barrier of an unaligned checkpoint), which
+    /// overtook the data of that channel not yet processed.
+    PriorityEvent {
+        /// The input channel it arrived on.
+        channel: usize,
+        /// The event.
+        event: Event,
+        /// The channel's data received and not yet processed, as a byte stream in the
+        /// record frame format that may end inside a frame (see the module docs).
+        in_flight: Vec<u8>,
     },
     /// Nothing arrived within the timeout.
     Timeout,
@@ -122,6 +143,18 @@ impl<T: DeserializeOwned> RecordReader<T> {
                         return Ok(self.record(record));
                     }
                 }
+                Some((channel, BufferOrEvent::Priority(priority))) => {
+                    let Some(decoder) = self.decoders.get(channel) else {
+                        return Err(NetworkError::Corrupt(format!("event from unknown channel {channel}")));
+                    };
+                    let mut in_flight = decoder.pending_bytes().to_vec();
+                    in_flight.extend_from_slice(&priority.overtaken);
+                    return Ok(ReaderEvent::PriorityEvent {
+                        channel,
+                        event: priority.event,
+                        in_flight,
+                    });
+                }
                 Some((channel, BufferOrEvent::Event(event))) => {
                     if self.decoders.get(channel).is_some_and(FrameDecoder::has_pending) {
                         return Err(NetworkError::Corrupt(format!(
@@ -140,6 +173,25 @@ impl<T: DeserializeOwned> RecordReader<T> {
         self.records_in += 1;
         self.current_channel = Some(self.pending_channel);
         ReaderEvent::Record(record)
+    }
+
+    /// Feeds `bytes`, restored in-flight data of `channel` (see
+    /// [`ReaderEvent::PriorityEvent`]), into the channel's decoder and returns the
+    /// records it completes, in order; a frame it holds in part stays in the decoder, to
+    /// be completed by the channel's first buffers. Call it before reading anything.
+    pub fn resume_channel(&mut self, channel: usize, bytes: &[u8]) -> Result<Vec<StreamRecord<T>>, NetworkError> {
+        let decoder = self
+            .decoders
+            .get_mut(channel)
+            .ok_or_else(|| NetworkError::InvalidArgument(format!("no input channel {channel}")))?;
+        let mut records = Vec::new();
+        decoder
+            .decode_buffer(bytes, |r| {
+                records.push(r);
+                Ok(())
+            })
+            .map_err(|e| NetworkError::Corrupt(format!("channel {channel}: {e}")))?;
+        Ok(records)
     }
 
     /// The channel of the record returned last.

@@ -8,8 +8,11 @@
 //!
 //! Invariants: a full buffer is handed over at once; an event is only added after the
 //! current buffer of its subpartition was flushed, so events stay in order with the
-//! records; [`RecordWriter::flush_all`] hands over every non-empty current buffer
-//! (empty ones are kept for reuse).
+//! records (and a priority event overtakes every record written before it, which it
+//! returns as output channel state); [`RecordWriter::flush_all`] hands over every
+//! non-empty current buffer (empty ones are kept for reuse). Records are written whole
+//! between two calls, so at a priority event the bytes written so far end with a
+//! complete frame.
 
 use super::buffer::Buffer;
 use super::error::NetworkError;
@@ -122,6 +125,15 @@ impl<T: Serialize> RecordWriter<T> {
     pub fn broadcast_event(&mut self, event: Event) -> Result<(), NetworkError> {
         self.flush_all()?;
         self.writer.broadcast_event(event)
+    }
+
+    /// Flushes every channel's current buffer, then adds `event` to every channel as a
+    /// priority event (the barrier of an unaligned checkpoint): it overtakes what is
+    /// queued. Returns, per channel, the bytes of the buffers it overtook (see
+    /// [`ResultPartitionWriter::add_priority_event`]).
+    pub fn broadcast_priority_event(&mut self, event: Event) -> Result<Vec<Vec<u8>>, NetworkError> {
+        self.flush_all()?;
+        self.writer.broadcast_priority_event(event)
     }
 
     /// Flushes `channel`'s current buffer, then adds `event` to it.

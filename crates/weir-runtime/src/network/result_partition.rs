@@ -6,17 +6,26 @@
 //! ends of its subpartitions. Adding never copies a buffer; it moves it into the
 //! subpartition's queue, from where the consumer takes it against credit.
 //!
+//! A priority event ([`ResultPartitionWriter::add_priority_event`], the barrier of an
+//! unaligned checkpoint) overtakes the buffers and events queued in its subpartition;
+//! the writer hands back a copy of the overtaken buffers' bytes, the subpartition's
+//! output channel state, and the buffers are still delivered after it. A restored
+//! producer queues its output channel state first
+//! ([`ResultPartitionWriter::add_recovered_data`]).
+//!
 //! Invariants: buffers and events of one subpartition are delivered in the order they
-//! were added; nothing may be added after EndOfPartition; empty buffers are recycled,
-//! not queued. Dropping the writer without EndOfPartition makes the consumers fail with
-//! [`NetworkError::ProducerReleased`] once they drained what was queued.
+//! were added, except that a priority event comes before everything added earlier but
+//! earlier priority events; nothing may be added after EndOfPartition; empty buffers
+//! are recycled, not queued. Dropping the writer without EndOfPartition makes the
+//! consumers fail with [`NetworkError::ProducerReleased`] once they drained what was
+//! queued.
 
-use super::buffer::{lock, wait_slice, Buffer, BufferOrEvent, LocalBufferPool};
+use super::buffer::{lock, wait_slice, Buffer, BufferOrEvent, LocalBufferPool, PriorityEvent};
 use super::cancel::{CancelToken, CANCEL_POLL_INTERVAL};
 use super::error::NetworkError;
-use super::subpartition::{Subpartition, MAX_QUEUED_EVENTS};
+use super::subpartition::{Subpartition, SubpartitionState, MAX_QUEUED_EVENTS};
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, MutexGuard};
 use std::time::{Duration, Instant};
 use weir_core::Event;
 
@@ -117,7 +126,7 @@ impl ResultPartitionWriter {
                     "buffer added to subpartition {subpartition} after EndOfPartition"
                 )));
             }
-            st.queue.push_back(BufferOrEvent::Buffer(buffer));
+            st.queue.push(BufferOrEvent::Buffer(buffer));
             st.on_buffer_enqueued();
             st.claim_notification()
         };
@@ -132,42 +141,108 @@ impl ResultPartitionWriter {
     /// [`MAX_QUEUED_EVENTS`] events.
     pub fn add_event(&mut self, subpartition: usize, event: Event) -> Result<(), NetworkError> {
         self.check_index(subpartition)?;
-        let sub = &self.subpartitions[subpartition];
-        let mut blocked_since: Option<Instant> = None;
-        let notify = {
-            let mut st = lock(&sub.state);
-            loop {
-                if st.consumer_released {
-                    return Err(NetworkError::ConsumerReleased { subpartition });
-                }
-                if st.end_of_partition {
-                    return Err(NetworkError::Protocol(format!(
-                        "event {event:?} added to subpartition {subpartition} after EndOfPartition"
-                    )));
-                }
-                if st.queued_events < MAX_QUEUED_EVENTS {
-                    break;
-                }
-                if self.cancel.is_cancelled() {
-                    return Err(NetworkError::Cancelled);
-                }
-                blocked_since.get_or_insert_with(Instant::now);
-                st.producer_waiting = true;
-                st = wait_slice(&sub.space, st, CANCEL_POLL_INTERVAL);
-                st.producer_waiting = false;
-            }
-            st.queue.push_back(BufferOrEvent::Event(event));
-            st.queued_events += 1;
-            if event == Event::EndOfPartition {
-                st.end_of_partition = true;
-            }
-            st.claim_notification()
-        };
+        let sub = self.subpartitions[subpartition].clone();
+        let (mut st, blocked_since) = self.lock_for_event(&sub, subpartition, event)?;
+        st.queue.push(BufferOrEvent::Event(event));
+        if event == Event::EndOfPartition {
+            st.end_of_partition = true;
+        }
+        let notify = st.claim_notification();
+        drop(st);
         if let Some(since) = blocked_since {
             self.backpressured += since.elapsed();
         }
         if let Some(notify) = notify {
             notify.notify();
+        }
+        Ok(())
+    }
+
+    /// Enqueues `event` for `subpartition` as a priority event: ahead of every buffer
+    /// and event queued there (behind earlier priority events only), without credit,
+    /// and its consumer serves the channel first. Returns the bytes of the data buffers
+    /// it overtook, in order: they are still delivered after it, and an unaligned
+    /// checkpoint persists them as the subpartition's output channel state. Flush the
+    /// record writer first so that no record is left out. Blocks like
+    /// [`add_event`](Self::add_event) while [`MAX_QUEUED_EVENTS`] events are queued;
+    /// EndOfPartition cannot be a priority event.
+    pub fn add_priority_event(&mut self, subpartition: usize, event: Event) -> Result<Vec<u8>, NetworkError> {
+        self.check_index(subpartition)?;
+        if event == Event::EndOfPartition {
+            return Err(NetworkError::InvalidArgument(
+                "EndOfPartition cannot overtake the data before it".into(),
+            ));
+        }
+        let sub = self.subpartitions[subpartition].clone();
+        let (mut st, blocked_since) = self.lock_for_event(&sub, subpartition, event)?;
+        let overtaken = st.queue.overtaken();
+        st.queue.push(BufferOrEvent::Priority(PriorityEvent {
+            event,
+            overtaken: Vec::new(),
+        }));
+        let notify = st.claim_priority_notification();
+        drop(st);
+        if let Some(since) = blocked_since {
+            self.backpressured += since.elapsed();
+        }
+        if let Some(notify) = notify {
+            notify.notify();
+        }
+        Ok(overtaken)
+    }
+
+    /// Locks `sub` once it has room for another event (waiting, as backpressure, while
+    /// it queues [`MAX_QUEUED_EVENTS`]); fails when its consumer went away, it ended,
+    /// or the writer was cancelled. Also returns since when it waited.
+    fn lock_for_event<'a>(
+        &self,
+        sub: &'a Subpartition,
+        subpartition: usize,
+        event: Event,
+    ) -> Result<(MutexGuard<'a, SubpartitionState>, Option<Instant>), NetworkError> {
+        let mut blocked_since: Option<Instant> = None;
+        let mut st = lock(&sub.state);
+        loop {
+            if st.consumer_released {
+                return Err(NetworkError::ConsumerReleased { subpartition });
+            }
+            if st.end_of_partition {
+                return Err(NetworkError::Protocol(format!(
+                    "event {event:?} added to subpartition {subpartition} after EndOfPartition"
+                )));
+            }
+            if st.queue.events() < MAX_QUEUED_EVENTS {
+                return Ok((st, blocked_since));
+            }
+            if self.cancel.is_cancelled() {
+                return Err(NetworkError::Cancelled);
+            }
+            blocked_since.get_or_insert_with(Instant::now);
+            st.producer_waiting = true;
+            st = wait_slice(&sub.space, st, CANCEL_POLL_INTERVAL);
+            st.producer_waiting = false;
+        }
+    }
+
+    /// Enqueues `event` as a priority event for every subpartition; returns what it
+    /// overtook in each (indexed by subpartition).
+    pub fn broadcast_priority_event(&mut self, event: Event) -> Result<Vec<Vec<u8>>, NetworkError> {
+        (0..self.subpartitions.len())
+            .map(|s| self.add_priority_event(s, event))
+            .collect()
+    }
+
+    /// Queues `data`, restored output channel state of `subpartition`, as data buffers
+    /// (split at the segment size): a restored producer calls it before it writes
+    /// anything else, so that its consumer reads the restored bytes first. Blocks while
+    /// no buffer is available, like [`request_buffer_for`](Self::request_buffer_for).
+    pub fn add_recovered_data(&mut self, subpartition: usize, data: &[u8]) -> Result<(), NetworkError> {
+        let mut rest = data;
+        while !rest.is_empty() {
+            let mut buffer = self.request_buffer_for(subpartition)?;
+            let n = buffer.append(rest);
+            rest = &rest[n..];
+            self.add_buffer(subpartition, buffer)?;
         }
         Ok(())
     }

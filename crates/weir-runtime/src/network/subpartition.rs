@@ -1,14 +1,16 @@
 //! The state one subpartition shares with the input channel that reads it
 //! (`Subpartition`): the in-process "local channel".
 //!
-//! Owns the subpartition's queue of finished buffers and events, its
-//! [`SenderCredit`], and the link to the consuming gate. The producer appends; the
+//! Owns the subpartition's queue of finished buffers and events (a [`ChannelQueue`]),
+//! its [`SenderCredit`], and the link to the consuming gate. The producer appends; the
 //! consumer takes from the front, buffers only against credit, events always. A buffer
-//! moves from producer to consumer without a copy.
+//! moves from producer to consumer without a copy. A priority event (an unaligned
+//! checkpoint's barrier) is queued ahead of the queued buffers and events and needs no
+//! credit either; its consumer is told at once and serves the channel first.
 //!
 //! Invariants:
-//! - `sender.backlog()` equals the number of buffers in `queue`; `queued_events` the
-//!   number of events; at most [`MAX_QUEUED_EVENTS`] events are queued (a producer
+//! - `sender.backlog()` equals the number of buffers in `queue`; at most
+//!   [`MAX_QUEUED_EVENTS`] events (priority events included) are queued (a producer
 //!   blocks beyond), and buffers are bounded by the producer's local pool, so the
 //!   queue is bounded.
 //! - `in_gate_queue` is true exactly while the channel index is (or is about to be) in
@@ -26,14 +28,14 @@
 //! Lock order: a subpartition lock may be held while taking the gate lock (or the lock
 //! of a server connection's queue), never the other way round.
 
-use super::buffer::{lock, BufferOrEvent};
+use super::buffer::{lock, BufferOrEvent, PriorityEvent};
+use super::channel_queue::ChannelQueue;
 use super::credit::{CreditError, SenderCredit, SenderDecision};
 use super::input_gate::GateShared;
 use super::remote::server::ServerConnShared;
 use super::Buffer;
-use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, Weak};
-use weir_core::Event;
+use weir_core::{CheckpointBarrier, CheckpointId, Event};
 
 /// Most events one subpartition queues before its producer blocks.
 pub const MAX_QUEUED_EVENTS: usize = 256;
@@ -64,6 +66,11 @@ pub(crate) enum Notify {
     Gate(Arc<GateShared>, usize),
     /// Queue the channel at the server connection's writer.
     Remote(Arc<ServerConnShared>, u64),
+    /// A priority event was queued: put the channel first in the gate's queue
+    /// (`queued`: it is marked queued already, move it to the front if it is there).
+    GatePriority(Arc<GateShared>, usize, bool),
+    /// The same at a server connection's writer.
+    RemotePriority(Arc<ServerConnShared>, u64, bool),
 }
 
 impl Notify {
@@ -72,13 +79,14 @@ impl Notify {
         match self {
             Notify::Gate(gate, channel) => gate.enqueue_channel(channel),
             Notify::Remote(conn, channel) => conn.enqueue_channel(channel),
+            Notify::GatePriority(gate, channel, queued) => gate.enqueue_priority_channel(channel, queued),
+            Notify::RemotePriority(conn, channel, queued) => conn.enqueue_priority_channel(channel, queued),
         }
     }
 }
 
 pub(crate) struct SubpartitionState {
-    pub(crate) queue: VecDeque<BufferOrEvent>,
-    pub(crate) queued_events: usize,
+    pub(crate) queue: ChannelQueue<BufferOrEvent>,
     pub(crate) sender: SenderCredit,
     pub(crate) listener: Option<Listener>,
     pub(crate) in_gate_queue: bool,
@@ -100,8 +108,13 @@ pub(crate) struct SubpartitionState {
 pub(crate) enum RemoteTaken {
     /// A data buffer (it consumed one credit) and the backlog left behind it.
     Buffer { buffer: Buffer, backlog: usize },
-    /// An event (it consumed one event credit) and the backlog behind it.
-    Event { event: Event, backlog: usize },
+    /// An event (it consumed one event credit), whether it is a priority event, and
+    /// the backlog behind it.
+    Event {
+        event: Event,
+        priority: bool,
+        backlog: usize,
+    },
     /// No credit for the queued buffers: announce this backlog.
     Backlog(usize),
     /// The producer went away before EndOfPartition.
@@ -128,8 +141,7 @@ impl Subpartition {
             partition,
             index,
             state: Mutex::new(SubpartitionState {
-                queue: VecDeque::new(),
-                queued_events: 0,
+                queue: ChannelQueue::new(),
                 sender: SenderCredit::new(),
                 listener: None,
                 in_gate_queue: false,
@@ -157,8 +169,7 @@ impl Subpartition {
         st.in_gate_queue = false;
         let mut received_backlog = None;
         let taken = match st.queue.front() {
-            Some(BufferOrEvent::Event(_)) => {
-                st.queued_events -= 1;
+            Some(BufferOrEvent::Event(_) | BufferOrEvent::Priority(_)) => {
                 if st.producer_waiting {
                     self.space.notify_all();
                 }
@@ -179,6 +190,25 @@ impl Subpartition {
         drop(st);
         accounted?;
         Ok(taken)
+    }
+
+    /// For its in-process consumer: promotes the barrier of `checkpoint` queued in band
+    /// (its checkpoint switched to unaligned at the consumer) to a priority event,
+    /// marked unaligned and carrying the bytes of the buffers queued ahead of it, which
+    /// it overtakes (they are the consumer's input channel state). False when the barrier
+    /// is not queued here.
+    pub(crate) fn promote_barrier(&self, checkpoint: CheckpointId) -> bool {
+        let notify = {
+            let mut st = lock(&self.state);
+            if !promote_barrier_in(&mut st.queue, checkpoint) {
+                return false;
+            }
+            st.claim_priority_notification()
+        };
+        if let Some(notify) = notify {
+            notify.notify();
+        }
+        true
     }
 
     /// Claims the subpartition for one consumer; false if it was claimed before.
@@ -232,8 +262,7 @@ impl Subpartition {
             return Ok((RemoteTaken::Nothing, false));
         }
         let taken = match st.queue.front() {
-            Some(BufferOrEvent::Event(_)) if st.event_credit != Some(0) => {
-                st.queued_events -= 1;
+            Some(BufferOrEvent::Event(_) | BufferOrEvent::Priority(_)) if st.event_credit != Some(0) => {
                 if let Some(c) = st.event_credit.as_mut() {
                     *c -= 1;
                 }
@@ -242,7 +271,16 @@ impl Subpartition {
                 }
                 let backlog = st.sender.backlog();
                 match st.queue.pop_front() {
-                    Some(BufferOrEvent::Event(event)) => RemoteTaken::Event { event, backlog },
+                    Some(BufferOrEvent::Event(event)) => RemoteTaken::Event {
+                        event,
+                        priority: false,
+                        backlog,
+                    },
+                    Some(BufferOrEvent::Priority(p)) => RemoteTaken::Event {
+                        event: p.event,
+                        priority: true,
+                        backlog,
+                    },
                     _ => RemoteTaken::Nothing,
                 }
             }
@@ -280,24 +318,41 @@ impl Subpartition {
             st.consumer_released = true;
             st.listener = None;
             st.in_gate_queue = false;
-            st.queued_events = 0;
             st.announce_pending = false;
             st.sender.reset();
             if st.producer_waiting {
                 self.space.notify_all();
             }
-            std::mem::take(&mut st.queue)
+            st.queue.take_all()
         };
         // Recycled outside the subpartition lock.
         drop(dropped);
     }
 }
 
+/// Promotes the in-band barrier of `checkpoint` in `queue` to a priority event, marked
+/// unaligned, with the bytes of the buffers ahead of it; false when there is none.
+pub(crate) fn promote_barrier_in(queue: &mut ChannelQueue<BufferOrEvent>, checkpoint: CheckpointId) -> bool {
+    let found = queue
+        .take_with_overtaken(|e| matches!(e, BufferOrEvent::Event(Event::CheckpointBarrier(b)) if b.id == checkpoint));
+    let Some((BufferOrEvent::Event(Event::CheckpointBarrier(barrier)), overtaken)) = found else {
+        return false;
+    };
+    queue.push(BufferOrEvent::Priority(PriorityEvent {
+        event: Event::CheckpointBarrier(CheckpointBarrier {
+            options: barrier.options.as_unaligned(),
+            ..barrier
+        }),
+        overtaken,
+    }));
+    true
+}
+
 impl SubpartitionState {
     /// True when the consumer can take something now.
     pub(crate) fn is_available(&self) -> bool {
         match self.queue.front() {
-            Some(BufferOrEvent::Event(_)) => self.event_credit != Some(0),
+            Some(BufferOrEvent::Event(_) | BufferOrEvent::Priority(_)) => self.event_credit != Some(0),
             Some(BufferOrEvent::Buffer(_)) => self.sender.credit() > 0 || self.announce_pending,
             None => self.producer_released && !self.end_of_partition && !self.failure_reported,
         }
@@ -312,6 +367,22 @@ impl SubpartitionState {
         let notify = match self.listener.as_ref()? {
             Listener::Gate { gate, channel } => Notify::Gate(gate.upgrade()?, *channel),
             Listener::Remote { conn, channel } => Notify::Remote(conn.upgrade()?, *channel),
+        };
+        self.in_gate_queue = true;
+        Some(notify)
+    }
+
+    /// A priority event was queued: returns whom to tell to serve this channel first
+    /// (after unlocking), marking it queued if it was not. A channel queued already is
+    /// moved to the front of its consumer's queue.
+    pub(crate) fn claim_priority_notification(&mut self) -> Option<Notify> {
+        if self.consumer_released || !self.is_available() && !self.in_gate_queue {
+            return None;
+        }
+        let queued = self.in_gate_queue;
+        let notify = match self.listener.as_ref()? {
+            Listener::Gate { gate, channel } => Notify::GatePriority(gate.upgrade()?, *channel, queued),
+            Listener::Remote { conn, channel } => Notify::RemotePriority(conn.upgrade()?, *channel, queued),
         };
         self.in_gate_queue = true;
         Some(notify)

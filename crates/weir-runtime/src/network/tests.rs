@@ -46,6 +46,7 @@ fn frames_larger_than_a_buffer_span_into_the_next_buffers() {
                 ReaderEvent::Record(r) => got.push(r),
                 ReaderEvent::Event { .. } => {}
                 ReaderEvent::Finished => return got,
+                ReaderEvent::PriorityEvent { event, .. } => panic!("unexpected priority event {event:?}"),
                 ReaderEvent::Timeout => unreachable!("no timeout given"),
             }
         }
@@ -99,6 +100,7 @@ fn events_keep_their_order_relative_to_records_per_channel() {
                 event: Event::EndOfPartition,
             } => per_channel[channel].push("end".into()),
             ReaderEvent::Event { event, .. } => panic!("unexpected event {event:?}"),
+            ReaderEvent::PriorityEvent { event, .. } => panic!("unexpected priority event {event:?}"),
             ReaderEvent::Timeout => panic!("timed out"),
             ReaderEvent::Finished => break,
         }
@@ -475,6 +477,7 @@ fn broadcast_writes_every_record_to_every_channel() {
             ReaderEvent::Record(r) => per_channel[reader.current_channel().unwrap()].push(r.value),
             ReaderEvent::Event { .. } => {}
             ReaderEvent::Finished => break,
+            ReaderEvent::PriorityEvent { event, .. } => panic!("unexpected priority event {event:?}"),
             ReaderEvent::Timeout => panic!("timed out"),
         }
     }
@@ -517,6 +520,7 @@ fn round_trip(
             ReaderEvent::Record(r) => out[reader.current_channel().unwrap()].push(r),
             ReaderEvent::Event { .. } => {}
             ReaderEvent::Finished => break,
+            ReaderEvent::PriorityEvent { event, .. } => panic!("unexpected priority event {event:?}"),
             ReaderEvent::Timeout => panic!("timed out"),
         }
     }
@@ -583,6 +587,7 @@ fn all_to_all(config: NetworkConfig, producers: usize, consumers: usize, per_pro
                     }
                     ReaderEvent::Event { .. } => {}
                     ReaderEvent::Finished => return count,
+                    ReaderEvent::PriorityEvent { event, .. } => panic!("unexpected priority event {event:?}"),
                     ReaderEvent::Timeout => {
                         panic!("consumer {c} timed out: {}", reader.gate().debug_state())
                     }
@@ -658,4 +663,219 @@ fn the_handles_move_between_threads() {
     send::<CancelToken>();
     sync::<NetworkEnvironment>();
     sync::<CancelToken>();
+}
+
+// ----- priority events (the barriers of unaligned checkpoints) -----
+
+fn unaligned_barrier(id: u64) -> Event {
+    Event::CheckpointBarrier(weir_core::CheckpointBarrier {
+        id,
+        timestamp: 0,
+        options: weir_core::CheckpointOptions::for_config(
+            weir_core::CheckpointingMode::ExactlyOnce,
+            true,
+            Duration::ZERO,
+        ),
+    })
+}
+
+/// Record `i`: a frame of [`WIDE_FRAME`] bytes, so that with 64-byte segments every
+/// frame spans two or three buffers.
+fn wide_record(i: u64) -> StreamRecord<(u64, String)> {
+    StreamRecord::with_timestamp((i, "x".repeat(90)), i as i64)
+}
+
+/// Bytes of a [`wide_record`] frame: tag, timestamp, length, u64, string length, 90 bytes.
+const WIDE_FRAME: usize = 1 + 8 + 4 + 8 + 8 + 90;
+
+/// The records of `bytes` (a byte stream of record frames) and whether it ends inside
+/// a frame.
+fn decode_stream(bytes: &[u8]) -> (Vec<StreamRecord<(u64, String)>>, bool) {
+    let mut decoder = weir_core::codec::FrameDecoder::new();
+    let mut records = Vec::new();
+    decoder
+        .decode_buffer(bytes, |r| {
+            records.push(r);
+            Ok(())
+        })
+        .unwrap();
+    (records, decoder.has_pending())
+}
+
+/// Reads until the priority event: the records before it and its in-flight data.
+fn read_until_priority_event(reader: &mut RecordReader<(u64, String)>) -> (Vec<u64>, Event, Vec<u8>) {
+    let mut before = Vec::new();
+    loop {
+        match reader.next(Some(Duration::from_secs(5))).unwrap() {
+            ReaderEvent::Record(r) => before.push(r.value.0),
+            ReaderEvent::PriorityEvent { event, in_flight, .. } => return (before, event, in_flight),
+            other => panic!("unexpected {other:?} before the priority event"),
+        }
+    }
+}
+
+/// Reads everything after the priority event: record numbers, then `"wm<n>"` and
+/// `"end"` markers in their place.
+fn read_rest(reader: &mut RecordReader<(u64, String)>) -> Vec<String> {
+    let mut out = Vec::new();
+    loop {
+        match reader.next(Some(Duration::from_secs(5))).unwrap() {
+            ReaderEvent::Record(r) => out.push(r.value.0.to_string()),
+            ReaderEvent::Event {
+                event: Event::Watermark(w),
+                ..
+            } => out.push(format!("wm{}", w.0)),
+            ReaderEvent::Event {
+                event: Event::EndOfPartition,
+                ..
+            } => out.push("end".into()),
+            ReaderEvent::Finished => return out,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_priority_event_overtakes_the_queued_buffers_which_its_producer_gets_back_and_which_still_arrive_in_order() {
+    let env = NetworkEnvironment::new(NetworkConfig {
+        segment_size: 64,
+        total_buffers: 128,
+        max_buffers_per_channel: 64,
+        ..NetworkConfig::default()
+    });
+    let (w, subs) = env.create_result_partition(1, CancelToken::new()).unwrap();
+    let gate = env.create_input_gate(subs, CancelToken::new()).unwrap();
+    let mut writer = RecordWriter::new(w, Box::new(ForwardPartitioner));
+    let mut reader = RecordReader::<(u64, String)>::new(gate);
+    for i in 0..20 {
+        writer.emit(&wide_record(i)).unwrap();
+    }
+    writer.broadcast_event(Event::Watermark(Watermark(19))).unwrap();
+    writer.emit(&wide_record(20)).unwrap();
+    // The consumer takes the first records; its decoder then holds part of the next.
+    let mut processed = Vec::new();
+    for _ in 0..3 {
+        match reader.next(Some(Duration::from_secs(1))).unwrap() {
+            ReaderEvent::Record(r) => processed.push(r.value.0),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(processed, vec![0, 1, 2]);
+    let queued = writer.partition_writer().backlog(0);
+    // The current buffer (record 20's end) is flushed and overtaken too.
+    let overtaken = writer.broadcast_priority_event(unaligned_barrier(1)).unwrap();
+    assert_eq!(overtaken.len(), 1);
+    assert!(queued >= 20, "{queued} buffers queued");
+    assert!(
+        overtaken[0].len() > queued * 64,
+        "{} bytes overtaken: the {queued} queued buffers and the flushed one",
+        overtaken[0].len()
+    );
+    for i in 21..25 {
+        writer.emit(&wide_record(i)).unwrap();
+    }
+    writer.broadcast_event(Event::EndOfPartition).unwrap();
+
+    let (before, event, in_flight) = read_until_priority_event(&mut reader);
+    assert!(
+        before.is_empty(),
+        "the barrier comes before every queued buffer: {before:?}"
+    );
+    assert_eq!(event, unaligned_barrier(1));
+    assert!(
+        !in_flight.is_empty() && in_flight.len() < WIDE_FRAME,
+        "a local channel's in-flight data is the frame its decoder holds in part: {} bytes",
+        in_flight.len()
+    );
+    // Consumer's in-flight data, then the producer's overtaken buffers: exactly the
+    // records not processed at the barrier, ending with a whole frame.
+    let mut stream = in_flight;
+    stream.extend_from_slice(&overtaken[0]);
+    let (records, partial) = decode_stream(&stream);
+    assert!(!partial);
+    assert_eq!(records, (3..=20).map(wide_record).collect::<Vec<_>>());
+    // Everything overtaken still arrives, in order, then what came after the barrier.
+    let mut expected: Vec<String> = (3..20).map(|i| i.to_string()).collect();
+    expected.push("wm19".into());
+    expected.extend((20..25).map(|i| i.to_string()));
+    expected.push("end".into());
+    assert_eq!(read_rest(&mut reader), expected);
+}
+
+#[test]
+fn a_channel_with_a_priority_event_is_served_before_the_buffers_of_the_other_channels() {
+    let env = env(64, 64);
+    let (mut w, subs) = env.create_result_partition(2, CancelToken::new()).unwrap();
+    let mut gate = env.create_input_gate(subs, CancelToken::new()).unwrap();
+    for i in 0..3 {
+        for s in 0..2 {
+            let b = data_buffer(&mut w, i);
+            w.add_buffer(s, b).unwrap();
+        }
+    }
+    let overtaken = w.add_priority_event(1, unaligned_barrier(4)).unwrap();
+    assert_eq!(overtaken, vec![0, 1, 2]);
+    assert_eq!(
+        w.add_priority_event(0, Event::EndOfPartition),
+        Err(NetworkError::InvalidArgument(
+            "EndOfPartition cannot overtake the data before it".into()
+        ))
+    );
+    match gate.poll_next(Some(Duration::from_secs(1))).unwrap() {
+        Some((1, BufferOrEvent::Priority(p))) => {
+            assert_eq!(p.event, unaligned_barrier(4));
+            assert!(p.overtaken.is_empty(), "a local channel has no receive queue");
+        }
+        other => panic!("the priority event comes first, got {other:?}"),
+    }
+    let mut rest: Vec<(usize, u8)> = Vec::new();
+    while let Some((c, item)) = gate.poll_next(Some(Duration::from_millis(50))).unwrap() {
+        match item {
+            BufferOrEvent::Buffer(b) => rest.push((c, b[0])),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    for c in 0..2 {
+        let of_c: Vec<u8> = rest.iter().filter(|(ch, _)| *ch == c).map(|(_, b)| *b).collect();
+        assert_eq!(of_c, vec![0, 1, 2], "channel {c} keeps its order");
+    }
+}
+
+#[test]
+fn restored_output_channel_state_is_sent_before_anything_else_and_completes_the_consumers_partial_frame() {
+    let env = env(64, 64);
+    let (mut w, subs) = env.create_result_partition(1, CancelToken::new()).unwrap();
+    let gate = env.create_input_gate(subs, CancelToken::new()).unwrap();
+    let mut reader = RecordReader::<(u64, String)>::new(gate);
+    let mut frames = Vec::new();
+    for i in 0..3 {
+        weir_core::codec::encode_frame(&mut frames, &wide_record(i)).unwrap();
+    }
+    // The consumer's input channel state ends 50 bytes into record 1; the producer's
+    // output channel state is the rest.
+    assert_eq!(frames.len(), 3 * WIDE_FRAME);
+    let (input_state, output_state) = frames.split_at(WIDE_FRAME + 50);
+    let replayed = reader.resume_channel(0, input_state).unwrap();
+    assert_eq!(replayed, vec![wide_record(0)]);
+    w.add_recovered_data(0, output_state).unwrap();
+    let mut writer = RecordWriter::new(w, Box::new(ForwardPartitioner));
+    writer.emit(&wide_record(3)).unwrap();
+    writer.broadcast_event(Event::EndOfPartition).unwrap();
+    assert_eq!(read_rest(&mut reader), vec!["1", "2", "3", "end"]);
+}
+
+#[test]
+fn corrupt_restored_in_flight_data_is_an_error_naming_the_channel() {
+    let env = env(64, 16);
+    let (_w, subs) = env.create_result_partition(1, CancelToken::new()).unwrap();
+    let mut reader = RecordReader::<u64>::new(env.create_input_gate(subs, CancelToken::new()).unwrap());
+    let err = reader.resume_channel(0, &[9, 9]).unwrap_err();
+    assert!(
+        matches!(&err, NetworkError::Corrupt(m) if m.contains("channel 0") && m.contains("unknown frame tag 9")),
+        "{err}"
+    );
+    assert!(matches!(
+        reader.resume_channel(3, &[]),
+        Err(NetworkError::InvalidArgument(_))
+    ));
 }

@@ -102,6 +102,9 @@ impl<T: Serialize> Flushable for SharedWriter<T> {
     fn broadcast_event(&mut self, event: Event) -> Result<(), TaskError> {
         Ok(self.0.borrow_mut().broadcast_event(event)?)
     }
+    fn broadcast_priority_event(&mut self, event: Event) -> Result<Vec<Vec<u8>>, TaskError> {
+        Ok(self.0.borrow_mut().broadcast_priority_event(event)?)
+    }
 }
 
 /// The end of a chain at a network edge.

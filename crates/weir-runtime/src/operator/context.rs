@@ -5,7 +5,7 @@ use crate::checkpoint::StateRegistry;
 use std::cell::RefCell;
 use std::rc::Rc;
 use weir_core::KeyGroupRange;
-use weir_state::RestoredState;
+use weir_state::{RestoredState, ResultSubpartitionState};
 
 /// Something holding buffered output that the task flushes on the buffer timeout.
 pub trait Flushable {
@@ -24,7 +24,18 @@ pub trait Flushable {
         let _ = event;
         Ok(())
     }
+    /// Flushes, then sends `event` on every channel as a priority event (an unaligned
+    /// checkpoint's barrier) ahead of the data queued there; returns, per channel, the
+    /// bytes it overtook. Without priority events it is sent in band and overtakes
+    /// nothing.
+    fn broadcast_priority_event(&mut self, event: weir_core::Event) -> Result<Vec<Vec<u8>>, crate::error::TaskError> {
+        self.broadcast_event(event)?;
+        Ok(Vec::new())
+    }
 }
+
+/// A registered network output: the job edge it serves and the output.
+type NetworkFlushable = (usize, Rc<RefCell<dyn Flushable>>);
 
 /// The subtask an operator chain runs in. Built on the task's own thread.
 pub struct TaskContext {
@@ -42,7 +53,8 @@ pub struct TaskContext {
     pub attempt_number: u32,
     /// `execution.buffer-timeout.interval` in ms (0: flush every record, -1: only when full).
     pub buffer_timeout_ms: i64,
-    flushables: RefCell<Vec<Rc<RefCell<dyn Flushable>>>>,
+    /// The network outputs, with the job edge each serves.
+    flushables: RefCell<Vec<NetworkFlushable>>,
     processing_time: ProcessingTimeService,
     state: StateRegistry,
 }
@@ -104,14 +116,19 @@ impl TaskContext {
         format!("{} ({}/{})", self.task_name, self.subtask_index + 1, self.parallelism)
     }
 
-    /// Registers buffered output to flush on the buffer timeout.
-    pub fn register_flushable(&self, f: Rc<RefCell<dyn Flushable>>) {
-        self.flushables.borrow_mut().push(f);
+    /// Registers buffered output of job edge `job_edge` to flush on the buffer timeout
+    /// (and to send events on).
+    pub fn register_flushable(&self, job_edge: usize, f: Rc<RefCell<dyn Flushable>>) {
+        self.flushables.borrow_mut().push((job_edge, f));
     }
 
     /// Records written to the network by every registered output.
     pub fn records_out(&self) -> u64 {
-        self.flushables.borrow().iter().map(|f| f.borrow().records_out()).sum()
+        self.flushables
+            .borrow()
+            .iter()
+            .map(|(_, f)| f.borrow().records_out())
+            .sum()
     }
 
     /// Time every registered output spent waiting for buffers.
@@ -119,21 +136,46 @@ impl TaskContext {
         self.flushables
             .borrow()
             .iter()
-            .map(|f| f.borrow().backpressured_time())
+            .map(|(_, f)| f.borrow().backpressured_time())
             .sum()
     }
 
     /// Sends `event` on every channel of every registered output (flushing first).
     pub fn broadcast_event(&self, event: weir_core::Event) -> Result<(), crate::error::TaskError> {
-        for f in self.flushables.borrow().iter() {
+        for (_, f) in self.flushables.borrow().iter() {
             f.borrow_mut().broadcast_event(event)?;
         }
         Ok(())
     }
 
+    /// Sends `event` on every channel of every registered output as a priority event
+    /// (flushing first), ahead of the data queued there; returns the data it overtook
+    /// as output channel state, per job edge and subpartition with any.
+    pub fn broadcast_priority_event(
+        &self,
+        event: weir_core::Event,
+    ) -> Result<Vec<ResultSubpartitionState>, crate::error::TaskError> {
+        let mut state = Vec::new();
+        for (job_edge, f) in self.flushables.borrow().iter() {
+            let overtaken = f.borrow_mut().broadcast_priority_event(event)?;
+            let subpartitions = u32::try_from(overtaken.len()).unwrap_or(u32::MAX);
+            for (subpartition, data) in overtaken.into_iter().enumerate() {
+                if !data.is_empty() {
+                    state.push(ResultSubpartitionState {
+                        job_edge: u32::try_from(*job_edge).unwrap_or(u32::MAX),
+                        subpartition: subpartition as u32,
+                        subpartitions,
+                        data,
+                    });
+                }
+            }
+        }
+        Ok(state)
+    }
+
     /// Flushes every registered output.
     pub fn flush_all(&self) -> Result<(), crate::error::TaskError> {
-        for f in self.flushables.borrow().iter() {
+        for (_, f) in self.flushables.borrow().iter() {
             f.borrow_mut().flush()?;
         }
         Ok(())

@@ -83,6 +83,7 @@ trait OutputOps: Send + Sync {
     fn with_side_events(&self, output: Erased, sinks: Vec<Box<dyn EventSink>>) -> Result<Erased, TaskError>;
     fn network_output(
         &self,
+        job_edge: usize,
         writer: ResultPartitionWriter,
         selector: Erased,
         ctx: &TaskContext,
@@ -101,11 +102,12 @@ impl<O: Data> OutputOps for TypedOutput<O> {
     }
     fn network_output(
         &self,
+        job_edge: usize,
         writer: ResultPartitionWriter,
         selector: Erased,
         ctx: &TaskContext,
     ) -> Result<Erased, TaskError> {
-        network_output_typed::<O>(writer, selector, ctx)
+        network_output_typed::<O>(job_edge, writer, selector, ctx)
     }
     fn default_selector(&self, partitioner: Partitioner, ctx: &SelectorContext) -> Result<Erased, TaskError> {
         default_selector_typed::<O>(partitioner, ctx)
@@ -177,13 +179,14 @@ fn fan_out_typed<O: Data>(outputs: Vec<Erased>) -> Result<Erased, TaskError> {
 }
 
 fn network_output_typed<O: Data>(
+    job_edge: usize,
     writer: ResultPartitionWriter,
     selector: Erased,
     ctx: &TaskContext,
 ) -> Result<Erased, TaskError> {
     let selector = downcast::<Box<dyn ChannelSelector<O>>>(selector, "a channel selector")?;
     let (output, flushable) = RecordWriterOutput::new(RecordWriter::new(writer, selector), ctx.buffer_timeout_ms == 0);
-    ctx.register_flushable(flushable);
+    ctx.register_flushable(job_edge, flushable);
     let out: Box<dyn Output<O>> = Box::new(output);
     Ok(Box::new(out))
 }
@@ -388,15 +391,16 @@ impl OperatorFactory {
         self.output.with_side_events(output, sinks)
     }
 
-    /// A `Box<dyn Output<O>>` serialising into `writer`, choosing channels with
-    /// `selector` (a `Box<dyn ChannelSelector<O>>`).
+    /// A `Box<dyn Output<O>>` serialising into `writer`, the partition of job edge
+    /// `job_edge`, choosing channels with `selector` (a `Box<dyn ChannelSelector<O>>`).
     pub fn network_output(
         &self,
+        job_edge: usize,
         writer: ResultPartitionWriter,
         selector: Erased,
         ctx: &TaskContext,
     ) -> Result<Erased, TaskError> {
-        self.output.network_output(writer, selector, ctx)
+        self.output.network_output(job_edge, writer, selector, ctx)
     }
 
     /// The channel selector of a partitioner that needs nothing from the program.

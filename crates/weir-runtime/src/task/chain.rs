@@ -138,7 +138,7 @@ impl ChainBuilder<'_> {
                     .build(&sel_ctx),
                 other => writing_factory.default_selector(other, &sel_ctx)?,
             };
-            let out = writing_factory.network_output(writer, selector, self.ctx)?;
+            let out = writing_factory.network_output(job_edge, writer, selector, self.ctx)?;
             match tag {
                 Some(tag) => side
                     .entry(tag)

@@ -8,16 +8,22 @@
 //! recording channels looked up again on the next call (and after every barrier).
 //!
 //! Unaligned checkpoints: a record of a channel that records (see
-//! [`ChannelStateRecorder`]) is also appended to that channel's state; the aligned
-//! checkpoint timeout is checked at the start of every call, and waits for input end
-//! at the switch-over. A restored task first replays the recorded channel state of its
-//! checkpoint into the head, before anything is read from the network.
+//! [`ChannelStateRecorder`]) is also appended to that channel's state; an unaligned
+//! barrier arrives as a priority event with the channel's unprocessed data it
+//! overtook, which joins the channel's state when the aligner says so
+//! ([`ChannelAction::PersistInFlight`]); the aligned checkpoint timeout is checked at
+//! the start of every call, and waits for input end at the switch-over. While a
+//! channel records, an aligned barrier of the checkpoint queued in band at this end
+//! (its subpartition, or a remote channel's receive queue) is promoted to a priority
+//! event ([`InputGate::promote_barrier`](crate::network::InputGate::promote_barrier)). A restored
+//! task first feeds the recorded channel state of its checkpoint into each channel's
+//! decoder (the complete records go into the head, a frame it ends inside waits for
+//! the channel's first buffers, which the restored producer begins with its output
+//! channel state), before anything is read from the network.
 
-use crate::checkpoint::{
-    decode_channel_state, BarrierAligner, BarrierOutcome, ChannelAction, ChannelStateRecorder, EndOfInputTrigger,
-};
+use crate::checkpoint::{BarrierAligner, BarrierOutcome, ChannelAction, ChannelStateRecorder, EndOfInputTrigger};
 use crate::error::TaskError;
-use crate::network::{ReaderEvent, RecordReader};
+use crate::network::{NetworkError, ReaderEvent, RecordReader};
 use crate::operator::Output;
 use crate::task::valve::WatermarkValve;
 use serde::de::DeserializeOwned;
@@ -144,24 +150,60 @@ impl<I: Serialize + DeserializeOwned> StreamInputProcessor<I> {
         }
     }
 
-    /// Looks up which channels record now.
+    /// Looks up which channels record now. A recording channel whose barrier of the
+    /// recording checkpoint is queued in band at this end (an aligned barrier whose
+    /// checkpoint switched to unaligned here) gets it promoted to a priority event, so
+    /// that it overtakes the data ahead of it instead of waiting for it.
     fn sync_recording(&mut self) {
-        self.recorder
-            .sync(&self.alignment.aligner.borrow(), self.alignment.offset);
+        let aligner = self.alignment.aligner.borrow();
+        self.recorder.sync(&aligner, self.alignment.offset);
+        if let Some(checkpoint) = aligner.recording_checkpoint() {
+            for channel in 0..self.reader.num_channels() {
+                if self.recorder.is_recording(channel) {
+                    self.reader.gate().promote_barrier(channel, checkpoint);
+                }
+            }
+        }
     }
 
-    /// Replays restored in-flight data into the head, channel by channel.
+    /// Feeds restored in-flight data into the channels' decoders, channel by channel,
+    /// and the records it completes into the head.
     fn replay_channel_state(&mut self) -> Result<(), TaskError> {
         let Some((checkpoint_id, states)) = self.replay.take() else {
             return Ok(());
         };
         for state in &states {
-            for record in decode_channel_state::<I>(checkpoint_id, state)? {
+            let records = self
+                .reader
+                .resume_channel(state.channel as usize, &state.data)
+                .map_err(|e| TaskError::Restore {
+                    checkpoint_id,
+                    reason: format!("in-flight data of input gate {}: {e}", state.gate),
+                })?;
+            for record in records {
                 self.records_in += 1;
                 self.head.collect(record)?;
             }
         }
         Ok(())
+    }
+
+    /// Hands `barrier` of `channel` to the aligner and carries out its decision; an
+    /// unaligned barrier's `in_flight` data joins the channel state. True when the
+    /// aligner has an outcome for the task (the batch stops).
+    fn on_barrier(&mut self, channel: usize, barrier: CheckpointBarrier, in_flight: &[u8]) -> bool {
+        let action =
+            self.alignment
+                .aligner
+                .borrow_mut()
+                .on_barrier(self.alignment.offset + channel, barrier, Instant::now());
+        self.sync_recording();
+        match action {
+            ChannelAction::Block => self.reader.gate_mut().block_channel(channel),
+            ChannelAction::PersistInFlight => self.recorder.add_in_flight(channel, barrier.id, in_flight),
+            ChannelAction::None => {}
+        }
+        self.alignment.aligner.borrow().has_outcome()
     }
 }
 
@@ -235,18 +277,23 @@ impl<I: Serialize + DeserializeOwned> InputProcessor for StreamInputProcessor<I>
                     channel,
                     event: Event::CheckpointBarrier(barrier),
                 } => {
-                    let action = self.alignment.aligner.borrow_mut().on_barrier(
-                        self.alignment.offset + channel,
-                        barrier,
-                        Instant::now(),
-                    );
-                    if action == ChannelAction::Block {
-                        self.reader.gate_mut().block_channel(channel);
-                    }
-                    self.sync_recording();
-                    if self.alignment.aligner.borrow().has_outcome() {
+                    if self.on_barrier(channel, barrier, &[]) {
                         return Ok(InputStatus::MoreAvailable);
                     }
+                }
+                ReaderEvent::PriorityEvent {
+                    channel,
+                    event: Event::CheckpointBarrier(barrier),
+                    in_flight,
+                } if barrier.options.is_unaligned() => {
+                    if self.on_barrier(channel, barrier, &in_flight) {
+                        return Ok(InputStatus::MoreAvailable);
+                    }
+                }
+                ReaderEvent::PriorityEvent { channel, event, .. } => {
+                    return Err(TaskError::Network(NetworkError::Corrupt(format!(
+                        "channel {channel}: priority event {event:?} is not an unaligned checkpoint barrier"
+                    ))));
                 }
                 ReaderEvent::Timeout => {
                     return Ok(if processed_any {
@@ -292,15 +339,18 @@ impl<I: Serialize + DeserializeOwned> InputProcessor for StreamInputProcessor<I>
         state: Vec<InputChannelState>,
     ) -> Result<(), TaskError> {
         let channels = self.reader.num_channels();
-        if let Some(bad) = state
-            .iter()
-            .find(|s| s.gate != self.alignment.gate || s.channel as usize >= channels)
-        {
+        if let Some(bad) = state.iter().find(|s| {
+            s.gate != self.alignment.gate
+                || s.channel as usize >= channels
+                || s.channels != 0 && s.channels as usize != channels
+        }) {
             return Err(TaskError::Restore {
                 checkpoint_id,
                 reason: format!(
-                    "in-flight data of input gate {} channel {}, but this input is gate {} with {channels} channels",
-                    bad.gate, bad.channel, self.alignment.gate
+                    "the unaligned checkpoint holds in-flight data of input gate {} channel {} (of {}), but this \
+                     input is gate {} with {channels} channels: channel state is not redistributed when a \
+                     producer's parallelism changes",
+                    bad.gate, bad.channel, bad.channels, self.alignment.gate
                 ),
             });
         }

@@ -14,17 +14,21 @@
 //! records are processed again right after the barrier went out.
 //!
 //! An unaligned checkpoint (the first barrier of an unaligned checkpoint, or an
-//! aligned one whose alignment timed out) snapshots and forwards the barrier the same
-//! way, but keeps the snapshot until the input processor's channel state is complete
-//! (every channel delivered the barrier or ended); the recorded in-flight data is then
-//! added to the snapshot, which is stored and acknowledged with its size as
+//! aligned one whose alignment timed out, and at a source a trigger of an unaligned
+//! checkpoint) snapshots the same way but forwards the barrier as a priority event: it
+//! overtakes the buffers queued in every subpartition, whose bytes become the
+//! snapshot's output channel state (they are still sent). An input task keeps the
+//! snapshot until the input processor's channel state is complete (every channel
+//! delivered the barrier or ended); the recorded in-flight input data is then added to
+//! the snapshot, which is stored and acknowledged with the size of both as
 //! `persisted_data`. At most one unaligned snapshot waits at a time: a newer
-//! checkpoint aborts the older one first. Barriers still queue behind the output
-//! buffers already written (no output-side overtaking).
+//! checkpoint aborts the older one first.
 //!
-//! A restored input task hands the recorded in-flight data of its checkpoint to its
-//! input processor before the first record, which replays it before reading the
-//! network; unaligned channel state at another parallelism is refused.
+//! A restored task first queues the output channel state of its checkpoint on its
+//! subpartitions, before its chain is built and anything else is written, and an input
+//! task hands the input channel state to its input processor, which feeds it into the
+//! channels' decoders before reading the network; unaligned channel state at another
+//! parallelism, or for partitions and gates of another size, is refused.
 //!
 //! Checkpoints after tasks finish (Flink's FLIP-147): an input task whose upstream
 //! tasks have all finished gets its triggers from the coordinator, as a source does;
@@ -149,6 +153,13 @@ fn run_task_inner(mut spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> 
                 reason: e.to_string(),
             })?;
             Some((r.checkpoint_id, state)).filter(|(_, s)| !s.is_empty())
+        }
+        None => None,
+    };
+    let channel_state = match channel_state {
+        Some((checkpoint_id, state)) => {
+            resend_output_channel_state(checkpoint_id, &jv.name, state.output, &mut spec.outputs)?;
+            Some((checkpoint_id, state.input)).filter(|(_, s)| !s.is_empty())
         }
         None => None,
     };
@@ -422,6 +433,40 @@ impl TaskLoop<'_> {
         }
         Ok(())
     }
+}
+
+/// Queues restored output channel state on the subpartitions it was recorded on, before
+/// anything else is written there; state of a job edge the task does not produce, or
+/// of a partition that now has another number of subpartitions, is refused.
+fn resend_output_channel_state(
+    checkpoint_id: CheckpointId,
+    vertex: &str,
+    state: Vec<weir_state::ResultSubpartitionState>,
+    outputs: &mut [NetworkOutput],
+) -> Result<(), TaskError> {
+    for s in state {
+        let fail = |reason: String| TaskError::Restore { checkpoint_id, reason };
+        let output = outputs
+            .iter_mut()
+            .find(|o| o.job_edge == s.job_edge as usize)
+            .ok_or_else(|| {
+                fail(format!(
+                    "'{vertex}' holds in-flight output data of job edge {}, which it does not produce",
+                    s.job_edge
+                ))
+            })?;
+        let subpartitions = output.writer.num_subpartitions();
+        if s.subpartitions as usize != subpartitions || s.subpartition as usize >= subpartitions {
+            return Err(fail(format!(
+                "the unaligned checkpoint holds in-flight output data of '{vertex}' for subpartition {} of {} on job \
+                 edge {}, but the partition now has {subpartitions} subpartitions: channel state is not \
+                 redistributed when a consumer's parallelism changes",
+                s.subpartition, s.subpartitions, s.job_edge
+            )));
+        }
+        output.writer.add_recovered_data(s.subpartition as usize, &s.data)?;
+    }
+    Ok(())
 }
 
 /// The current processing time if a wake-up is due (taking the due ones).

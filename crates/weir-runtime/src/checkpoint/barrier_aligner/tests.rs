@@ -1,5 +1,7 @@
 //! Scenarios of the barrier aligner, one per rule, then an exhaustive check of the
-//! module's invariants over every short event sequence in every alignment mode.
+//! module's invariants over every short event sequence in every alignment mode, and
+//! in the mixed mode where some barriers of an aligned-with-timeout checkpoint come
+//! unaligned (forwarded by an upstream task that switched).
 
 use super::*;
 use weir_core::{CheckpointOptions, CheckpointingMode, SnapshotType};
@@ -12,6 +14,8 @@ enum Mode {
     Unaligned,
     /// Aligned, switching to unaligned after [`TIMEOUT`].
     Timeout,
+    /// [`Mode::Timeout`] barriers, and unaligned ones of the same checkpoints.
+    Mixed,
 }
 
 const TIMEOUT: Duration = Duration::from_millis(100);
@@ -21,7 +25,7 @@ fn options(mode: Mode) -> CheckpointOptions {
         Mode::Aligned => CheckpointOptions::checkpoint(CheckpointingMode::ExactlyOnce),
         Mode::AtLeastOnce => CheckpointOptions::checkpoint(CheckpointingMode::AtLeastOnce),
         Mode::Unaligned => CheckpointOptions::for_config(CheckpointingMode::ExactlyOnce, true, Duration::ZERO),
-        Mode::Timeout => CheckpointOptions::for_config(CheckpointingMode::ExactlyOnce, true, TIMEOUT),
+        Mode::Timeout | Mode::Mixed => CheckpointOptions::for_config(CheckpointingMode::ExactlyOnce, true, TIMEOUT),
     }
 }
 
@@ -106,14 +110,20 @@ fn a_newer_barrier_aborts_the_alignment_in_progress_and_late_old_barriers_are_ig
 }
 
 #[test]
-fn a_single_channel_aligns_at_once_even_when_unaligned() {
+fn a_single_channel_aligns_at_once_but_an_unaligned_barrier_persists_what_it_overtook() {
     let t = Instant::now();
-    for mode in [Mode::Aligned, Mode::Unaligned] {
-        let mut a = BarrierAligner::new(1);
-        let b = barrier(9, mode);
-        assert_eq!(a.on_barrier(0, b, t), ChannelAction::None);
-        assert_eq!(outcomes(&mut a), vec![BarrierOutcome::Aligned(b)]);
-    }
+    let mut a = BarrierAligner::new(1);
+    let b = barrier(9, Mode::Aligned);
+    assert_eq!(a.on_barrier(0, b, t), ChannelAction::None);
+    assert_eq!(outcomes(&mut a), vec![BarrierOutcome::Aligned(b)]);
+    let mut a = BarrierAligner::new(1);
+    let b = barrier(9, Mode::Unaligned);
+    assert_eq!(a.on_barrier(0, b, t), ChannelAction::PersistInFlight);
+    assert_eq!(
+        outcomes(&mut a),
+        vec![BarrierOutcome::Unaligned(b), BarrierOutcome::ChannelStateComplete(9)],
+        "the in-flight data it overtook is the checkpoint's channel state"
+    );
 }
 
 #[test]
@@ -121,13 +131,18 @@ fn unaligned_snapshots_on_the_first_barrier_and_records_the_other_channels_until
     let t = Instant::now();
     let mut a = BarrierAligner::new(3);
     let b = barrier(3, Mode::Unaligned);
-    assert_eq!(a.on_barrier(1, b, t), ChannelAction::None);
+    assert_eq!(a.on_barrier(1, b, t), ChannelAction::PersistInFlight);
     assert_eq!(outcomes(&mut a), vec![BarrierOutcome::Unaligned(b)]);
     assert_eq!(a.recording_checkpoint(), Some(3));
     assert!(a.is_recording(0) && !a.is_recording(1) && a.is_recording(2));
     assert!((0..3).all(|c| !a.is_blocked(c)));
-    assert_eq!(a.on_barrier(0, b, t), ChannelAction::None);
+    assert_eq!(a.on_barrier(0, b, t), ChannelAction::PersistInFlight);
     assert!(!a.is_recording(0) && !a.has_outcome());
+    assert_eq!(
+        a.on_barrier(0, b, t),
+        ChannelAction::None,
+        "a repeated barrier counts once"
+    );
     a.on_end_of_partition(2, t + Duration::from_millis(7));
     assert_eq!(outcomes(&mut a), vec![BarrierOutcome::ChannelStateComplete(3)]);
     assert!((0..3).all(|c| !a.is_recording(c)));
@@ -184,6 +199,26 @@ fn an_aligned_checkpoint_that_aligns_within_its_timeout_stays_aligned() {
 }
 
 #[test]
+fn an_unaligned_barrier_switches_an_aligned_checkpoint_at_once_and_releases_the_blocked_channels() {
+    let t = Instant::now();
+    let mut a = BarrierAligner::new(3);
+    let aligned = barrier(5, Mode::Timeout);
+    let switched = CheckpointBarrier {
+        options: aligned.options.as_unaligned(),
+        ..aligned
+    };
+    assert_eq!(a.on_barrier(0, aligned, t), ChannelAction::Block);
+    let before = a.releases();
+    assert_eq!(a.on_barrier(1, switched, t), ChannelAction::PersistInFlight);
+    assert_eq!(outcomes(&mut a), vec![unaligned(switched)]);
+    assert!(a.releases() > before && !a.is_blocked(0));
+    assert!(a.is_recording(2) && !a.is_recording(0) && !a.is_recording(1));
+    // The last one may be unaligned too: it still persists what it overtook.
+    assert_eq!(a.on_barrier(2, switched, t), ChannelAction::PersistInFlight);
+    assert_eq!(outcomes(&mut a), vec![BarrierOutcome::ChannelStateComplete(5)]);
+}
+
+#[test]
 fn savepoints_stay_aligned_when_unaligned_checkpoints_are_enabled() {
     let t = Instant::now();
     let mut a = BarrierAligner::new(2);
@@ -199,6 +234,8 @@ fn savepoints_stay_aligned_when_unaligned_checkpoints_are_enabled() {
 #[derive(Clone, Copy, Debug)]
 enum Ev {
     Barrier(usize, u64),
+    /// An unaligned barrier (a priority event) of the mode's checkpoint `id`.
+    UnalignedBarrier(usize, u64),
     End(usize),
     /// Time passes beyond the aligned-checkpoint timeout and the task checks it.
     Tick,
@@ -221,15 +258,45 @@ fn check_sequence(mode: Mode, seq: &[Ev]) {
     let mut ended = [false; N];
     let mut seen: std::collections::BTreeMap<u64, Seen> = Default::default();
     let mut last_started = 0u64;
+    // Checkpoints an unaligned barrier counted for, and the newest one a barrier counted for.
+    let mut overtaken: std::collections::BTreeSet<u64> = Default::default();
+    let mut newest = 0u64;
     for ev in seq {
+        let mut persisted = None;
         match *ev {
-            Ev::Barrier(c, id) => {
-                let action = a.on_barrier(c, barrier(id, mode), now);
+            Ev::Barrier(c, id) | Ev::UnalignedBarrier(c, id) => {
+                let mut b = barrier(id, mode);
+                if matches!(ev, Ev::UnalignedBarrier(..)) {
+                    b.options = b.options.as_unaligned();
+                }
+                // Counts: a live channel's first barrier of the checkpoint in progress, or
+                // of a newer one.
+                let counts = !ended[c]
+                    && if a.current() == Some(id) {
+                        delivered[c].is_none_or(|d| d < id)
+                    } else {
+                        id > newest
+                    };
+                if counts {
+                    newest = newest.max(id);
+                }
+                let action = a.on_barrier(c, b, now);
                 if !ended[c] {
                     delivered[c] = Some(delivered[c].map_or(id, |d| d.max(id)));
                 }
                 if action == ChannelAction::Block {
-                    assert!(matches!(mode, Mode::Aligned | Mode::Timeout), "{seq:?}");
+                    assert!(matches!(mode, Mode::Aligned | Mode::Timeout | Mode::Mixed), "{seq:?}");
+                    assert!(!b.options.is_unaligned(), "{seq:?}");
+                }
+                let persist = action == ChannelAction::PersistInFlight;
+                assert_eq!(
+                    persist,
+                    counts && b.options.is_unaligned(),
+                    "PersistInFlight exactly for unaligned barriers that count: {seq:?}"
+                );
+                if persist {
+                    overtaken.insert(id);
+                    persisted = Some(id);
                 }
             }
             Ev::End(c) => {
@@ -246,12 +313,16 @@ fn check_sequence(mode: Mode, seq: &[Ev]) {
             match o {
                 BarrierOutcome::Aligned(b) => {
                     assert!(b.id > last_started && !seen.contains_key(&b.id), "{seq:?}");
+                    assert!(
+                        !overtaken.contains(&b.id),
+                        "aligned after an overtaking barrier: {seq:?}"
+                    );
                     assert!(all_delivered(b.id), "aligned too early: {seq:?}");
                     last_started = b.id;
                     seen.insert(b.id, Seen::Done);
                 }
                 BarrierOutcome::Unaligned(b) => {
-                    assert!(matches!(mode, Mode::Unaligned | Mode::Timeout), "{seq:?}");
+                    assert!(matches!(mode, Mode::Unaligned | Mode::Timeout | Mode::Mixed), "{seq:?}");
                     assert!(b.options.is_unaligned(), "forwarded barriers are unaligned: {seq:?}");
                     assert!(b.id > last_started && !seen.contains_key(&b.id), "{seq:?}");
                     last_started = b.id;
@@ -271,6 +342,12 @@ fn check_sequence(mode: Mode, seq: &[Ev]) {
                 }
             }
         }
+        if let Some(id) = persisted {
+            assert!(
+                seen.contains_key(&id),
+                "in-flight data of a checkpoint not taken unaligned: {seq:?}"
+            );
+        }
         let current = a.current();
         let recording = a.recording_checkpoint();
         if let Some(r) = recording {
@@ -278,7 +355,7 @@ fn check_sequence(mode: Mode, seq: &[Ev]) {
         }
         for c in 0..N {
             if a.is_blocked(c) {
-                assert!(matches!(mode, Mode::Aligned | Mode::Timeout), "{seq:?}");
+                assert!(matches!(mode, Mode::Aligned | Mode::Timeout | Mode::Mixed), "{seq:?}");
                 assert!(recording.is_none(), "blocked while unaligned: {seq:?}");
                 assert_eq!(delivered[c], current, "{seq:?}");
             }
@@ -289,19 +366,30 @@ fn check_sequence(mode: Mode, seq: &[Ev]) {
 }
 
 /// Every sequence of up to 6 events over 3 channels (barriers 1..=3, ends, and timeout
-/// ticks where a timeout applies), in each mode, checked against the invariants of
-/// the module doc.
+/// ticks where a timeout applies), in each mode, and of up to 5 events in the mixed
+/// mode (aligned and unaligned barriers 1..=2, ends, ticks), checked against the
+/// invariants of the module doc.
 #[test]
 fn every_event_sequence_over_three_channels_keeps_the_invariants_in_every_mode() {
-    for mode in [Mode::Aligned, Mode::AtLeastOnce, Mode::Unaligned, Mode::Timeout] {
+    for mode in [
+        Mode::Aligned,
+        Mode::AtLeastOnce,
+        Mode::Unaligned,
+        Mode::Timeout,
+        Mode::Mixed,
+    ] {
+        let (ids, depth) = if mode == Mode::Mixed { (2, 5) } else { (3, 6) };
         let mut events = Vec::new();
         for c in 0..3 {
-            for id in 1..=3 {
+            for id in 1..=ids {
                 events.push(Ev::Barrier(c, id));
+                if mode == Mode::Mixed {
+                    events.push(Ev::UnalignedBarrier(c, id));
+                }
             }
             events.push(Ev::End(c));
         }
-        if mode == Mode::Timeout {
+        if matches!(mode, Mode::Timeout | Mode::Mixed) {
             events.push(Ev::Tick);
         }
         let mut stack: Vec<Vec<Ev>> = vec![vec![]];
@@ -309,7 +397,7 @@ fn every_event_sequence_over_three_channels_keeps_the_invariants_in_every_mode()
         while let Some(seq) = stack.pop() {
             explored += 1;
             check_sequence(mode, &seq);
-            if seq.len() < 6 {
+            if seq.len() < depth {
                 for ev in &events {
                     let mut next = seq.clone();
                     next.push(*ev);

@@ -5,6 +5,8 @@
 //! Per connection a reader thread copies every received data buffer into a receive
 //! buffer of the channel's gate, accounts it in the gate's
 //! [`ReceiverCredits`](crate::network::ReceiverCredits) and queues it at the channel;
+//! a priority event is queued ahead of the channel's buffers, carrying a copy of the
+//! bytes of those it overtook, and its channel goes to the front of the gate's queue;
 //! a writer thread sends partition requests, credit and cancels. Control to send is
 //! kept per channel in `pending` (credit is summed, so the table never holds more
 //! entries than channels) and `work` lists each channel with pending control once.
@@ -17,14 +19,15 @@
 //! [`EVENT_WINDOW`] events. Lock order: remote channel → gate; the connection state is
 //! a leaf.
 
-use super::protocol::{self, ControlFrame, ErrorCode, Frame, HELLO_LEN, KIND_DATA};
+use super::protocol::{self, ControlFrame, ErrorCode, Frame, HELLO_LEN, KIND_DATA, KIND_PRIORITY_EVENT};
 use super::{PartitionId, EVENT_WINDOW};
-use crate::network::buffer::{lock, BufferOrEvent};
+use crate::network::buffer::{lock, BufferOrEvent, PriorityEvent};
 use crate::network::cancel::CancelToken;
+use crate::network::channel_queue::ChannelQueue;
 use crate::network::credit::CreditError;
 use crate::network::error::NetworkError;
 use crate::network::input_gate::GateShared;
-use crate::network::subpartition::Taken;
+use crate::network::subpartition::{promote_barrier_in, Taken};
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
 use std::io::{BufReader, BufWriter, Read, Write};
@@ -33,7 +36,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::thread;
 use std::time::{Duration, Instant};
-use weir_core::Event;
+use weir_core::{CheckpointId, Event};
 
 /// How long connecting to a data server may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -315,7 +318,7 @@ impl ClientConnShared {
             .read_exact(scratch)
             .map_err(|e| format!("reading an event: {e}"))?;
         if let Some(ch) = ch {
-            ch.receive_event(h.sequence, scratch);
+            ch.receive_event(h.sequence, scratch, h.kind == KIND_PRIORITY_EVENT);
         }
         Ok(())
     }
@@ -477,7 +480,7 @@ pub(crate) struct RemoteInputChannel {
 }
 
 struct RemoteChannelState {
-    queue: VecDeque<BufferOrEvent>,
+    queue: ChannelQueue<BufferOrEvent>,
     in_gate_queue: bool,
     request: RequestState,
     next_sequence: u64,
@@ -516,7 +519,7 @@ impl RemoteInputChannel {
             gate,
             index,
             state: Mutex::new(RemoteChannelState {
-                queue: VecDeque::new(),
+                queue: ChannelQueue::new(),
                 in_gate_queue: false,
                 request: RequestState::Sent,
                 next_sequence: 0,
@@ -561,12 +564,15 @@ impl RemoteInputChannel {
     pub(crate) fn describe(&self) -> String {
         let st = self.state();
         format!(
-            "remote {} channel {} ({} sub {}): queue {}, request {:?}, next seq {}, ended {}, failure {:?}, queued {}",
+            "remote {} channel {} ({} sub {}): queue {} (buffers {}, priority events {}), request {:?}, next seq {}, \
+             ended {}, failure {:?}, queued {}",
             self.conn.address,
             self.id,
             self.partition,
             self.subpartition,
             st.queue.len(),
+            st.queue.buffers(),
+            st.queue.priority_events(),
             st.request,
             st.next_sequence,
             st.ended,
@@ -595,11 +601,14 @@ impl RemoteInputChannel {
         if requeue {
             gate.enqueue_channel(self.index);
         }
-        if let Taken::Item(BufferOrEvent::Event(e)) = &taken {
-            if *e != Event::EndOfPartition {
-                // The event window moves on.
-                self.conn.add_credit(self.id, 0, 1);
-            }
+        let event_taken = match &taken {
+            Taken::Item(BufferOrEvent::Event(e)) => *e != Event::EndOfPartition,
+            Taken::Item(BufferOrEvent::Priority(_)) => true,
+            _ => false,
+        };
+        if event_taken {
+            // The event window moves on.
+            self.conn.add_credit(self.id, 0, 1);
         }
         taken
     }
@@ -621,7 +630,7 @@ impl RemoteInputChannel {
             let mut st = self.state();
             st.released = true;
             st.in_gate_queue = false;
-            std::mem::take(&mut st.queue)
+            st.queue.take_all()
         };
         drop(dropped);
         self.conn.cancel(self.id);
@@ -659,12 +668,45 @@ impl RemoteInputChannel {
             drop(item);
             return;
         }
-        st.queue.push_back(item);
+        st.queue.push(item);
         let notify = st.claim();
         drop(st);
         if notify {
             gate.enqueue_channel(self.index);
         }
+    }
+
+    /// Promotes the barrier of `checkpoint` received in band to a priority event (see
+    /// [`Subpartition::promote_barrier`](crate::network::subpartition::Subpartition::promote_barrier)),
+    /// and makes the gate serve the channel first. False when it is not in the receive
+    /// queue (not received yet, or taken).
+    pub(crate) fn promote_barrier(&self, gate: &GateShared, checkpoint: CheckpointId) -> bool {
+        let mut st = self.state();
+        if st.released || !promote_barrier_in(&mut st.queue, checkpoint) {
+            return false;
+        }
+        let queued = st.in_gate_queue;
+        st.in_gate_queue = true;
+        drop(st);
+        gate.enqueue_priority_channel(self.index, queued);
+        true
+    }
+
+    /// Queues a received priority event ahead of the buffers received before it, with
+    /// a copy of their bytes (the data it overtook), and makes the gate serve the
+    /// channel first.
+    fn push_priority(&self, gate: &GateShared, event: Event) {
+        let mut st = self.state();
+        if st.released {
+            return;
+        }
+        let overtaken = st.queue.overtaken();
+        st.queue
+            .push(BufferOrEvent::Priority(PriorityEvent { event, overtaken }));
+        let queued = st.in_gate_queue;
+        st.in_gate_queue = true;
+        drop(st);
+        gate.enqueue_priority_channel(self.index, queued);
     }
 
     /// Checks that the next BufferResponse may be accepted: `Ok(false)` to drop it.
@@ -725,7 +767,7 @@ impl RemoteInputChannel {
         Ok(())
     }
 
-    fn receive_event(&self, sequence: u64, bytes: &[u8]) {
+    fn receive_event(&self, sequence: u64, bytes: &[u8], priority: bool) {
         let Some(gate) = self.gate.upgrade() else {
             return;
         };
@@ -739,6 +781,16 @@ impl RemoteInputChannel {
                 return;
             }
         };
+        if priority {
+            if event == Event::EndOfPartition {
+                self.fail(NetworkError::Protocol(format!(
+                    "channel {}: EndOfPartition sent as a priority event",
+                    self.index
+                )));
+                return;
+            }
+            return self.push_priority(&gate, event);
+        }
         if event == Event::EndOfPartition {
             self.state().ended = true;
             self.conn.remove(self.id);

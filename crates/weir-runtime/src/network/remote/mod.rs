@@ -40,7 +40,8 @@
 //! type 3 CancelPartitionRequest  (client → server)  channel: u64
 //! type 4 PartitionRequestAccepted (server → client) channel: u64
 //! type 5 BufferResponse          (server → client)
-//!        channel: u64 | sequence: u64 | backlog: u32 | kind: u8 (0 data buffer, 1 event)
+//!        channel: u64 | sequence: u64 | backlog: u32
+//!        | kind: u8 (0 data buffer, 1 event, 2 priority event)
 //!        | size: u32 | bytes[size]    (a buffer's bytes, or the Event in weir_core's codec;
 //!                                     since version 2 a barrier's options include its
 //!                                     alignment and aligned-checkpoint timeout)
@@ -72,6 +73,13 @@
 //! - **Events** need no buffer credit but are bounded by an event window
 //!   ([`EVENT_WINDOW`] in flight per channel, returned with AddCredit as the consumer
 //!   takes them), so a consumer that never reads cannot make its receive queue grow.
+//! - **Priority events** (version 3; the barriers of unaligned checkpoints) are events
+//!   that overtook the buffers queued in the producer's subpartition: the server sends
+//!   one as soon as it is queued, serving its channel first, and the client queues it
+//!   ahead of the buffers of that channel it received before it (which travel with it
+//!   to the consumer as the data it overtook) and makes its gate serve the channel
+//!   first. They count in the event window like every event; the sequence numbers
+//!   stay in sending order.
 //! - Receive buffers are real: an input gate with remote channels takes a fixed local
 //!   pool of `remote channels × buffers_per_channel + floating_buffers_per_gate`
 //!   segments from the process's `NetworkBufferPool` (allocated when the gate is

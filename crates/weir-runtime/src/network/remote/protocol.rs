@@ -15,8 +15,9 @@ pub const MAGIC: u32 = 0x5745_4952;
 
 /// The version of the data protocol this build speaks; peers must speak the same.
 /// Version 2: events carry a checkpoint barrier's alignment and aligned-checkpoint
-/// timeout (unaligned checkpoints).
-pub const PROTOCOL_VERSION: u16 = 2;
+/// timeout (unaligned checkpoints). Version 3: priority events (BufferResponse kind 2,
+/// unaligned checkpoint barriers that overtake in-flight data).
+pub const PROTOCOL_VERSION: u16 = 3;
 
 /// Largest frame accepted (length field), 64 MiB.
 pub const MAX_FRAME_LENGTH: usize = 64 << 20;
@@ -45,6 +46,9 @@ const BUFFER_HEADER_LEN: usize = 8 + 8 + 4 + 1 + 4;
 pub(crate) const KIND_DATA: u8 = 0;
 /// Payload kind of a BufferResponse: an event in weir_core's codec.
 pub(crate) const KIND_EVENT: u8 = 1;
+/// Payload kind of a BufferResponse: a priority event in weir_core's codec; the
+/// receiver queues it ahead of the buffers it received before it.
+pub(crate) const KIND_PRIORITY_EVENT: u8 = 2;
 
 /// Why an ErrorResponse was sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -330,7 +334,7 @@ pub(crate) fn read_frame<R: Read>(input: &mut R, scratch: &mut Vec<u8>) -> Resul
                 body_len - BUFFER_HEADER_LEN
             )));
         }
-        if header.kind != KIND_DATA && header.kind != KIND_EVENT {
+        if !matches!(header.kind, KIND_DATA | KIND_EVENT | KIND_PRIORITY_EVENT) {
             return Err(WireError::Malformed(format!("unknown buffer kind {}", header.kind)));
         }
         return Ok(Some(Frame::Buffer(header)));
@@ -536,6 +540,23 @@ mod tests {
             }
         );
         assert_eq!(input, b"hello");
+    }
+
+    #[test]
+    fn priority_events_have_their_own_buffer_kind_and_unknown_kinds_are_refused() {
+        let mut bytes = Vec::new();
+        write_buffer(&mut bytes, 1, 0, 0, KIND_PRIORITY_EVENT, b"ev").unwrap();
+        let mut scratch = Vec::new();
+        match read_frame(&mut &bytes[..], &mut scratch).unwrap() {
+            Some(Frame::Buffer(h)) => assert_eq!(h.kind, KIND_PRIORITY_EVENT),
+            other => panic!("unexpected {other:?}"),
+        }
+        let mut bad = Vec::new();
+        write_buffer(&mut bad, 1, 0, 0, 3, b"ev").unwrap();
+        assert!(matches!(
+            read_frame(&mut &bad[..], &mut scratch),
+            Err(WireError::Malformed(m)) if m.contains("unknown buffer kind 3")
+        ));
     }
 
     #[test]

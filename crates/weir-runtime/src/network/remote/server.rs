@@ -6,7 +6,8 @@
 //! channels that have something to send, round-robin). A requested subpartition gets a
 //! [`Listener::Remote`](crate::network::subpartition::Listener) so that producers and
 //! credit announcements queue its channel at the writer, exactly as they queue a local
-//! channel at its gate.
+//! channel at its gate; a channel with a priority event goes to the front of the
+//! writer's queue and its event is sent as kind 2 (priority event).
 //!
 //! Invariants: a channel id is in `available` at most once (the subpartition's
 //! `in_gate_queue` flag); `control` holds at most [`MAX_CONTROL_QUEUE`] frames pushed
@@ -15,7 +16,9 @@
 //! it — then its subpartition is released as consumer; closing the connection releases
 //! every channel still in `channels`. Lock order: subpartition → connection state.
 
-use super::protocol::{self, ControlFrame, ErrorCode, Frame, WireError, HELLO_LEN, KIND_DATA, KIND_EVENT};
+use super::protocol::{
+    self, ControlFrame, ErrorCode, Frame, WireError, HELLO_LEN, KIND_DATA, KIND_EVENT, KIND_PRIORITY_EVENT,
+};
 use super::{Lookup, PartitionId, PartitionRegistry, MAX_CONTROL_QUEUE};
 use crate::network::buffer::lock;
 use crate::network::error::NetworkError;
@@ -299,6 +302,26 @@ impl ServerConnShared {
         self.wake.notify_one();
     }
 
+    /// `channel` got a priority event: serve it first. `queued`: it is marked queued
+    /// already; it is moved to the front when it is in the queue.
+    pub(crate) fn enqueue_priority_channel(&self, channel: u64, queued: bool) {
+        let mut st = self.state();
+        if st.closed {
+            return;
+        }
+        if queued {
+            match st.available.iter().position(|&c| c == channel) {
+                Some(at) => {
+                    st.available.remove(at);
+                }
+                None => return,
+            }
+        }
+        st.available.push_front(channel);
+        drop(st);
+        self.wake.notify_one();
+    }
+
     /// Queues a control frame; with `wait`, waits while the control queue is full.
     fn push_control(&self, frame: ControlFrame, wait: bool) {
         let mut st = self.state();
@@ -514,11 +537,19 @@ impl ServerConnShared {
             };
             dirty = true;
             let written = match work {
-                Work::Control(frame) => protocol::write_control(&mut out, &frame),
+                Work::Control(frame) => protocol::write_control(&mut out, &frame).map(|()| false),
                 Work::Channel(ch) => self.send_from(&ch, &mut out),
             };
-            if let Err(e) = written {
-                break Err(e);
+            match written {
+                // A priority event leaves at once, not when the writer runs out of work.
+                Ok(true) => {
+                    dirty = false;
+                    if let Err(e) = out.flush() {
+                        break Err(e);
+                    }
+                }
+                Ok(false) => {}
+                Err(e) => break Err(e),
             }
         };
         if let Err(e) = result {
@@ -543,8 +574,9 @@ impl ServerConnShared {
         None
     }
 
-    /// Takes one element from `ch`'s subpartition and writes it.
-    fn send_from<W: Write>(&self, ch: &ServerChannel, out: &mut W) -> std::io::Result<()> {
+    /// Takes one element from `ch`'s subpartition and writes it; true when it was a
+    /// priority event (to be flushed at once).
+    fn send_from<W: Write>(&self, ch: &ServerChannel, out: &mut W) -> std::io::Result<bool> {
         let (taken, requeue) = match ch.sub.take_for_remote() {
             Ok(t) => t,
             Err(e) => {
@@ -558,18 +590,23 @@ impl ServerConnShared {
         match taken {
             RemoteTaken::Buffer { buffer, backlog } => {
                 let seq = ch.next_sequence.fetch_add(1, Ordering::Relaxed);
-                protocol::write_buffer(out, ch.id, seq, backlog, KIND_DATA, &buffer)
+                protocol::write_buffer(out, ch.id, seq, backlog, KIND_DATA, &buffer).map(|()| false)
                 // The buffer returns to the producer's pool here.
             }
-            RemoteTaken::Event { event, backlog } => {
+            RemoteTaken::Event {
+                event,
+                priority,
+                backlog,
+            } => {
                 let bytes = weir_core::codec::encode(&event)
                     .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))?;
                 let seq = ch.next_sequence.fetch_add(1, Ordering::Relaxed);
-                protocol::write_buffer(out, ch.id, seq, backlog, KIND_EVENT, &bytes)?;
+                let kind = if priority { KIND_PRIORITY_EVENT } else { KIND_EVENT };
+                protocol::write_buffer(out, ch.id, seq, backlog, kind, &bytes)?;
                 if event == Event::EndOfPartition {
                     self.remove_channel(ch.id);
                 }
-                Ok(())
+                Ok(priority)
             }
             RemoteTaken::Backlog(backlog) => protocol::write_control(
                 out,
@@ -577,7 +614,8 @@ impl ServerConnShared {
                     channel: ch.id,
                     backlog: u32::try_from(backlog).unwrap_or(u32::MAX),
                 },
-            ),
+            )
+            .map(|()| false),
             RemoteTaken::ProducerGone => {
                 self.remove_channel(ch.id);
                 protocol::write_control(
@@ -591,8 +629,9 @@ impl ServerConnShared {
                         ),
                     },
                 )
+                .map(|()| false)
             }
-            RemoteTaken::Nothing => Ok(()),
+            RemoteTaken::Nothing => Ok(false),
         }
     }
 }

@@ -114,6 +114,7 @@ fn read_all(reader: &mut RecordReader<(u32, u64)>) -> Result<Vec<Vec<String>>, N
                 event: Event::EndOfPartition,
             } => out[channel].push("end".into()),
             ReaderEvent::Event { channel, event } => out[channel].push(format!("{event:?}")),
+            ReaderEvent::PriorityEvent { event, .. } => panic!("unexpected priority event {event:?}"),
             ReaderEvent::Timeout => panic!("timed out: {}", reader.gate().debug_state()),
             ReaderEvent::Finished => return Ok(out),
         }
@@ -523,6 +524,7 @@ fn a_fast_remote_producer_with_a_slow_consumer_stays_within_the_pools() {
             }
             ReaderEvent::Event { .. } => {}
             ReaderEvent::Finished => break,
+            ReaderEvent::PriorityEvent { event, .. } => panic!("unexpected priority event {event:?}"),
             ReaderEvent::Timeout => panic!("timed out: {}", reader.gate().debug_state()),
         }
     }
@@ -790,6 +792,7 @@ fn all_to_all_remote(cfg: NetworkConfig, producers: usize, consumers: usize, per
                     }
                     ReaderEvent::Event { .. } => {}
                     ReaderEvent::Finished => return count,
+                    ReaderEvent::PriorityEvent { event, .. } => panic!("unexpected priority event {event:?}"),
                     ReaderEvent::Timeout => panic!("consumer {c} timed out: {}", reader.gate().debug_state()),
                 }
             }
@@ -845,4 +848,215 @@ fn a_second_data_server_is_refused_and_a_bad_bind_address_is_reported() {
         env.start_data_server("not an address"),
         Err(NetworkError::Bind { .. })
     ));
+}
+
+// ----- priority events over TCP -----
+
+fn unaligned_barrier(id: u64) -> Event {
+    Event::CheckpointBarrier(weir_core::CheckpointBarrier {
+        id,
+        timestamp: 0,
+        options: weir_core::CheckpointOptions::for_config(
+            weir_core::CheckpointingMode::ExactlyOnce,
+            true,
+            Duration::ZERO,
+        ),
+    })
+}
+
+/// Record `i`: a frame of about 120 bytes, spanning two or three 64-byte buffers.
+fn wide_record(i: u64) -> StreamRecord<(u64, String)> {
+    StreamRecord::with_timestamp((i, "x".repeat(90)), i as i64)
+}
+
+#[test]
+fn a_priority_event_overtakes_the_buffers_queued_at_both_ends_of_a_tcp_channel_and_the_data_still_arrives_in_order() {
+    let cfg = NetworkConfig {
+        segment_size: 64,
+        max_buffers_per_channel: 64,
+        ..config()
+    };
+    let a = node(cfg.clone());
+    let b = node(cfg);
+    let (w, subs) = a.env.create_result_partition(1, CancelToken::new()).unwrap();
+    a.env.register_partition(pid(1, 0), subs).unwrap();
+    let gate = b
+        .env
+        .create_input_gate_from_specs(vec![remote(&a.addr, pid(1, 0), 0)], CancelToken::new())
+        .unwrap();
+    let mut writer = RecordWriter::new(w, Box::new(crate::partitioner::ForwardPartitioner));
+    let mut reader = RecordReader::<(u64, String)>::new(gate);
+    for i in 0..30 {
+        writer.emit(&wide_record(i)).unwrap();
+    }
+    writer.flush_all().unwrap();
+    for want in 0..3 {
+        match reader.next(Some(Duration::from_secs(5))).unwrap() {
+            ReaderEvent::Record(r) => assert_eq!(r.value.0, want),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    // The consumer's receive queue fills up to its credit (2 exclusive and 8 floating
+    // buffers); then the producer's queue stays as it is.
+    wait_until("the receive queue is full", || b.env.buffers_in_use() == 10);
+    let queued = writer.partition_writer().backlog(0);
+    assert!(queued > 10, "{queued} buffers still queued at the producer");
+    let overtaken = writer.broadcast_priority_event(unaligned_barrier(2)).unwrap();
+    // Full buffers, the last one (flushed) in part.
+    assert!(
+        overtaken[0].len() > (queued - 1) * 64 && overtaken[0].len() <= queued * 64,
+        "the producer gets its {queued} queued buffers' bytes: {}",
+        overtaken[0].len()
+    );
+    wait_until("the barrier reached the consumer", || {
+        reader.gate().debug_state().contains("priority events 1")
+    });
+    for i in 30..35 {
+        writer.emit(&wide_record(i)).unwrap();
+    }
+    writer.broadcast_event(Event::EndOfPartition).unwrap();
+
+    let (event, in_flight) = match reader.next(Some(Duration::from_secs(5))).unwrap() {
+        ReaderEvent::PriorityEvent {
+            channel: 0,
+            event,
+            in_flight,
+        } => (event, in_flight),
+        other => panic!("the barrier comes before the received buffers, got {other:?}"),
+    };
+    assert_eq!(event, unaligned_barrier(2));
+    assert!(
+        in_flight.len() > 9 * 64,
+        "the consumer's in-flight data holds its received buffers: {} bytes",
+        in_flight.len()
+    );
+    // The consumer's part, then the producer's: exactly the records not processed.
+    let mut stream = in_flight;
+    stream.extend_from_slice(&overtaken[0]);
+    let mut decoder = weir_core::codec::FrameDecoder::new();
+    let mut records = Vec::new();
+    decoder
+        .decode_buffer(&stream, |r| {
+            records.push(r);
+            Ok(())
+        })
+        .unwrap();
+    assert!(!decoder.has_pending(), "the producer's part ends with a whole frame");
+    assert_eq!(records, (3..30).map(wide_record).collect::<Vec<_>>());
+    // Everything overtaken still arrives, in order, then the rest.
+    let mut rest = Vec::new();
+    loop {
+        match reader.next(Some(Duration::from_secs(5))).unwrap() {
+            ReaderEvent::Record(r) => rest.push(r.value.0),
+            ReaderEvent::Event {
+                event: Event::EndOfPartition,
+                ..
+            } => {}
+            ReaderEvent::Finished => break,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(rest, (3..35).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_priority_end_of_partition_from_the_wire_fails_the_channel() {
+    // A server that accepts the request and then sends EndOfPartition as a priority event.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let server = thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        let mut hello = [0u8; protocol::HELLO_LEN];
+        s.read_exact(&mut hello).unwrap();
+        s.write_all(&protocol::hello()).unwrap();
+        let mut scratch = Vec::new();
+        let channel = match protocol::read_frame(&mut s, &mut scratch).unwrap() {
+            Some(Frame::Control(ControlFrame::PartitionRequest { channel, .. })) => channel,
+            other => panic!("unexpected {other:?}"),
+        };
+        protocol::write_control(&mut s, &ControlFrame::PartitionRequestAccepted { channel }).unwrap();
+        let eop = weir_core::codec::encode(&Event::EndOfPartition).unwrap();
+        protocol::write_buffer(&mut s, channel, 0, 0, protocol::KIND_PRIORITY_EVENT, &eop).unwrap();
+        // Keep the connection open until the client is done.
+        let _ = s.read(&mut [0u8; 1]);
+    });
+    let b = node(config());
+    let gate = b
+        .env
+        .create_input_gate_from_specs(vec![remote(&addr, pid(1, 0), 0)], CancelToken::new())
+        .unwrap();
+    let mut reader = RecordReader::<u64>::new(gate);
+    let err = reader.next(Some(Duration::from_secs(5))).unwrap_err();
+    assert!(
+        matches!(&err, NetworkError::Protocol(m) if m.contains("EndOfPartition sent as a priority event")),
+        "{err}"
+    );
+    drop(reader);
+    drop(b);
+    server.join().unwrap();
+}
+
+#[test]
+fn an_aligned_barrier_in_a_remote_channels_receive_queue_is_promoted_over_the_buffers_ahead_of_it() {
+    let cfg = NetworkConfig {
+        segment_size: 64,
+        ..config()
+    };
+    let a = node(cfg.clone());
+    let b = node(cfg);
+    let (w, subs) = a.env.create_result_partition(1, CancelToken::new()).unwrap();
+    a.env.register_partition(pid(1, 0), subs).unwrap();
+    let gate = b
+        .env
+        .create_input_gate_from_specs(vec![remote(&a.addr, pid(1, 0), 0)], CancelToken::new())
+        .unwrap();
+    let mut writer = RecordWriter::new(w, Box::new(crate::partitioner::ForwardPartitioner));
+    let mut reader = RecordReader::<(u64, String)>::new(gate);
+    let aligned = Event::CheckpointBarrier(weir_core::CheckpointBarrier {
+        id: 3,
+        timestamp: 0,
+        options: weir_core::CheckpointOptions::for_config(
+            weir_core::CheckpointingMode::ExactlyOnce,
+            true,
+            Duration::from_millis(100),
+        ),
+    });
+    // Two records (four buffers, within the exclusive and floating credit), the barrier
+    // in band, one more record.
+    for i in 0..2 {
+        writer.emit(&wide_record(i)).unwrap();
+    }
+    writer.broadcast_event(aligned).unwrap();
+    writer.emit(&wide_record(2)).unwrap();
+    writer.broadcast_event(Event::EndOfPartition).unwrap();
+    // Four buffers before the barrier (the last flushed by it) and two after: once all
+    // six arrived, the barrier sent between them is in the receive queue too.
+    wait_until("everything is in the receive queue", || b.env.buffers_in_use() == 6);
+    assert!(
+        !reader.gate().promote_barrier(0, 4),
+        "no barrier of checkpoint 4 is queued"
+    );
+    assert!(reader.gate().promote_barrier(0, 3));
+    let ReaderEvent::PriorityEvent { event, in_flight, .. } = reader.next(Some(Duration::from_secs(5))).unwrap() else {
+        panic!("the promoted barrier comes first");
+    };
+    let Event::CheckpointBarrier(promoted) = event else {
+        panic!("{event:?}")
+    };
+    assert!(promoted.id == 3 && promoted.options.is_unaligned());
+    let mut expected = Vec::new();
+    for i in 0..2 {
+        weir_core::codec::encode_frame(&mut expected, &wide_record(i)).unwrap();
+    }
+    assert_eq!(in_flight, expected, "it carries the buffers that were ahead of it");
+    let mut rest = Vec::new();
+    loop {
+        match reader.next(Some(Duration::from_secs(5))).unwrap() {
+            ReaderEvent::Record(r) => rest.push(r.value.0),
+            ReaderEvent::Event { .. } => {}
+            ReaderEvent::Finished => break,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(rest, vec![0, 1, 2]);
 }

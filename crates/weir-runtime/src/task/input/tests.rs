@@ -78,7 +78,7 @@ fn next_outcome(p: &mut StreamInputProcessor<u32>) -> Option<BarrierOutcome> {
 }
 
 #[test]
-fn records_between_the_first_barrier_and_a_channels_own_barrier_become_its_channel_state_and_are_replayed_first() {
+fn a_barrier_queued_in_band_behind_a_recording_channels_records_is_promoted_and_the_records_become_its_channel_state() {
     let (mut a, mut b, mut p, seen) = two_channels();
     emit(&mut a, [1, 2]);
     a.broadcast_event(unaligned_barrier(1)).unwrap();
@@ -93,17 +93,25 @@ fn records_between_the_first_barrier_and_a_channels_own_barrier_become_its_chann
         vec![1, 2],
         "the snapshot comes before any record after the barrier"
     );
+    // Channel 1's barrier comes in band (as from a producer without priority events):
+    // the recording channel promotes it over the records queued ahead of it.
     emit(&mut b, [10, 11]);
     b.broadcast_event(unaligned_barrier(1)).unwrap();
     emit(&mut b, [12]);
     b.flush_all().unwrap();
     assert_eq!(next_outcome(&mut p), Some(BarrierOutcome::ChannelStateComplete(1)));
+    assert_eq!(*seen.borrow(), vec![1, 2], "the promoted barrier came before 10 and 11");
+    let state = p.take_channel_state(1);
+    assert_eq!(state.len(), 1, "only channel 1 has in-flight data: {state:?}");
+    assert_eq!((state[0].gate, state[0].channel), (0, 1));
+    while p.process(Some(Duration::from_millis(20))).unwrap() == InputStatus::MoreAvailable {}
     let mut processed = seen.borrow().clone();
     processed.sort_unstable();
-    assert_eq!(processed, vec![1, 2, 3, 10, 11], "recorded records are processed too");
-    let state = p.take_channel_state(1);
-    assert_eq!(state.len(), 1, "only channel 1 recorded: {state:?}");
-    assert_eq!((state[0].gate, state[0].channel), (0, 1));
+    assert_eq!(
+        processed,
+        vec![1, 2, 3, 10, 11, 12],
+        "what it overtook is processed after it"
+    );
 
     let (mut a2, _b2, mut restored, seen2) = two_channels();
     restored.restore_channel_state(1, state).unwrap();
@@ -118,13 +126,133 @@ fn records_between_the_first_barrier_and_a_channels_own_barrier_become_its_chann
 }
 
 #[test]
-fn channel_state_of_a_gate_or_channel_the_task_lacks_is_refused_on_restore() {
+fn channel_state_of_a_gate_or_channel_the_task_lacks_or_of_another_gate_size_is_refused_on_restore() {
     let (_a, _b, mut p, _) = two_channels();
     let bad = InputChannelState {
         gate: 0,
         channel: 5,
-        frames: vec![],
+        channels: 2,
+        data: vec![],
     };
     let err = p.restore_channel_state(3, vec![bad]).unwrap_err().to_string();
     assert!(err.contains("checkpoint 3") && err.contains("channel 5"), "{err}");
+    // Recorded when the gate had three channels (its producer had another parallelism).
+    let other_size = InputChannelState {
+        gate: 0,
+        channel: 1,
+        channels: 3,
+        data: vec![],
+    };
+    let err = p.restore_channel_state(3, vec![other_size]).unwrap_err().to_string();
+    assert!(err.contains("(of 3)") && err.contains("2 channels"), "{err}");
+}
+
+#[test]
+fn priority_barriers_overtake_queued_records_which_become_channel_state_and_a_restore_processes_everything_exactly_once(
+) {
+    let (mut a, mut b, mut p, seen) = two_channels();
+    emit(&mut a, [1, 2]);
+    emit(&mut b, [10]);
+    a.flush_all().unwrap();
+    b.flush_all().unwrap();
+    // Channel 0's barrier overtakes records 1 and 2: its producer keeps them.
+    let output_a = a.broadcast_priority_event(unaligned_barrier(1)).unwrap();
+    let Some(BarrierOutcome::Unaligned(barrier)) = next_outcome(&mut p) else {
+        panic!("the first barrier snapshots at once");
+    };
+    assert_eq!(barrier.id, 1);
+    assert!(seen.borrow().is_empty(), "the barrier came before every queued record");
+    // Channel 1 delivers 10 and 11 after the snapshot (recorded), then its barrier
+    // overtakes 12 and 13.
+    emit(&mut b, [11]);
+    b.flush_all().unwrap();
+    p.process(Some(Duration::from_millis(50))).unwrap();
+    assert!(p.take_barrier_outcome().is_none());
+    emit(&mut b, [12, 13]);
+    let output_b = b.broadcast_priority_event(unaligned_barrier(1)).unwrap();
+    assert_eq!(next_outcome(&mut p), Some(BarrierOutcome::ChannelStateComplete(1)));
+    let state = p.take_channel_state(1);
+    assert_eq!(
+        state.len(),
+        1,
+        "channel 0 processed nothing after the snapshot: {state:?}"
+    );
+    assert_eq!((state[0].channel, state[0].channels), (1, 2));
+    // Everything overtaken is still processed once, after the barriers.
+    emit(&mut a, [3]);
+    a.broadcast_event(Event::EndOfPartition).unwrap();
+    b.broadcast_event(Event::EndOfPartition).unwrap();
+    while p.process(Some(Duration::from_millis(50))).unwrap() != InputStatus::EndOfInput {}
+    let mut processed = seen.borrow().clone();
+    processed.sort_unstable();
+    assert_eq!(processed, vec![1, 2, 3, 10, 11, 12, 13]);
+
+    // Restored: the input channel state first, then each producer's output channel
+    // state, then new records: the records after the snapshot, each once.
+    let (mut a2, mut b2, mut restored, seen2) = two_channels();
+    restored.restore_channel_state(1, state).unwrap();
+    a2.partition_writer_mut().add_recovered_data(0, &output_a[0]).unwrap();
+    b2.partition_writer_mut().add_recovered_data(0, &output_b[0]).unwrap();
+    emit(&mut a2, [3]);
+    a2.broadcast_event(Event::EndOfPartition).unwrap();
+    b2.broadcast_event(Event::EndOfPartition).unwrap();
+    while restored.process(Some(Duration::from_millis(50))).unwrap() != InputStatus::EndOfInput {}
+    let got = seen2.borrow().clone();
+    assert_eq!(&got[..2], &[10, 11], "in-flight input data first");
+    let mut all = got.clone();
+    all.sort_unstable();
+    assert_eq!(all, vec![1, 2, 3, 10, 11, 12, 13]);
+    let of_a: Vec<u32> = got.iter().copied().filter(|v| *v < 10).collect();
+    assert_eq!(of_a, vec![1, 2, 3], "a channel's order is kept");
+}
+
+#[test]
+fn a_priority_event_that_is_no_unaligned_barrier_is_a_corrupt_stream() {
+    let (mut a, _b, mut p, _) = two_channels();
+    a.broadcast_priority_event(Event::Watermark(Watermark(5))).unwrap();
+    let err = p.process(Some(Duration::from_millis(200))).unwrap_err().to_string();
+    assert!(err.contains("not an unaligned checkpoint barrier"), "{err}");
+}
+
+#[test]
+fn after_the_alignment_timeout_an_aligned_barrier_queued_behind_records_overtakes_them() {
+    let (mut a, mut b, mut p, seen) = two_channels();
+    let barrier = Event::CheckpointBarrier(CheckpointBarrier {
+        id: 2,
+        timestamp: 0,
+        options: CheckpointOptions::for_config(CheckpointingMode::ExactlyOnce, true, Duration::from_millis(20)),
+    });
+    emit(&mut a, [1]);
+    a.broadcast_event(barrier).unwrap();
+    emit(&mut a, [2]);
+    a.flush_all().unwrap();
+    assert_eq!(
+        p.process(Some(Duration::from_millis(50))).unwrap(),
+        InputStatus::MoreAvailable
+    );
+    assert!(p.take_barrier_outcome().is_none(), "channel 0 is blocked, aligning");
+    std::thread::sleep(Duration::from_millis(30));
+    // Channel 1's barrier is queued in band behind 10 and 11 when the timeout strikes.
+    emit(&mut b, [10, 11]);
+    b.broadcast_event(barrier).unwrap();
+    emit(&mut b, [12]);
+    b.flush_all().unwrap();
+    let Some(BarrierOutcome::Unaligned(switched)) = next_outcome(&mut p) else {
+        panic!("the alignment timed out");
+    };
+    assert!(switched.options.is_unaligned());
+    assert_eq!(next_outcome(&mut p), Some(BarrierOutcome::ChannelStateComplete(2)));
+    assert_eq!(*seen.borrow(), vec![1], "the barrier overtook 10 and 11");
+    let state = p.take_channel_state(2);
+    assert_eq!(state.len(), 1, "{state:?}");
+    assert_eq!(state[0].channel, 1);
+    let mut expected = Vec::new();
+    for v in [10u32, 11] {
+        weir_core::codec::encode_frame(&mut expected, &StreamRecord::new(v)).unwrap();
+    }
+    assert_eq!(state[0].data, expected);
+    while p.process(Some(Duration::from_millis(20))).unwrap() == InputStatus::MoreAvailable {}
+    let mut processed = seen.borrow().clone();
+    processed.sort_unstable();
+    assert_eq!(processed, vec![1, 2, 10, 11, 12]);
 }

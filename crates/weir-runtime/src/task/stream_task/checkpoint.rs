@@ -1,6 +1,8 @@
 //! The task loop's part in checkpoints: taking the synchronous snapshot, forwarding the
-//! barrier, completing an unaligned checkpoint with its channel state, and handing the
-//! snapshot to a background thread that encodes, stores and acknowledges it.
+//! barrier (an unaligned one as a priority event, keeping what it overtook as output
+//! channel state), completing an unaligned checkpoint with its input channel state,
+//! and handing the snapshot to a background thread that encodes, stores and
+//! acknowledges it.
 //!
 //! Invariant: every checkpoint the loop starts ends in exactly one acknowledgement or
 //! one decline to the responder.
@@ -13,8 +15,9 @@ use weir_core::{CheckpointBarrier, CheckpointId, Event};
 use weir_state::TaskSnapshot;
 
 impl TaskLoop<'_> {
-    /// Takes the task's part of checkpoint `barrier.id`: snapshot, barrier downstream,
-    /// asynchronous store and acknowledgement.
+    /// Takes the task's part of checkpoint `barrier.id`: snapshot, barrier downstream
+    /// (with output channel state when it is unaligned: a source's), asynchronous store
+    /// and acknowledgement.
     pub(super) fn checkpoint(&mut self, barrier: CheckpointBarrier, alignment: Duration) -> Result<(), TaskError> {
         let started = Instant::now();
         let Some(snapshot) = self.snapshot_and_forward(barrier)? else {
@@ -48,7 +51,7 @@ impl TaskLoop<'_> {
     pub(super) fn complete_unaligned(
         &mut self,
         id: CheckpointId,
-        channel_state: Vec<weir_state::InputChannelState>,
+        input_channel_state: Vec<weir_state::InputChannelState>,
         alignment: Duration,
     ) {
         let Some(pending) = self.unaligned.take().filter(|p| p.checkpoint_id == id) else {
@@ -57,7 +60,7 @@ impl TaskLoop<'_> {
             return;
         };
         let mut snapshot = pending.snapshot;
-        snapshot.channel_state = channel_state;
+        snapshot.input_channel_state = input_channel_state;
         let metrics = SnapshotMetrics {
             sync_duration_ms: pending.sync_duration.as_millis() as u64,
             async_duration_ms: 0,
@@ -66,8 +69,10 @@ impl TaskLoop<'_> {
         self.persist(id, snapshot, metrics);
     }
 
-    /// Snapshots every registered operator and forwards `barrier`; `None` when the task
-    /// does not checkpoint or the snapshot failed (then the checkpoint is declined).
+    /// Snapshots every registered operator and forwards `barrier` (an unaligned one as
+    /// a priority event, the data it overtook becoming the snapshot's output channel
+    /// state); `None` when the task does not checkpoint or the snapshot failed (then
+    /// the checkpoint is declined).
     fn snapshot_and_forward(&mut self, barrier: CheckpointBarrier) -> Result<Option<TaskSnapshot>, TaskError> {
         let Some(cp) = self.checkpointing.as_ref() else {
             // A job without checkpointing never sees barriers; forward to keep order.
@@ -82,8 +87,15 @@ impl TaskLoop<'_> {
                 None
             }
         };
-        self.ctx.broadcast_event(Event::CheckpointBarrier(barrier))?;
-        Ok(snapshot)
+        if !barrier.options.is_unaligned() {
+            self.ctx.broadcast_event(Event::CheckpointBarrier(barrier))?;
+            return Ok(snapshot);
+        }
+        let output_channel_state = self.ctx.broadcast_priority_event(Event::CheckpointBarrier(barrier))?;
+        Ok(snapshot.map(|s| TaskSnapshot {
+            output_channel_state,
+            ..s
+        }))
     }
 
     /// Hands `snapshot` to a background thread that encodes and stores it and
