@@ -27,30 +27,7 @@ use crate::option::ConfigOption;
 use crate::options::{find_option, ALL_OPTIONS, CLUSTER_DIR};
 use crate::value::ConfigValue;
 
-/// What a sensitive value is shown as (Flink's `GlobalConfiguration.HIDDEN_CONTENT`).
-pub const HIDDEN_CONTENT: &str = "******";
-
-/// Whether the value of `key` is a secret that is never shown: Flink's rule, a key
-/// containing (case-insensitively) `password`, `secret`, `fs.azure.account.key`,
-/// `apikey`, `api-key`, `auth-params`, `service-key`, `token`, `basic-auth`,
-/// `jaas.config` or `http-headers` (so `s3.secret-key` is hidden).
-pub fn is_sensitive_key(key: &str) -> bool {
-    const SENSITIVE: [&str; 11] = [
-        "password",
-        "secret",
-        "fs.azure.account.key",
-        "apikey",
-        "api-key",
-        "auth-params",
-        "service-key",
-        "token",
-        "basic-auth",
-        "jaas.config",
-        "http-headers",
-    ];
-    let key = key.to_ascii_lowercase();
-    SENSITIVE.iter().any(|s| key.contains(s))
-}
+pub use weir_core::sensitive::{is_sensitive_key, HIDDEN_CONTENT};
 
 /// The name of the configuration file inside the configuration directory.
 pub const CONFIG_FILE_NAME: &str = "config.yaml";

@@ -13,6 +13,7 @@ pub mod ids;
 pub mod key_group;
 pub mod key_hash;
 pub mod murmur;
+pub mod sensitive;
 pub mod stats;
 
 pub use checkpoint::{

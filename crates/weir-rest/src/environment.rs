@@ -12,30 +12,8 @@
 
 use serde::Serialize;
 
-/// Flink's mask for a hidden value (`GlobalConfiguration.HIDDEN_CONTENT`).
-pub const HIDDEN_CONTENT: &str = "******";
-
-/// Name parts that make a value sensitive (Flink's `GlobalConfiguration` sensitive
-/// keys), compared case-insensitively.
-const SENSITIVE_WORDS: [&str; 11] = [
-    "password",
-    "secret",
-    "fs.azure.account.key",
-    "apikey",
-    "api-key",
-    "auth-params",
-    "service-key",
-    "token",
-    "basic-auth",
-    "jaas.config",
-    "http-headers",
-];
-
-/// True when a variable or key named `name` holds a secret.
-pub fn is_sensitive(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    SENSITIVE_WORDS.iter().any(|w| lower.contains(w))
-}
+use weir_core::sensitive::is_sensitive_key;
+pub use weir_core::sensitive::HIDDEN_CONTENT;
 
 /// The answer of `/jobmanager/environment`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -97,7 +75,7 @@ impl EnvironmentInfo {
         let mut environment: Vec<EnvironmentVariable> = vars
             .into_iter()
             .map(|(key, value)| {
-                let value = if is_sensitive(&key) {
+                let value = if is_sensitive_key(&key) {
                     HIDDEN_CONTENT.to_string()
                 } else {
                     value

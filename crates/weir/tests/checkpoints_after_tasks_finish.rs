@@ -20,25 +20,12 @@ fn keyed_sum_args(records: u64, output: &Path, extra: &[&str]) -> Vec<String> {
         format!("output={}", output.display()),
     ];
     args.extend(extra.iter().map(|s| s.to_string()));
-    args.into_iter().flat_map(|a| ["--arg".to_string(), a]).collect()
+    args
 }
 
 /// `weir run -m <rest> <options> keyed-sum <args>`.
 fn run_keyed_sum(cluster: &Cluster, options: &[&str], args: &[String]) -> (i32, String, String) {
-    let mut cmd: Vec<&str> = vec!["run", "-m", &cluster.rest];
-    cmd.extend_from_slice(options);
-    cmd.push("keyed-sum");
-    cmd.extend(args.iter().map(String::as_str));
-    weir_cli(&cmd)
-}
-
-fn job_id(stdout: &str) -> String {
-    stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("Job has been submitted with JobID "))
-        .unwrap_or_else(|| panic!("no job id in {stdout}"))
-        .trim()
-        .to_string()
+    run_program(&cluster.rest, options, "keyed-sum", args)
 }
 
 fn checkpoint_stats(cluster: &Cluster, jid: &str) -> serde_json::Value {
@@ -74,12 +61,7 @@ fn a_job_resumed_with_a_source_subtask_that_has_no_split_checkpoints_and_recover
         &jid,
     ]);
     assert_eq!(code, 0, "{out}{err}");
-    let savepoint = out
-        .lines()
-        .find_map(|l| l.strip_prefix("Savepoint completed. Path: "))
-        .unwrap_or_else(|| panic!("no savepoint path in {out}"))
-        .trim()
-        .to_string();
+    let savepoint = savepoint_path(&out);
     assert_eq!(cluster.wait_terminal(&jid, Duration::from_secs(10)), "FINISHED");
 
     // Resumed at parallelism 2: the second source subtask has no split and finishes at

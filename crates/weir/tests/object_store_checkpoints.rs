@@ -41,42 +41,16 @@ fn cluster_on(server: &S3TestServer, jm_dynamic: &[&str]) -> Cluster {
 
 /// `weir run` of keyed-sum (detached or waiting for the end).
 fn run(cluster: &Cluster, extra: &[&str], output: &Path, detached: bool) -> (i32, String, String) {
-    let mut args: Vec<String> = vec!["run".into(), "-m".into(), cluster.rest.clone()];
-    if detached {
-        args.push("-d".into());
-    }
-    args.extend(extra.iter().map(|s| s.to_string()));
-    args.push("keyed-sum".into());
-    for a in [
+    let mut options: Vec<&str> = if detached { vec!["-d"] } else { Vec::new() };
+    options.extend_from_slice(extra);
+    let args = [
         format!("keys={KEYS}"),
         format!("records={RECORDS}"),
         format!("seed={SEED}"),
         "rate_per_sec=20000".to_string(),
         format!("output={}", output.display()),
-    ] {
-        args.push("--arg".into());
-        args.push(a);
-    }
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    weir_cli(&refs)
-}
-
-fn job_id(stdout: &str) -> String {
-    stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("Job has been submitted with JobID "))
-        .unwrap_or_else(|| panic!("no job id in {stdout}"))
-        .trim()
-        .to_string()
-}
-
-fn savepoint_path(stdout: &str) -> String {
-    stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("Savepoint completed. Path: "))
-        .unwrap_or_else(|| panic!("no savepoint path in {stdout}"))
-        .trim()
-        .to_string()
+    ];
+    run_program(&cluster.rest, &options, "keyed-sum", &args)
 }
 
 /// The file handles of a checkpoint or savepoint's `_metadata`.

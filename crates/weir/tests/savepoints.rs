@@ -15,47 +15,20 @@ const SEED: u64 = 11;
 const RECORDS: u64 = 60_000;
 
 fn keyed_sum_args(output: &Path) -> Vec<String> {
-    [
+    vec![
         format!("keys={KEYS}"),
         format!("records={RECORDS}"),
         format!("seed={SEED}"),
         "rate_per_sec=20000".to_string(),
         format!("output={}", output.display()),
     ]
-    .into_iter()
-    .flat_map(|a| ["--arg".to_string(), a])
-    .collect()
 }
 
 /// `weir run` of keyed-sum; returns the job id (detached) or waits for the end.
 fn run(cluster: &Cluster, extra: &[&str], output: &Path, detached: bool) -> (i32, String, String) {
-    let mut args: Vec<String> = vec!["run".into(), "-m".into(), cluster.rest.clone()];
-    if detached {
-        args.push("-d".into());
-    }
-    args.extend(extra.iter().map(|s| s.to_string()));
-    args.push("keyed-sum".into());
-    args.extend(keyed_sum_args(output));
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    weir_cli(&refs)
-}
-
-fn job_id(stdout: &str) -> String {
-    stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("Job has been submitted with JobID "))
-        .expect("job id printed")
-        .trim()
-        .to_string()
-}
-
-fn savepoint_path(stdout: &str) -> String {
-    stdout
-        .lines()
-        .find_map(|l| l.strip_prefix("Savepoint completed. Path: "))
-        .unwrap_or_else(|| panic!("no savepoint path in {stdout}"))
-        .trim()
-        .to_string()
+    let mut options: Vec<&str> = if detached { vec!["-d"] } else { Vec::new() };
+    options.extend_from_slice(extra);
+    run_program(&cluster.rest, &options, "keyed-sum", &keyed_sum_args(output))
 }
 
 fn records_in(cluster: &Cluster, jid: &str) -> u64 {

@@ -320,3 +320,35 @@ pub fn keyed_sum_output(keys: u64, seed: u64, records: u64) -> Vec<String> {
     lines.sort();
     lines
 }
+
+/// The job id `weir run` printed (`Job has been submitted with JobID <id>`).
+pub fn job_id(stdout: &str) -> String {
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("Job has been submitted with JobID "))
+        .unwrap_or_else(|| panic!("no job id in {stdout}"))
+        .trim()
+        .to_string()
+}
+
+/// The path `weir savepoint`/`weir stop` printed (`Savepoint completed. Path: <path>`).
+pub fn savepoint_path(stdout: &str) -> String {
+    stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("Savepoint completed. Path: "))
+        .unwrap_or_else(|| panic!("no savepoint path in {stdout}"))
+        .trim()
+        .to_string()
+}
+
+/// `weir run -m <rest> <options> <program> --arg a ...` for every `key=value` in `args`.
+pub fn run_program(rest: &str, options: &[&str], program: &str, args: &[String]) -> (i32, String, String) {
+    let mut cmd: Vec<&str> = vec!["run", "-m", rest];
+    cmd.extend_from_slice(options);
+    cmd.push(program);
+    for a in args {
+        cmd.push("--arg");
+        cmd.push(a);
+    }
+    weir_cli(&cmd)
+}
