@@ -147,6 +147,15 @@ pub struct AttemptMetrics {
     pub idle_ms: u64,
     /// Milliseconds waiting for output buffers.
     pub backpressured_ms: u64,
+    /// Bytes read from the network.
+    pub bytes_in: u64,
+    /// Bytes written to the network.
+    pub bytes_out: u64,
+    /// The watermark the input is at (for totals: the least over the subtasks), once
+    /// there is one.
+    pub input_watermark: Option<i64>,
+    /// The last watermark sent downstream (for totals: the least), once there is one.
+    pub output_watermark: Option<i64>,
 }
 
 /// Totals of a vertex's current attempts.
@@ -737,6 +746,10 @@ impl JobMaster {
                 out.totals.busy_ms += m.busy_ms;
                 out.totals.idle_ms += m.idle_ms;
                 out.totals.backpressured_ms += m.backpressured_ms;
+                out.totals.bytes_in += m.bytes_in;
+                out.totals.bytes_out += m.bytes_out;
+                out.totals.input_watermark = least(out.totals.input_watermark, m.input_watermark);
+                out.totals.output_watermark = least(out.totals.output_watermark, m.output_watermark);
             } else {
                 out.complete = false;
             }
@@ -769,3 +782,11 @@ impl JobMaster {
 
 #[cfg(test)]
 mod tests;
+
+/// The smaller of two watermarks, either of which may not exist yet.
+fn least(a: Option<i64>, b: Option<i64>) -> Option<i64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}

@@ -167,10 +167,13 @@ fn detail_of(jm: &JobMaster, now: i64) -> JobDetail {
                         read_records_complete: m.complete,
                         write_records: m.totals.records_out as i64,
                         write_records_complete: m.complete,
+                        read_bytes: m.totals.bytes_in as i64,
+                        read_bytes_complete: m.complete,
+                        write_bytes: m.totals.bytes_out as i64,
+                        write_bytes_complete: m.complete,
                         accumulated_backpressured_time: m.totals.backpressured_ms as i64,
                         accumulated_idle_time: m.totals.idle_ms as i64,
                         accumulated_busy_time: m.totals.busy_ms as f64,
-                        ..VertexMetrics::default()
                     }
                 },
             }

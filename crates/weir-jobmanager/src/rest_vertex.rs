@@ -3,12 +3,12 @@
 //! also derives `/subtasks/:idx`, `/subtasktimes` and `/taskmanagers`), its
 //! back-pressure, and the metrics of each subtask.
 //!
-//! Subtask metrics are what the attempts' heartbeats carry (records in and out, busy,
-//! idle and back-pressured time, [`crate::job_master::AttemptMetrics`]) and the
-//! per-second rates of their last two reports ([`crate::job_master::AttemptRates`]).
-//! A subtask that has not reported yet has no metrics; rates appear with the second
-//! report. Bytes and watermarks are not measured by the tasks yet and are absent, never
-//! zero.
+//! Subtask metrics are what the attempts' heartbeats carry (records and bytes in and
+//! out, busy, idle and back-pressured time, input and output watermarks,
+//! [`crate::job_master::AttemptMetrics`]) and the per-second rates of their last two
+//! reports ([`crate::job_master::AttemptRates`]). A subtask that has not reported yet
+//! has no metrics; rates appear with the second report; a watermark appears once the
+//! subtask has one (Flink's `Long.MIN_VALUE` is never shown).
 
 use crate::job_master::JobMaster;
 use crate::jobmanager::State;
@@ -96,10 +96,13 @@ fn subtask_detail(st: &State, jm: &JobMaster, index: u32, e: &Execution, now: i6
             read_records_complete: finished,
             write_records: m.records_out as i64,
             write_records_complete: finished,
+            read_bytes: m.bytes_in as i64,
+            read_bytes_complete: finished,
+            write_bytes: m.bytes_out as i64,
+            write_bytes_complete: finished,
             accumulated_backpressured_time: m.backpressured_ms as i64,
             accumulated_idle_time: m.idle_ms as i64,
             accumulated_busy_time: m.busy_ms as f64,
-            ..VertexMetrics::default()
         },
         taskmanager_id: location.map_or_else(|| UNASSIGNED.to_string(), |tm| tm.registration.resource_id.clone()),
         status_duration: status_durations(e, now),
@@ -169,6 +172,16 @@ fn attempt_metrics(jm: &JobMaster, attempt: &str) -> ComponentMetrics {
     integer(names::ACCUMULATED_BUSY_TIME, m.busy_ms);
     integer(names::ACCUMULATED_IDLE_TIME, m.idle_ms);
     integer(names::ACCUMULATED_BACK_PRESSURED_TIME, m.backpressured_ms);
+    integer(names::NUM_BYTES_IN, m.bytes_in);
+    integer(names::NUM_BYTES_OUT, m.bytes_out);
+    for (name, watermark) in [
+        (names::CURRENT_INPUT_WATERMARK, m.input_watermark),
+        (names::CURRENT_OUTPUT_WATERMARK, m.output_watermark),
+    ] {
+        if let Some(w) = watermark {
+            out.insert(name.to_string(), MetricValue::Integer(w));
+        }
+    }
     if let Some(r) = jm.attempt_rates(attempt) {
         // Flink's types: meters and busy time are doubles, idle and back-pressured
         // time per second are longs.
@@ -179,6 +192,14 @@ fn attempt_metrics(jm: &JobMaster, attempt: &str) -> ComponentMetrics {
         out.insert(
             names::NUM_RECORDS_OUT_PER_SECOND.into(),
             MetricValue::Double(r.records_out_per_second),
+        );
+        out.insert(
+            names::NUM_BYTES_IN_PER_SECOND.into(),
+            MetricValue::Double(r.bytes_in_per_second),
+        );
+        out.insert(
+            names::NUM_BYTES_OUT_PER_SECOND.into(),
+            MetricValue::Double(r.bytes_out_per_second),
         );
         out.insert(
             names::BUSY_TIME_MS_PER_SECOND.into(),

@@ -102,6 +102,10 @@ impl ResourceManager for JobManagerRpc {
                         busy_ms: m.busy_ms,
                         idle_ms: m.idle_ms,
                         backpressured_ms: m.backpressured_ms,
+                        bytes_in: m.bytes_in,
+                        bytes_out: m.bytes_out,
+                        input_watermark: m.input_watermark,
+                        output_watermark: m.output_watermark,
                     },
                 );
             }
@@ -128,6 +132,10 @@ impl JobMasterGateway for JobManagerRpc {
                     busy_ms: r.busy_ms,
                     idle_ms: r.idle_ms,
                     backpressured_ms: r.backpressured_ms,
+                    bytes_in: r.bytes_in,
+                    bytes_out: r.bytes_out,
+                    input_watermark: r.input_watermark,
+                    output_watermark: r.output_watermark,
                 },
             );
         }

@@ -19,10 +19,14 @@ pub const NUM_RECORDS_OUT: &str = "numRecordsOut";
 pub const NUM_RECORDS_IN_PER_SECOND: &str = "numRecordsInPerSecond";
 /// Records written per second.
 pub const NUM_RECORDS_OUT_PER_SECOND: &str = "numRecordsOutPerSecond";
-/// Bytes read (not measured by Weir yet).
+/// Bytes of network buffers a subtask read.
 pub const NUM_BYTES_IN: &str = "numBytesIn";
-/// Bytes written (not measured by Weir yet).
+/// Bytes of records a subtask wrote to the network.
 pub const NUM_BYTES_OUT: &str = "numBytesOut";
+/// Bytes read per second.
+pub const NUM_BYTES_IN_PER_SECOND: &str = "numBytesInPerSecond";
+/// Bytes written per second.
+pub const NUM_BYTES_OUT_PER_SECOND: &str = "numBytesOutPerSecond";
 /// Milliseconds per second a subtask was busy.
 pub const BUSY_TIME_MS_PER_SECOND: &str = "busyTimeMsPerSecond";
 /// Milliseconds per second a subtask waited for input.
@@ -35,9 +39,9 @@ pub const ACCUMULATED_BUSY_TIME: &str = "accumulateBusyTimeMs";
 pub const ACCUMULATED_IDLE_TIME: &str = "accumulateIdleTimeMs";
 /// Milliseconds a subtask waited for output buffers in total.
 pub const ACCUMULATED_BACK_PRESSURED_TIME: &str = "accumulateBackPressuredTimeMs";
-/// The lowest watermark a subtask received (not measured by Weir yet).
+/// The watermark a subtask's input is at: the least over its input channels.
 pub const CURRENT_INPUT_WATERMARK: &str = "currentInputWatermark";
-/// The last watermark a subtask emitted (not measured by Weir yet).
+/// The last watermark a subtask sent downstream.
 pub const CURRENT_OUTPUT_WATERMARK: &str = "currentOutputWatermark";
 
 /// Restarts of a job, global and of regions (job scope).

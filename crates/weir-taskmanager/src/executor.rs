@@ -175,6 +175,10 @@ impl TaskExecutor {
                     busy_ms: s.busy_ms,
                     idle_ms: s.idle_ms,
                     backpressured_ms: s.backpressured_ms,
+                    bytes_in: s.bytes_in,
+                    bytes_out: s.bytes_out,
+                    input_watermark: watermark(s.input_watermark),
+                    output_watermark: watermark(s.output_watermark),
                 }
             })
             .collect()
@@ -201,6 +205,10 @@ impl TaskExecutor {
             busy_ms: counts.busy_ms,
             idle_ms: counts.idle_ms,
             backpressured_ms: counts.backpressured_ms,
+            bytes_in: counts.bytes_in,
+            bytes_out: counts.bytes_out,
+            input_watermark: watermark(counts.input_watermark),
+            output_watermark: watermark(counts.output_watermark),
         }));
         if sent.is_err() {
             // Only when the process shuts down: the JobManager then notices the lost
@@ -458,4 +466,9 @@ impl TaskExecutor {
             self.release_job(&j, u32::MAX);
         }
     }
+}
+
+/// A task's watermark for a report: absent before the first (`i64::MIN`).
+fn watermark(value: i64) -> Option<i64> {
+    (value != i64::MIN).then_some(value)
 }

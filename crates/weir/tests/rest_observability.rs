@@ -105,7 +105,30 @@ fn metric_values_match_a_finished_keyed_sum_and_rates_flow_while_a_throttled_job
         listed.contains(&"numRecordsIn") && listed.contains(&"accumulateBusyTimeMs"),
         "{ids}"
     );
-    assert!(!listed.contains(&"numBytesIn"), "bytes are not measured yet: {ids}");
+    assert!(
+        listed.contains(&"numBytesIn") && listed.contains(&"currentInputWatermark"),
+        "{ids}"
+    );
+    let read = aggregate(&cluster, &done, &sum, "numBytesIn", "sum").unwrap_or(0.0);
+    let written = aggregate(&cluster, &done, &source, "numBytesOut", "sum").unwrap_or(0.0);
+    assert!(read > 0.0 && written > 0.0, "bytes read {read}, written {written}");
+    let (_, detail) = get(&cluster.rest, &format!("/jobs/{done}"));
+    let sum_vertex = detail["vertices"]
+        .as_array()
+        .and_then(|vs| vs.iter().find(|v| v["id"] == sum.as_str()))
+        .expect("the Sum vertex");
+    assert_eq!(sum_vertex["metrics"]["read-bytes"].as_f64(), Some(read), "{sum_vertex}");
+    // The bounded source ended with the MAX watermark, which every Sum subtask received.
+    let (code, watermarks) = get(&cluster.rest, &format!("/jobs/{done}/vertices/{sum}/watermarks"));
+    assert_eq!(code, 200);
+    let max = i64::MAX.to_string();
+    assert_eq!(
+        watermarks,
+        json!([
+            {"id": "0.currentInputWatermark", "value": max},
+            {"id": "1.currentInputWatermark", "value": max}
+        ])
+    );
 
     // A throttled job: while it runs, the per-second rates of its vertices are positive.
     let slow = cluster.submit(keyed_sum(out.path(), 10_000_000, Some(4_000)));

@@ -16,6 +16,10 @@ pub struct AttemptRates {
     pub records_in_per_second: f64,
     /// Records written per second.
     pub records_out_per_second: f64,
+    /// Bytes read per second.
+    pub bytes_in_per_second: f64,
+    /// Bytes written per second.
+    pub bytes_out_per_second: f64,
     /// Milliseconds busy per second, 0..1000.
     pub busy_ms_per_second: f64,
     /// Milliseconds idle (waiting for input) per second, 0..1000.
@@ -39,6 +43,8 @@ impl JobMaster {
         Some(AttemptRates {
             records_in_per_second: per_second(last.records_in, prev.records_in),
             records_out_per_second: per_second(last.records_out, prev.records_out),
+            bytes_in_per_second: per_second(last.bytes_in, prev.bytes_in),
+            bytes_out_per_second: per_second(last.bytes_out, prev.bytes_out),
             busy_ms_per_second: time_share(last.busy_ms, prev.busy_ms),
             idle_ms_per_second: time_share(last.idle_ms, prev.idle_ms),
             backpressured_ms_per_second: time_share(last.backpressured_ms, prev.backpressured_ms),
@@ -72,6 +78,7 @@ mod tests {
             busy_ms: busy,
             idle_ms: 0,
             backpressured_ms: 0,
+            ..AttemptMetrics::default()
         };
         jm.record_metrics(&attempt, at(100, 0), 1_000);
         assert_eq!(jm.attempt_rates(&attempt), None, "one report has no rate");

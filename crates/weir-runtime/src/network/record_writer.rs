@@ -34,6 +34,7 @@ pub struct RecordWriter<T> {
     broadcast: bool,
     records_out: u64,
     bytes_out: u64,
+    output_watermark: i64,
     _records: PhantomData<fn(&T)>,
 }
 
@@ -62,6 +63,7 @@ impl<T: Serialize> RecordWriter<T> {
             broadcast,
             records_out: 0,
             bytes_out: 0,
+            output_watermark: i64::MIN,
             _records: PhantomData,
         }
     }
@@ -124,7 +126,15 @@ impl<T: Serialize> RecordWriter<T> {
     /// Flushes every channel's current buffer, then adds `event` to every channel.
     pub fn broadcast_event(&mut self, event: Event) -> Result<(), NetworkError> {
         self.flush_all()?;
+        if let Event::Watermark(w) = event {
+            self.output_watermark = w.0;
+        }
         self.writer.broadcast_event(event)
+    }
+
+    /// The last watermark sent (`i64::MIN` before the first).
+    pub fn output_watermark(&self) -> i64 {
+        self.output_watermark
     }
 
     /// Flushes every channel's current buffer, then adds `event` to every channel as a

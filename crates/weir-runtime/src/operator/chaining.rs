@@ -96,6 +96,12 @@ impl<T: Serialize> Flushable for SharedWriter<T> {
     fn records_out(&self) -> u64 {
         self.0.borrow().records_out()
     }
+    fn bytes_out(&self) -> u64 {
+        self.0.borrow().bytes_out()
+    }
+    fn output_watermark(&self) -> i64 {
+        self.0.borrow().output_watermark()
+    }
     fn backpressured_time(&self) -> std::time::Duration {
         self.0.borrow().backpressured_time()
     }

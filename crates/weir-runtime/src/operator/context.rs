@@ -15,6 +15,14 @@ pub trait Flushable {
     fn records_out(&self) -> u64 {
         0
     }
+    /// Bytes of records written so far.
+    fn bytes_out(&self) -> u64 {
+        0
+    }
+    /// The last watermark sent (`i64::MIN` before the first).
+    fn output_watermark(&self) -> i64 {
+        i64::MIN
+    }
     /// Time spent blocked waiting for output buffers so far.
     fn backpressured_time(&self) -> std::time::Duration {
         std::time::Duration::ZERO
@@ -129,6 +137,26 @@ impl TaskContext {
             .iter()
             .map(|(_, f)| f.borrow().records_out())
             .sum()
+    }
+
+    /// Bytes of records written to the network by every registered output.
+    pub fn bytes_out(&self) -> u64 {
+        self.flushables
+            .borrow()
+            .iter()
+            .map(|(_, f)| f.borrow().bytes_out())
+            .sum()
+    }
+
+    /// The watermark the task sent downstream last: the least over its outputs
+    /// (`i64::MIN` without outputs or before the first).
+    pub fn output_watermark(&self) -> i64 {
+        self.flushables
+            .borrow()
+            .iter()
+            .map(|(_, f)| f.borrow().output_watermark())
+            .min()
+            .unwrap_or(i64::MIN)
     }
 
     /// Time every registered output spent waiting for buffers.

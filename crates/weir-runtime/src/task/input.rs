@@ -51,6 +51,10 @@ pub trait InputProcessor {
     fn process(&mut self, timeout: Option<Duration>) -> Result<InputStatus, TaskError>;
     /// Records read so far.
     fn records_in(&self) -> u64;
+    /// Bytes of buffers read so far.
+    fn bytes_in(&self) -> u64;
+    /// The watermark the input is at (`i64::MIN` before the first).
+    fn input_watermark(&self) -> i64;
     /// A processing-time wake-up of the task is due: pass it to the chain.
     fn on_processing_time(&mut self, now: i64) -> Result<(), TaskError> {
         let _ = now;
@@ -316,6 +320,14 @@ impl<I: Serialize + DeserializeOwned> InputProcessor for StreamInputProcessor<I>
 
     fn records_in(&self) -> u64 {
         self.records_in
+    }
+
+    fn bytes_in(&self) -> u64 {
+        self.reader.bytes_in()
+    }
+
+    fn input_watermark(&self) -> i64 {
+        self.valve.current().0
     }
 
     fn trigger_at_end_of_input(&mut self, barrier: CheckpointBarrier) -> EndOfInputTrigger {

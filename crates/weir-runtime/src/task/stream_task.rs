@@ -50,7 +50,7 @@ use crate::executor::ExecutableGraph;
 use crate::network::{CancelToken, InputGate};
 use crate::operator::{ProcessingTimeService, SourceStatus, TaskContext};
 use crate::task::chain::{build_chain, Invokable, NetworkOutput};
-use crate::task::input::InputStatus;
+use crate::task::input::{InputProcessor, InputStatus};
 use crate::task::mailbox::{Mailbox, TaskMail};
 use crate::task::metrics::{TaskMetrics, TaskMetricsSnapshot};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -221,7 +221,7 @@ fn run_task_inner(mut spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> 
                     }
                     None => driver.run_batch()?,
                 };
-                task.publish(0);
+                task.publish(InputCounters::SOURCE);
                 task.mailbox_duties(None)?;
                 if let Some(now) = due_wakeup(&task.timers) {
                     driver.on_processing_time(now)?;
@@ -240,7 +240,7 @@ fn run_task_inner(mut spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> 
                     break;
                 }
             }
-            0
+            InputCounters::SOURCE
         }
         Invokable::Input(mut processor) => {
             if let Some((checkpoint_id, state)) = channel_state {
@@ -261,7 +261,7 @@ fn run_task_inner(mut spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> 
                 if status == InputStatus::NothingAvailable {
                     task.idle += waited.elapsed();
                 }
-                task.publish(processor.records_in());
+                task.publish(InputCounters::of(processor.as_ref()));
                 while let Some(outcome) = processor.take_barrier_outcome() {
                     match outcome {
                         BarrierOutcome::Aligned(barrier) => {
@@ -297,7 +297,7 @@ fn run_task_inner(mut spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> 
                 }
                 task.maybe_flush()?;
                 if status == InputStatus::EndOfInput {
-                    break processor.records_in();
+                    break InputCounters::of(processor.as_ref());
                 }
             }
         }
@@ -306,6 +306,31 @@ fn run_task_inner(mut spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> 
     task.publish(records_in);
     task.wait_for_uploads();
     Ok(spec.metrics.snapshot())
+}
+
+/// What the task read, for its metrics.
+#[derive(Debug, Clone, Copy)]
+struct InputCounters {
+    records: u64,
+    bytes: u64,
+    watermark: i64,
+}
+
+impl InputCounters {
+    /// A source reads nothing from the network.
+    const SOURCE: InputCounters = InputCounters {
+        records: 0,
+        bytes: 0,
+        watermark: i64::MIN,
+    };
+
+    fn of(processor: &dyn InputProcessor) -> Self {
+        Self {
+            records: processor.records_in(),
+            bytes: processor.bytes_in(),
+            watermark: processor.input_watermark(),
+        }
+    }
 }
 
 /// The loop's own state, apart from the chain it drives.
@@ -356,12 +381,16 @@ impl TaskLoop<'_> {
         Ok(())
     }
 
-    fn publish(&self, records_in: u64) {
+    fn publish(&self, input: InputCounters) {
         let backpressured = self.ctx.backpressured_time();
         let elapsed = self.started.elapsed();
         self.metrics.publish(TaskMetricsSnapshot {
-            records_in,
+            records_in: input.records,
             records_out: self.ctx.records_out(),
+            bytes_in: input.bytes,
+            bytes_out: self.ctx.bytes_out(),
+            input_watermark: input.watermark,
+            output_watermark: self.ctx.output_watermark(),
             busy_ms: elapsed
                 .saturating_sub(self.idle)
                 .saturating_sub(backpressured)

@@ -179,6 +179,14 @@ impl<A: Serialize + DeserializeOwned, B: Serialize + DeserializeOwned> InputProc
         self.first.records_in() + self.second.records_in()
     }
 
+    fn bytes_in(&self) -> u64 {
+        self.first.bytes_in() + self.second.bytes_in()
+    }
+
+    fn input_watermark(&self) -> i64 {
+        self.first.input_watermark().min(self.second.input_watermark())
+    }
+
     fn trigger_at_end_of_input(&mut self, barrier: CheckpointBarrier) -> EndOfInputTrigger {
         if self.shared.borrow().ended.iter().all(|e| *e) {
             return EndOfInputTrigger::Refused;
