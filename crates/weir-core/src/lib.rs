@@ -9,6 +9,7 @@ pub mod checkpoint;
 pub mod codec;
 pub mod element;
 pub mod error;
+pub mod excerpt;
 pub mod ids;
 pub mod key_group;
 pub mod key_hash;

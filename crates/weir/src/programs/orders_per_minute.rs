@@ -30,6 +30,7 @@ use weir_api::program::ArgSpec;
 use weir_api::watermark::BoundedOutOfOrderness;
 use weir_api::windowing::WindowContext;
 use weir_connectors::source::{GeneratorSource, NumberedLinesSource};
+use weir_core::excerpt::excerpt;
 use weir_graph::NodeKind;
 use weir_runtime::operator::{OperatorFactory, Output};
 use weir_runtime::TaskError;
@@ -145,7 +146,12 @@ pub fn format_cents(cents: i64) -> String {
 }
 
 fn parse_cents(s: &str) -> Result<i64, String> {
-    let bad = || format!("amount '{s}' is not a decimal with at most two fractional digits");
+    let bad = || {
+        format!(
+            "amount '{}' is not a decimal with at most two fractional digits",
+            excerpt(s)
+        )
+    };
     let (negative, digits) = match s.strip_prefix('-') {
         Some(rest) => (true, rest),
         None => (false, s),
@@ -180,12 +186,14 @@ pub fn parse_order(line: &str) -> Result<Order, String> {
     Ok(Order {
         order_id: order_id
             .parse()
-            .map_err(|_| format!("order_id '{order_id}' is not a non-negative integer"))?,
+            .map_err(|_| format!("order_id '{}' is not a non-negative integer", excerpt(order_id)))?,
         user_id: user_id
             .parse()
-            .map_err(|_| format!("user_id '{user_id}' is not a non-negative integer"))?,
+            .map_err(|_| format!("user_id '{}' is not a non-negative integer", excerpt(user_id)))?,
         amount_cents: parse_cents(amount)?,
-        ts_millis: ts.parse().map_err(|_| format!("ts_millis '{ts}' is not an integer"))?,
+        ts_millis: ts
+            .parse()
+            .map_err(|_| format!("ts_millis '{}' is not an integer", excerpt(ts)))?,
     })
 }
 
@@ -238,7 +246,7 @@ impl Output<(u64, String)> for ParseOrder {
             }
             Err(reason) => Err(TaskError::user(
                 "ParseOrder",
-                format!("malformed order at line {line_no}: {reason}: '{line}'"),
+                format!("malformed order at line {line_no}: {reason}: '{}'", excerpt(line)),
             )),
         }
     }
@@ -460,6 +468,17 @@ mod tests {
         assert_eq!(line_timestamp("garbage"), i64::MIN);
         assert!(parse_order("1,2,3").unwrap_err().contains("expected 4 fields"));
         assert!(parse_order("1,x,3,4").unwrap_err().contains("user_id 'x'"));
+    }
+
+    #[test]
+    fn a_huge_malformed_field_is_quoted_in_part_with_its_length() {
+        let huge = "9".repeat(5_000_000);
+        let err = parse_order(&format!("1,2,3.00,{huge}x")).unwrap_err();
+        assert!(err.len() < 300, "{} bytes of error", err.len());
+        assert!(
+            err.contains("ts_millis '999") && err.contains("(5000001 bytes)"),
+            "{err}"
+        );
     }
 
     #[test]
