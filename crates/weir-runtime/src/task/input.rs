@@ -53,6 +53,10 @@ pub trait InputProcessor {
     fn records_in(&self) -> u64;
     /// Bytes of buffers read so far.
     fn bytes_in(&self) -> u64;
+    /// The time spent waiting for input since the last call, taken: each
+    /// [`process`](Self::process) call counts its wait for the first element (the task
+    /// is idle then, Flink's `idleTimeMsPerSecond`).
+    fn take_idle_time(&mut self) -> Duration;
     /// The watermark the input is at (`i64::MIN` before the first).
     fn input_watermark(&self) -> i64;
     /// A processing-time wake-up of the task is due: pass it to the chain.
@@ -114,6 +118,8 @@ pub struct StreamInputProcessor<I> {
     head: Box<dyn Output<I>>,
     valve: WatermarkValve,
     records_in: u64,
+    /// Time spent waiting for a first element, not yet taken.
+    idle: Duration,
     ended: bool,
     alignment: AlignmentShare,
     recorder: ChannelStateRecorder,
@@ -138,6 +144,7 @@ impl<I: Serialize + DeserializeOwned> StreamInputProcessor<I> {
             head,
             valve,
             records_in: 0,
+            idle: Duration::ZERO,
             ended: false,
             alignment,
             recorder,
@@ -234,7 +241,12 @@ impl<I: Serialize + DeserializeOwned> InputProcessor for StreamInputProcessor<I>
         };
         let mut processed_any = false;
         for _ in 0..BATCH {
-            match self.reader.next(wait)? {
+            let waiting = (!processed_any).then(Instant::now);
+            let next = self.reader.next(wait)?;
+            if let Some(since) = waiting {
+                self.idle += since.elapsed();
+            }
+            match next {
                 ReaderEvent::Record(record) => {
                     self.records_in += 1;
                     if let Some(channel) = self.reader.current_channel() {
@@ -324,6 +336,10 @@ impl<I: Serialize + DeserializeOwned> InputProcessor for StreamInputProcessor<I>
 
     fn bytes_in(&self) -> u64 {
         self.reader.bytes_in()
+    }
+
+    fn take_idle_time(&mut self) -> Duration {
+        std::mem::take(&mut self.idle)
     }
 
     fn input_watermark(&self) -> i64 {

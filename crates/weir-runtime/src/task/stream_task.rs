@@ -256,11 +256,8 @@ fn run_task_inner(mut spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> 
                     let until = at.saturating_sub(task.timers.current_processing_time()).max(0) as u64;
                     wait = wait.min(Duration::from_millis(until));
                 }
-                let waited = Instant::now();
                 let status = processor.process(Some(wait))?;
-                if status == InputStatus::NothingAvailable {
-                    task.idle += waited.elapsed();
-                }
+                task.idle += processor.take_idle_time();
                 task.publish(InputCounters::of(processor.as_ref()));
                 while let Some(outcome) = processor.take_barrier_outcome() {
                     match outcome {

@@ -183,6 +183,10 @@ impl<A: Serialize + DeserializeOwned, B: Serialize + DeserializeOwned> InputProc
         self.first.bytes_in() + self.second.bytes_in()
     }
 
+    fn take_idle_time(&mut self) -> Duration {
+        self.first.take_idle_time() + self.second.take_idle_time()
+    }
+
     fn input_watermark(&self) -> i64 {
         self.first.input_watermark().min(self.second.input_watermark())
     }
