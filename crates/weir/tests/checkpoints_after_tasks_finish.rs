@@ -46,23 +46,10 @@ fn a_job_resumed_with_a_source_subtask_that_has_no_split_checkpoints_and_recover
     let jid = job_id(&out);
     cluster.wait_running(&jid);
     wait_until(Duration::from_secs(20), || {
-        get(&cluster.rest, &format!("/jobs/{jid}")).1["vertices"][1]["metrics"]["read-records"]
-            .as_u64()
-            .unwrap_or(0)
-            >= 5_000
+        cluster.second_vertex_records_in(&jid) >= 5_000
     });
     let sp_dir = tempfile::tempdir().unwrap();
-    let (code, out, err) = weir_cli(&[
-        "stop",
-        "-m",
-        &cluster.rest,
-        "-p",
-        &sp_dir.path().display().to_string(),
-        &jid,
-    ]);
-    assert_eq!(code, 0, "{out}{err}");
-    let savepoint = savepoint_path(&out);
-    assert_eq!(cluster.wait_terminal(&jid, Duration::from_secs(10)), "FINISHED");
+    let savepoint = cluster.stop_with_savepoint(&jid, &sp_dir.path().display().to_string());
 
     // Resumed at parallelism 2: the second source subtask has no split and finishes at
     // once, while the first goes on. Each Sum subtask of the first attempt fails after

@@ -127,10 +127,7 @@ fn a_keyed_job_checkpoints_to_s3_and_its_s3_savepoint_resumes_with_exact_results
 
     // A savepoint to s3:// while the job runs, then stop-with-savepoint.
     wait_until(Duration::from_secs(20), || {
-        get(&cluster.rest, &format!("/jobs/{jid}")).1["vertices"][1]["metrics"]["read-records"]
-            .as_u64()
-            .unwrap_or(0)
-            >= 5_000
+        cluster.second_vertex_records_in(&jid) >= 5_000
     });
     let (code, out, err) = weir_cli(&["savepoint", "-m", &cluster.rest, &jid, "s3://weir/savepoints"]);
     assert_eq!(code, 0, "{out}{err}");
@@ -147,10 +144,7 @@ fn a_keyed_job_checkpoints_to_s3_and_its_s3_savepoint_resumes_with_exact_results
         assert!(h.starts_with(&format!("{taken}/")), "{h} is inside the savepoint");
         assert_eq!(weir_filesystem::stat(h), Ok(Entry::File), "{h}");
     }
-    let (code, out, err) = weir_cli(&["stop", "-m", &cluster.rest, "-p", "s3://weir/savepoints", &jid]);
-    assert_eq!(code, 0, "{out}{err}");
-    let stopped = savepoint_path(&out);
-    assert_eq!(cluster.wait_terminal(&jid, Duration::from_secs(10)), "FINISHED");
+    let stopped = cluster.stop_with_savepoint(&jid, "s3://weir/savepoints");
     assert!(
         read_parts(first_out.path()).is_empty(),
         "no sums before the end of input"

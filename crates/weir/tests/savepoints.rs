@@ -31,12 +31,6 @@ fn run(cluster: &Cluster, extra: &[&str], output: &Path, detached: bool) -> (i32
     run_program(&cluster.rest, &options, "keyed-sum", &keyed_sum_args(output))
 }
 
-fn records_in(cluster: &Cluster, jid: &str) -> u64 {
-    get(&cluster.rest, &format!("/jobs/{jid}")).1["vertices"][1]["metrics"]["read-records"]
-        .as_u64()
-        .unwrap_or(0)
-}
-
 /// Starts keyed-sum detached at parallelism 2 writing to `output`, and waits until
 /// Sum has read `records`; the job id.
 fn start_running(cluster: &Cluster, output: &Path, records: u64) -> String {
@@ -44,7 +38,9 @@ fn start_running(cluster: &Cluster, output: &Path, records: u64) -> String {
     assert_eq!(code, 0, "{out}{err}");
     let jid = job_id(&out);
     cluster.wait_running(&jid);
-    wait_until(Duration::from_secs(20), || records_in(cluster, &jid) >= records);
+    wait_until(Duration::from_secs(20), || {
+        cluster.second_vertex_records_in(&jid) >= records
+    });
     jid
 }
 
@@ -73,19 +69,9 @@ fn a_stopped_job_resumes_from_its_savepoint_at_three_and_at_one_subtask_with_exa
 
     // Stop with a savepoint: the job ends FINISHED and, without --drain, fires no
     // end-of-input timers (no sums are written).
-    let (code, out, err) = weir_cli(&[
-        "stop",
-        "-m",
-        &cluster.rest,
-        "-p",
-        &sp_dir.path().display().to_string(),
-        &jid,
-    ]);
-    assert_eq!(code, 0, "{out}{err}");
-    let stopped = savepoint_path(&out);
-    assert_eq!(cluster.wait_terminal(&jid, Duration::from_secs(10)), "FINISHED");
+    let stopped = cluster.stop_with_savepoint(&jid, &sp_dir.path().display().to_string());
     assert!(read_parts(first_out.path()).is_empty());
-    let processed = records_in(&cluster, &jid);
+    let processed = cluster.second_vertex_records_in(&jid);
     assert!(
         processed < RECORDS,
         "the job ran to its end before the stop: {processed}"
@@ -218,5 +204,5 @@ fn stop_with_drain_fires_the_end_of_input_timers_and_finishes() {
         let (key, sum) = line.split_once(',').unwrap();
         assert!(sum.parse::<u64>().unwrap() <= totals[key], "{line}");
     }
-    assert!(records_in(&cluster, &jid) < RECORDS);
+    assert!(cluster.second_vertex_records_in(&jid) < RECORDS);
 }

@@ -24,7 +24,7 @@ pub fn run(config: &Configuration, program: &str, parallelism: Option<u32>, args
         buffer_timeout: None,
         auto_watermark_interval: None,
     };
-    let (request, invocation) = checked_submission(config, &job)?;
+    let (request, invocation, _) = checked_submission(config, &job)?;
     let settings = jobmanager_settings(config)?;
     let jobmanager = EmbeddedJobManager::start(settings, builtin_registry(), RestEndpoint::Serve, "jm")?;
     let rest = jobmanager

@@ -60,14 +60,18 @@ pub fn plan(job: &JobArgs, json: bool) -> Result<()> {
 
 /// The submission of `job` under `config`, with everything the configuration and the
 /// command line can get wrong (keys, values, the restart strategy, checkpointing, the
-/// program and its arguments) checked: the request and the program's invocation.
-pub fn checked_submission(config: &Configuration, job: &JobArgs) -> Result<(JobSubmitRequest, ProgramInvocation)> {
+/// program and its arguments) checked: the request, the program's invocation and the
+/// program built from it.
+pub fn checked_submission(
+    config: &Configuration,
+    job: &JobArgs,
+) -> Result<(JobSubmitRequest, ProgramInvocation, ExecutableGraph)> {
     let request = client::submit_request(job)?;
     let submission = weir_jobmanager::invocation::from_submission(config, &request)?;
     let checkpointing = weir_checkpoint::CheckpointConfig::from_config(&submission.config)?;
     weir_jobmanager::RestartStrategyConfig::from_config(&submission.config, checkpointing.is_enabled())?;
-    builtin_registry().build(&submission.invocation)?;
-    Ok((request, submission.invocation))
+    let program = builtin_registry().build(&submission.invocation)?;
+    Ok((request, submission.invocation, program))
 }
 
 /// `weir local`: runs the program on a [`MiniCluster`] in this process, through the
@@ -80,9 +84,8 @@ pub fn checked_submission(config: &Configuration, job: &JobArgs) -> Result<(JobS
 /// slots) is checked before any server starts.
 pub fn local(args: &LocalArgs) -> Result<()> {
     let config = args.config.load()?;
-    let (request, invocation) = checked_submission(&config, &args.job)?;
+    let (request, invocation, program) = checked_submission(&config, &args.job)?;
     let registry = builtin_registry();
-    let program = registry.build(&invocation)?;
     let job_graph = JobGraph::from_stream_graph(&program.stream_graph)?;
     let spec = MiniClusterSpec::for_job(&config, total_slots_required(&job_graph))?;
     let cluster = MiniCluster::start(&config, spec, registry)?;

@@ -148,6 +148,22 @@ impl Cluster {
         state
     }
 
+    /// Records the second vertex of job `jid` has read (`read-records`).
+    pub fn second_vertex_records_in(&self, jid: &str) -> u64 {
+        get(&self.rest, &format!("/jobs/{jid}")).1["vertices"][1]["metrics"]["read-records"]
+            .as_u64()
+            .unwrap_or(0)
+    }
+
+    /// `weir stop -p <dir> <jid>`: asserts it succeeded and the job ended FINISHED;
+    /// the savepoint's path.
+    pub fn stop_with_savepoint(&self, jid: &str, dir: &str) -> String {
+        let (code, out, err) = weir_cli(&["stop", "-m", &self.rest, "-p", dir, jid]);
+        assert_eq!(code, 0, "{out}{err}");
+        assert_eq!(self.wait_terminal(jid, Duration::from_secs(10)), "FINISHED");
+        savepoint_path(&out)
+    }
+
     /// Waits until a job has every task RUNNING.
     pub fn wait_running(&self, jid: &str) {
         wait_until(Duration::from_secs(30), || {
