@@ -24,7 +24,7 @@ use serde_yaml::Value;
 
 use crate::error::ConfigError;
 use crate::option::ConfigOption;
-use crate::options::{find_option, ALL_OPTIONS, CLUSTER_DIR};
+use crate::options::{find_option, in_key_family, ALL_OPTIONS, CLUSTER_DIR};
 use crate::value::ConfigValue;
 
 pub use weir_core::sensitive::{is_sensitive_key, HIDDEN_CONTENT};
@@ -280,7 +280,7 @@ impl Configuration {
     pub fn unknown_keys(&self) -> Vec<&str> {
         self.values
             .keys()
-            .filter(|key| find_option(key).is_none())
+            .filter(|key| find_option(key).is_none() && !in_key_family(key))
             .map(String::as_str)
             .collect()
     }
@@ -555,6 +555,22 @@ mod tests {
             Ok(Some(RestartStrategyType::FixedDelay))
         );
         assert_eq!(conf.unknown_keys(), vec!["my.custom.key"]);
+    }
+
+    #[test]
+    fn keys_of_a_named_metric_reporter_are_known() {
+        let conf = Configuration::load(
+            None,
+            &[
+                "metrics.reporter.prom.port=9250".to_string(),
+                "metrics.reporter.prom.factory.class=org.apache.flink.metrics.prometheus.PrometheusReporterFactory"
+                    .to_string(),
+                "metrics.reporters=prom".to_string(),
+                "metrics.reporter-typo=1".to_string(),
+            ],
+        )
+        .unwrap();
+        assert_eq!(conf.unknown_keys(), vec!["metrics.reporter-typo"]);
         assert_eq!(conf.len(), 4);
     }
 

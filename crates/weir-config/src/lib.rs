@@ -40,7 +40,7 @@ pub use error::ConfigError;
 pub use failover::FailoverStrategy;
 pub use memory::{MemoryConfiguration, TaskExecutorMemory};
 pub use option::{ConfigOption, OptionInfo};
-pub use options::{find_option, options_markdown, ALL_OPTIONS};
+pub use options::{find_option, in_key_family, options_markdown, ALL_OPTIONS, KEY_FAMILIES};
 pub use value::{
     format_duration, parse_duration, ConfigValue, ExternalizedCheckpointRetention, MemorySize, RestartStrategyType,
 };

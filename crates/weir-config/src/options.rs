@@ -138,6 +138,10 @@ config_options! {
         "AWS region of the buckets of s3:// paths (also used to sign requests to an S3-compatible s3.endpoint). Unset: AWS_REGION (or AWS_DEFAULT_REGION), else us-east-1.",
         deprecated = ["s3.endpoint.region"]);
 
+    // --- metrics ---------------------------------------------------------------------------
+    METRICS_REPORTERS: Option<String> = ("metrics.reporters", None,
+        "Comma-separated names of the metric reporters to start; unset: every reporter configured under metrics.reporter.<name>.*. Each reporter is configured with metrics.reporter.<name>.factory.class (Weir has Prometheus's: org.apache.flink.metrics.prometheus.PrometheusReporterFactory) and metrics.reporter.<name>.port (a port, a range like 9249-9259, or 0 for any free port; default 9249-9259, so processes on one host take the next free port).");
+
     // --- network stack ------------------------------------------------------------------
     NETWORK_BUFFERS_PER_CHANNEL: u32 = ("taskmanager.network.memory.buffers-per-channel", Some("2"),
         "Exclusive buffers per input channel: a remote channel's initial credit.");
@@ -213,6 +217,15 @@ config_options! {
     // --- JobManager memory ----------------------------------------------------------------
     JOBMANAGER_TOTAL_PROCESS_MEMORY: MemorySize = ("jobmanager.memory.process.size", Some("1600m"),
         "Total memory of the JobManager process.");
+}
+
+/// Key families whose keys carry a user-chosen name (`metrics.reporter.<name>.port`):
+/// every key under these prefixes is known, and read by the component that owns it.
+pub static KEY_FAMILIES: &[&str] = &["metrics.reporter."];
+
+/// True when `key` belongs to one of the [`KEY_FAMILIES`].
+pub fn in_key_family(key: &str) -> bool {
+    KEY_FAMILIES.iter().any(|prefix| key.starts_with(prefix))
 }
 
 /// The registry entry for `key` (a main or a deprecated key), if Weir knows the key.

@@ -18,6 +18,7 @@ pub mod checkpoint_rest;
 pub mod invocation;
 pub mod job_master;
 pub mod jobmanager;
+pub mod metrics_source;
 pub mod process;
 pub mod rest_backend;
 pub mod rest_metrics;

@@ -8,6 +8,7 @@
 
 use crate::actions::{run_actions, run_heartbeats, run_ticker, run_watches, Clients};
 use crate::jobmanager::JobManager;
+use crate::metrics_source::JobManagerMetricSource;
 use crate::rest_backend::JobManagerRest;
 use crate::rpc_service::JobManagerRpc;
 use crate::settings::JobManagerSettings;
@@ -17,6 +18,7 @@ use thiserror::Error;
 use tokio::task::JoinHandle;
 use tonic::transport::server::TcpIncoming;
 use weir_api::program::ProgramRegistry;
+use weir_metrics::{start_prometheus_exporters, PrometheusExporter};
 use weir_rpc::job_master_gateway_server::JobMasterGatewayServer;
 use weir_rpc::resource_manager_server::ResourceManagerServer;
 
@@ -57,6 +59,7 @@ pub struct RunningJobManager {
     rpc_address: SocketAddr,
     rest: Option<weir_rest::RestServerHandle>,
     rpc_server: JoinHandle<Result<(), JobManagerError>>,
+    exporters: Vec<PrometheusExporter>,
 }
 
 impl RunningJobManager {
@@ -75,6 +78,11 @@ impl RunningJobManager {
         self.rest.as_ref().map(|r| r.local_addr())
     }
 
+    /// The metric reporters that started (each serving `/metrics`).
+    pub fn metric_exporters(&self) -> &[PrometheusExporter] {
+        &self.exporters
+    }
+
     /// Waits until the RPC server stops (normally never) and returns its result.
     pub async fn serve_until_stopped(self) -> Result<(), JobManagerError> {
         let result = match self.rpc_server.await {
@@ -89,7 +97,8 @@ impl RunningJobManager {
 }
 
 /// Runs a JobManager until the process is killed. Prints one line with its addresses
-/// (`JobManager rpc=<addr> rest=<addr>`) once it serves.
+/// (`JobManager rpc=<addr> rest=<addr>`, and `metrics.<name>=<url>` per started metric
+/// reporter) once it serves.
 pub fn run_jobmanager(settings: JobManagerSettings, registry: ProgramRegistry) -> Result<(), JobManagerError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -102,7 +111,11 @@ pub fn run_jobmanager(settings: JobManagerSettings, registry: ProgramRegistry) -
         let rest = running
             .rest_address()
             .map_or_else(|| "-".to_string(), |a| a.to_string());
-        println!("JobManager rpc={} rest={rest}", running.rpc_address());
+        println!(
+            "JobManager rpc={} rest={rest}{}",
+            running.rpc_address(),
+            weir_metrics::exporter::start_line_fields(running.metric_exporters())
+        );
         running.serve_until_stopped().await
     })
 }
@@ -130,8 +143,11 @@ pub async fn start_jobmanager(
         source,
     })?;
     let rest_bind = format!("{}:{}", settings.rest_address, settings.rest_port);
+    let (reporters, host) = (settings.metric_reporters.clone(), settings.host.clone());
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let jm = Arc::new(JobManager::new(settings, registry, tx));
+    let source = Arc::new(JobManagerMetricSource::new(jm.clone(), host.clone()));
+    let exporters = start_prometheus_exporters(&reporters, &host, source).await;
     let rest = match rest {
         RestEndpoint::Serve => Some(
             weir_rest::RestServerHandle::start(rest_bind.clone(), Arc::new(JobManagerRest::new(jm.clone())))
@@ -163,5 +179,6 @@ pub async fn start_jobmanager(
         rpc_address,
         rest,
         rpc_server,
+        exporters,
     })
 }

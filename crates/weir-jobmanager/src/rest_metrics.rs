@@ -2,7 +2,9 @@
 //! names ([`weir_rest::metric_names`]):
 //!
 //! - a job: `numRestarts` and its deprecated alias `fullRestarts` (the same count, as
-//!   in Flink), `uptime` and `downtime` with Flink's gauges' rules;
+//!   in Flink), `uptime` and `downtime` with Flink's gauges' rules, and with
+//!   checkpointing on Flink's checkpoint gauges (`numberOfCompletedCheckpoints`,
+//!   `lastCheckpointDuration`, …);
 //! - the JobManager: `numRegisteredTaskManagers`, `taskSlotsTotal`,
 //!   `taskSlotsAvailable`, `numRunningJobs`, and its own process (below);
 //! - a TaskManager: its process and its network buffer pool
@@ -19,6 +21,7 @@ use crate::job_master::JobMaster;
 use crate::jobmanager::State;
 use crate::slot_table::TaskManagerEntry;
 use std::collections::BTreeMap;
+use weir_checkpoint::stats::CheckpointStatsTracker;
 use weir_rest::metric_names as names;
 use weir_rest::{ComponentMetrics, JobStatus, MetricValue};
 use weir_rpc::{NetworkMemory, ProcessMetrics};
@@ -39,7 +42,39 @@ pub(crate) fn job_metrics(jm: &JobMaster, now: i64) -> ComponentMetrics {
     let (uptime, downtime) = up_and_down_time(jm.status, &jm.timestamps, now);
     out.insert(names::UPTIME.into(), MetricValue::Integer(uptime));
     out.insert(names::DOWNTIME.into(), MetricValue::Integer(downtime));
+    if let Some(coordinator) = jm.checkpoint_coordinator() {
+        add_checkpoint_metrics(&mut out, coordinator.stats());
+    }
     out
+}
+
+/// Flink's checkpoint metrics of a job with checkpointing on (its
+/// `CheckpointStatsTracker` gauges): the counts, and the latest completed checkpoint and
+/// restore, -1 before there is one.
+fn add_checkpoint_metrics(out: &mut ComponentMetrics, stats: &CheckpointStatsTracker) {
+    let c = stats.counts();
+    integer(out, names::TOTAL_NUMBER_OF_CHECKPOINTS, c.total);
+    integer(out, names::NUMBER_OF_IN_PROGRESS_CHECKPOINTS, c.in_progress);
+    integer(out, names::NUMBER_OF_COMPLETED_CHECKPOINTS, c.completed);
+    integer(out, names::NUMBER_OF_FAILED_CHECKPOINTS, c.failed);
+    let latest = stats.latest_completed();
+    let or_none = |value: Option<u64>| value.map_or(-1, |v| i64::try_from(v).unwrap_or(i64::MAX));
+    for (name, value) in [
+        (
+            names::LAST_CHECKPOINT_DURATION,
+            latest.map(|l| l.end_to_end_duration_ms),
+        ),
+        (names::LAST_CHECKPOINT_SIZE, latest.map(|l| l.state_size)),
+        (names::LAST_CHECKPOINT_PERSISTED_DATA, latest.map(|l| l.persisted_data)),
+        (names::LAST_COMPLETED_CHECKPOINT_ID, latest.map(|l| l.id)),
+    ] {
+        out.insert(name.into(), MetricValue::Integer(or_none(value)));
+    }
+    let restored = stats.latest_restored().map_or(-1, |r| r.restore_timestamp);
+    out.insert(
+        names::LAST_CHECKPOINT_RESTORE_TIMESTAMP.into(),
+        MetricValue::Integer(restored),
+    );
 }
 
 /// Flink's `UpTimeGauge` and `DownTimeGauge`: while RUNNING, the time since it last

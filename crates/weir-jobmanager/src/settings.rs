@@ -33,4 +33,6 @@ pub struct JobManagerSettings {
     /// The file this process's output goes to, when it goes to one (a daemon of
     /// `weir start-cluster`); served by `/jobmanager/logs`.
     pub log_file: Option<PathBuf>,
+    /// The Prometheus reporters to start (`metrics.reporter.<name>.*`), bound on `host`.
+    pub metric_reporters: Vec<weir_metrics::PrometheusReporterConfig>,
 }

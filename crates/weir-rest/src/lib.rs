@@ -43,7 +43,8 @@ pub mod environment;
 pub mod error;
 pub mod exceptions;
 pub mod jobs;
-pub mod metric_names;
+/// Flink's metric names (kept in `weir-metrics`, shared with the Prometheus reporter).
+pub use weir_metrics::names as metric_names;
 pub mod metric_routes;
 pub mod metrics;
 pub mod overview;

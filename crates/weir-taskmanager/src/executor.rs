@@ -8,6 +8,7 @@
 
 use crate::checkpointing::{task_checkpointing, Report};
 use crate::settings::TaskManagerSettings;
+use crate::task_identity::TaskIdentity;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::mpsc::UnboundedSender;
@@ -30,6 +31,7 @@ struct JobCode {
 
 struct RunningTask {
     job_id: String,
+    identity: TaskIdentity,
     generation: u32,
     cancel: CancelToken,
     metrics: Arc<TaskMetrics>,
@@ -184,6 +186,15 @@ impl TaskExecutor {
             .collect()
     }
 
+    /// Every running task with its live counters, for the metric reporters.
+    pub fn running_task_metrics(&self) -> Vec<(TaskIdentity, TaskMetricsSnapshot)> {
+        self.lock()
+            .tasks
+            .values()
+            .map(|t| (t.identity.clone(), t.metrics.snapshot()))
+            .collect()
+    }
+
     fn report_with_counts(
         &self,
         job_id: &str,
@@ -318,10 +329,20 @@ impl TaskExecutor {
             mailbox,
             self.reports.clone(),
         )?;
+        let identity = TaskIdentity {
+            job_id: tdd.job_id.clone(),
+            job_name: tdd.program.as_ref().map(|p| p.job_name.clone()).unwrap_or_default(),
+            vertex_id: code.job_graph.vertices[vertex].id.to_string(),
+            task_name: code.job_graph.vertices[vertex].name.clone(),
+            subtask_index: tdd.subtask_index,
+            attempt_id: tdd.attempt_id.clone(),
+            attempt_number: tdd.attempt_number,
+        };
         self.lock().tasks.insert(
             tdd.attempt_id.clone(),
             RunningTask {
                 job_id: tdd.job_id.clone(),
+                identity,
                 generation: tdd.generation,
                 cancel: cancel.clone(),
                 metrics: metrics.clone(),

@@ -10,10 +10,12 @@
 pub mod checkpointing;
 pub mod error;
 pub mod executor;
+pub mod metrics_source;
 pub mod process;
 pub mod registration;
 pub mod rpc_service;
 pub mod settings;
+pub mod task_identity;
 
 pub use error::TaskManagerError;
 pub use process::{run_taskmanager, start_taskmanager, RunningTaskManager};

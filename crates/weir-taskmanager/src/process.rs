@@ -7,6 +7,7 @@
 
 use crate::error::TaskManagerError;
 use crate::executor::TaskExecutor;
+use crate::metrics_source::TaskManagerMetricSource;
 use crate::registration::{run_registration, run_reporter};
 use crate::rpc_service::TaskExecutorService;
 use crate::settings::TaskManagerSettings;
@@ -15,6 +16,7 @@ use std::sync::Arc;
 use tokio::task::JoinHandle;
 use tonic::transport::server::TcpIncoming;
 use weir_api::program::ProgramRegistry;
+use weir_metrics::{start_prometheus_exporters, PrometheusExporter};
 use weir_rpc::task_executor_gateway_server::TaskExecutorGatewayServer;
 use weir_runtime::network::NetworkEnvironment;
 
@@ -24,6 +26,7 @@ pub struct RunningTaskManager {
     rpc_address: SocketAddr,
     data_address: SocketAddr,
     rpc_server: JoinHandle<Result<(), TaskManagerError>>,
+    exporters: Vec<PrometheusExporter>,
 }
 
 impl RunningTaskManager {
@@ -42,6 +45,11 @@ impl RunningTaskManager {
         self.data_address
     }
 
+    /// The metric reporters that started (each serving `/metrics`).
+    pub fn metric_exporters(&self) -> &[PrometheusExporter] {
+        &self.exporters
+    }
+
     /// Waits until the RPC server stops (normally never) and returns its result.
     pub async fn serve_until_stopped(self) -> Result<(), TaskManagerError> {
         match self.rpc_server.await {
@@ -54,7 +62,8 @@ impl RunningTaskManager {
 }
 
 /// Runs a TaskManager until the process is killed. Prints one line with its addresses
-/// (`TaskManager <id> rpc=<addr> data=<addr> slots=<n>`) once it serves.
+/// (`TaskManager <id> rpc=<addr> data=<addr> slots=<n>`, and `metrics.<name>=<url>` per
+/// started metric reporter) once it serves.
 pub fn run_taskmanager(settings: TaskManagerSettings, registry: ProgramRegistry) -> Result<(), TaskManagerError> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -66,9 +75,10 @@ pub fn run_taskmanager(settings: TaskManagerSettings, registry: ProgramRegistry)
         let (id, slots) = (settings.resource_id.clone(), settings.num_slots);
         let running = start_taskmanager(settings, Arc::new(registry)).await?;
         println!(
-            "TaskManager {id} rpc={} data={} slots={slots}",
+            "TaskManager {id} rpc={} data={} slots={slots}{}",
             running.rpc_address(),
-            running.data_address()
+            running.data_address(),
+            weir_metrics::exporter::start_line_fields(running.metric_exporters())
         );
         running.serve_until_stopped().await
     })
@@ -106,6 +116,8 @@ pub async fn start_taskmanager(
         advertised(&settings.host, rpc_address),
         advertised(&settings.host, data_address),
     ));
+    let source = Arc::new(TaskManagerMetricSource::new(executor.clone(), settings.host.clone()));
+    let exporters = start_prometheus_exporters(&settings.metric_reporters, &settings.bind_host, source).await;
     let service = TaskExecutorService::new(executor.clone());
     let rpc_server = tokio::spawn(async move {
         tonic::transport::Server::builder()
@@ -119,6 +131,7 @@ pub async fn start_taskmanager(
         rpc_address,
         data_address,
         rpc_server,
+        exporters,
     })
 }
 

@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 use weir_filesystem::ObjectStoreOptions;
+use weir_metrics::PrometheusReporterConfig;
 use weir_runtime::network::NetworkConfig;
 
 /// Start-up settings of a TaskManager.
@@ -38,4 +39,7 @@ pub struct TaskManagerSettings {
     /// The file this process's output goes to, when it goes to one (a daemon of
     /// `weir start-cluster`); reported with each heartbeat.
     pub log_file: Option<PathBuf>,
+    /// The Prometheus reporters to start (`metrics.reporter.<name>.*`), bound on
+    /// `bind_host`.
+    pub metric_reporters: Vec<PrometheusReporterConfig>,
 }

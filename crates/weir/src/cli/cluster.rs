@@ -18,6 +18,7 @@ use weir_config::options as o;
 use weir_config::{Configuration, TaskExecutorMemory};
 use weir_filesystem::ObjectStoreOptions;
 use weir_jobmanager::JobManagerSettings;
+use weir_metrics::reporter_config::prometheus_reporters;
 use weir_runtime::network::NetworkConfig;
 use weir_taskmanager::TaskManagerSettings;
 
@@ -102,6 +103,7 @@ pub fn jobmanager_settings(config: &Configuration) -> Result<JobManagerSettings>
         config: config.clone(),
         object_stores: ObjectStoreOptions::from_config(config)?,
         log_file: None,
+        metric_reporters: prometheus_reporters(config)?,
     })
 }
 
@@ -194,6 +196,7 @@ pub fn taskmanager_settings(config: &Configuration) -> Result<TaskManagerSetting
         network,
         object_stores: ObjectStoreOptions::from_config(config)?,
         log_file: None,
+        metric_reporters: prometheus_reporters(config)?,
     })
 }
 

@@ -55,6 +55,25 @@ pub const UPTIME: &str = "uptime";
 /// -1 once terminal.
 pub const DOWNTIME: &str = "downtime";
 
+/// Checkpoints triggered since the job started (job scope, with checkpointing on).
+pub const TOTAL_NUMBER_OF_CHECKPOINTS: &str = "totalNumberOfCheckpoints";
+/// Checkpoints in progress.
+pub const NUMBER_OF_IN_PROGRESS_CHECKPOINTS: &str = "numberOfInProgressCheckpoints";
+/// Checkpoints completed.
+pub const NUMBER_OF_COMPLETED_CHECKPOINTS: &str = "numberOfCompletedCheckpoints";
+/// Checkpoints failed.
+pub const NUMBER_OF_FAILED_CHECKPOINTS: &str = "numberOfFailedCheckpoints";
+/// End-to-end duration of the latest completed checkpoint in ms; -1 before the first.
+pub const LAST_CHECKPOINT_DURATION: &str = "lastCheckpointDuration";
+/// State size of the latest completed checkpoint in bytes; -1 before the first.
+pub const LAST_CHECKPOINT_SIZE: &str = "lastCheckpointSize";
+/// Bytes of in-flight data the latest completed checkpoint persisted; -1 before the first.
+pub const LAST_CHECKPOINT_PERSISTED_DATA: &str = "lastCheckpointPersistedData";
+/// Id of the latest completed checkpoint; -1 before the first.
+pub const LAST_COMPLETED_CHECKPOINT_ID: &str = "lastCompletedCheckpointId";
+/// When the job last restored a checkpoint (epoch ms); -1 before the first restore.
+pub const LAST_CHECKPOINT_RESTORE_TIMESTAMP: &str = "lastCheckpointRestoreTimestamp";
+
 /// Registered TaskManagers (JobManager scope).
 pub const NUM_REGISTERED_TASK_MANAGERS: &str = "numRegisteredTaskManagers";
 /// Free slots.

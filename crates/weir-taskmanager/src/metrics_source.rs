@@ -1,0 +1,287 @@
+//! What a TaskManager's metric reporters export: its process (Flink's
+//! `taskmanager` scope: CPU, threads, resident memory, network buffers) and each running
+//! subtask (`taskmanager_job_task` scope: records and bytes in and out and their rates,
+//! busy/idle/back-pressured time per second and in total, input and output watermarks),
+//! labelled with Flink's scope variables.
+//!
+//! Values are read when a reporter asks: the task threads only publish totals, and the
+//! rates are computed here between reads ([`weir_metrics::rates`]). A subtask's metrics
+//! exist while it runs, as in Flink, where a task's metric group closes with the task.
+
+use crate::executor::TaskExecutor;
+use crate::task_identity::TaskIdentity;
+use std::sync::{Arc, Mutex};
+use std::time::{SystemTime, UNIX_EPOCH};
+use weir_metrics::names;
+use weir_metrics::rates::RateTracker;
+use weir_metrics::{MetricSample, MetricSource, Scope};
+use weir_rpc::process::ProcessSampler;
+use weir_rpc::{NetworkMemory, ProcessMetrics};
+use weir_runtime::task::metrics::TaskMetricsSnapshot;
+
+/// The counters a subtask's rates are computed from, in [`RATE_NAMES`] order.
+const RATE_COUNTERS: usize = 7;
+
+/// The per-second metrics, one per counter of [`counters`].
+const RATE_NAMES: [&str; RATE_COUNTERS] = [
+    names::NUM_RECORDS_IN_PER_SECOND,
+    names::NUM_RECORDS_OUT_PER_SECOND,
+    names::NUM_BYTES_IN_PER_SECOND,
+    names::NUM_BYTES_OUT_PER_SECOND,
+    names::BUSY_TIME_MS_PER_SECOND,
+    names::IDLE_TIME_MS_PER_SECOND,
+    names::BACK_PRESSURED_TIME_MS_PER_SECOND,
+];
+
+fn counters(s: &TaskMetricsSnapshot) -> [u64; RATE_COUNTERS] {
+    [
+        s.records_in,
+        s.records_out,
+        s.bytes_in,
+        s.bytes_out,
+        s.busy_ms,
+        s.idle_ms,
+        s.backpressured_ms,
+    ]
+}
+
+/// The TaskManager's [`MetricSource`].
+pub struct TaskManagerMetricSource {
+    executor: Arc<TaskExecutor>,
+    host: String,
+    process: ProcessSampler,
+    rates: Mutex<RateTracker<String, RATE_COUNTERS>>,
+}
+
+impl TaskManagerMetricSource {
+    /// The metrics of `executor`'s process and tasks, labelled with `host`.
+    pub fn new(executor: Arc<TaskExecutor>, host: String) -> Self {
+        Self {
+            executor,
+            host,
+            process: ProcessSampler::new(),
+            rates: Mutex::new(RateTracker::default()),
+        }
+    }
+}
+
+impl MetricSource for TaskManagerMetricSource {
+    fn samples(&self) -> Vec<MetricSample> {
+        let now_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        let tm_id = &self.executor.settings().resource_id;
+        let mut out = process_samples(
+            &self.host,
+            tm_id,
+            &self.process.sample(),
+            &self.executor.network_memory(),
+        );
+        let tasks = self.executor.running_task_metrics();
+        let mut rates = self.rates.lock().unwrap_or_else(|p| p.into_inner());
+        out.extend(task_samples(&self.host, tm_id, &tasks, &mut rates, now_ms));
+        out
+    }
+}
+
+/// The `taskmanager` scope: the process and its network buffer pool.
+fn process_samples(host: &str, tm_id: &str, p: &ProcessMetrics, n: &NetworkMemory) -> Vec<MetricSample> {
+    let labels = [("host", host.to_string()), ("tm_id", tm_id.to_string())];
+    let mut out = Vec::new();
+    let mut push = |name: &str, value: f64| out.push(MetricSample::new(Scope::TaskManager, name, &labels, value));
+    if let Some(load) = p.cpu_load {
+        push(names::CPU_LOAD, load);
+    }
+    if let Some(ns) = p.cpu_time_ns {
+        push(names::CPU_TIME, ns as f64);
+    }
+    if let Some(threads) = p.threads {
+        push(names::THREADS_COUNT, threads as f64);
+    }
+    if let Some(rss) = p.rss_bytes {
+        push(names::PROCESS_RSS, rss as f64);
+    }
+    let used = n.total_segments.saturating_sub(n.available_segments);
+    for (segments_name, memory_name, segments) in [
+        (
+            names::NETWORK_TOTAL_SEGMENTS,
+            names::NETWORK_TOTAL_MEMORY,
+            n.total_segments,
+        ),
+        (
+            names::NETWORK_AVAILABLE_SEGMENTS,
+            names::NETWORK_AVAILABLE_MEMORY,
+            n.available_segments,
+        ),
+        (names::NETWORK_USED_SEGMENTS, names::NETWORK_USED_MEMORY, used),
+    ] {
+        push(segments_name, segments as f64);
+        push(memory_name, segments.saturating_mul(n.segment_size) as f64);
+    }
+    out
+}
+
+/// The `taskmanager_job_task` scope of every running subtask; forgets the rates of
+/// subtasks no longer running.
+fn task_samples(
+    host: &str,
+    tm_id: &str,
+    tasks: &[(TaskIdentity, TaskMetricsSnapshot)],
+    rates: &mut RateTracker<String, RATE_COUNTERS>,
+    now_ms: i64,
+) -> Vec<MetricSample> {
+    rates.retain(|attempt| tasks.iter().any(|(t, _)| &t.attempt_id == attempt));
+    let mut out = Vec::new();
+    for (task, s) in tasks {
+        let labels = [
+            ("host", host.to_string()),
+            ("tm_id", tm_id.to_string()),
+            ("job_id", task.job_id.clone()),
+            ("job_name", task.job_name.clone()),
+            ("task_id", task.vertex_id.clone()),
+            ("task_name", task.task_name.clone()),
+            ("task_attempt_id", task.attempt_id.clone()),
+            ("task_attempt_num", task.attempt_number.to_string()),
+            ("subtask_index", task.subtask_index.to_string()),
+        ];
+        let mut push =
+            |name: &str, value: f64| out.push(MetricSample::new(Scope::TaskManagerTask, name, &labels, value));
+        for (name, value) in [
+            (names::NUM_RECORDS_IN, s.records_in),
+            (names::NUM_RECORDS_OUT, s.records_out),
+            (names::NUM_BYTES_IN, s.bytes_in),
+            (names::NUM_BYTES_OUT, s.bytes_out),
+            (names::ACCUMULATED_BUSY_TIME, s.busy_ms),
+            (names::ACCUMULATED_IDLE_TIME, s.idle_ms),
+            (names::ACCUMULATED_BACK_PRESSURED_TIME, s.backpressured_ms),
+        ] {
+            push(name, value as f64);
+        }
+        // Flink's gauges read Long.MIN_VALUE before the first watermark; so do these.
+        push(names::CURRENT_INPUT_WATERMARK, s.input_watermark as f64);
+        push(names::CURRENT_OUTPUT_WATERMARK, s.output_watermark as f64);
+        if let Some(per_second) = rates.observe(&task.attempt_id, now_ms, counters(s)) {
+            for (name, value) in RATE_NAMES.iter().zip(per_second) {
+                push(name, value);
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn identity(subtask: u32) -> TaskIdentity {
+        TaskIdentity {
+            job_id: "0123456789abcdef0123456789abcdef".into(),
+            job_name: "keyed-sum".into(),
+            vertex_id: "cbc357ccb763df2852fee8c4fc7d55f2".into(),
+            task_name: "Sum -> Sink: Print".into(),
+            subtask_index: subtask,
+            attempt_id: format!("attempt-{subtask}"),
+            attempt_number: 1,
+        }
+    }
+
+    fn value(samples: &[MetricSample], name: &str, subtask: &str) -> Option<f64> {
+        samples
+            .iter()
+            .find(|s| s.name == name && s.labels.iter().any(|(k, v)| *k == "subtask_index" && v == subtask))
+            .map(|s| s.value)
+    }
+
+    #[test]
+    fn a_subtask_exports_its_totals_watermarks_and_flinks_scope_variables() {
+        let snapshot = TaskMetricsSnapshot {
+            records_in: 1000,
+            records_out: 10,
+            bytes_in: 52_000,
+            bytes_out: 400,
+            busy_ms: 70,
+            idle_ms: 20,
+            backpressured_ms: 5,
+            input_watermark: 1_700_000_000_000,
+            output_watermark: i64::MIN,
+        };
+        let mut rates = RateTracker::default();
+        let samples = task_samples("127.0.0.1", "tm-1", &[(identity(1), snapshot)], &mut rates, 0);
+        assert!(samples.iter().all(|s| s.scope == Scope::TaskManagerTask));
+        assert_eq!(value(&samples, "numRecordsIn", "1"), Some(1000.0));
+        assert_eq!(value(&samples, "numRecordsOut", "1"), Some(10.0));
+        assert_eq!(value(&samples, "numBytesIn", "1"), Some(52_000.0));
+        assert_eq!(value(&samples, "accumulateBusyTimeMs", "1"), Some(70.0));
+        assert_eq!(value(&samples, "currentInputWatermark", "1"), Some(1.7e12));
+        assert_eq!(value(&samples, "currentOutputWatermark", "1"), Some(i64::MIN as f64));
+        assert_eq!(
+            value(&samples, "numRecordsInPerSecond", "1"),
+            None,
+            "no rate from one reading"
+        );
+        let labels: Vec<&str> = samples[0].labels.iter().map(|(k, _)| *k).collect();
+        assert_eq!(
+            labels,
+            vec![
+                "host",
+                "tm_id",
+                "job_id",
+                "job_name",
+                "task_id",
+                "task_name",
+                "task_attempt_id",
+                "task_attempt_num",
+                "subtask_index"
+            ]
+        );
+        assert!(samples[0]
+            .labels
+            .contains(&("task_name", "Sum -> Sink: Print".to_string())));
+    }
+
+    #[test]
+    fn rates_come_from_two_readings_and_end_with_the_subtask() {
+        let at = |records: u64, busy: u64| TaskMetricsSnapshot {
+            records_in: records,
+            busy_ms: busy,
+            ..TaskMetricsSnapshot::default()
+        };
+        let mut rates = RateTracker::default();
+        task_samples("h", "tm", &[(identity(0), at(0, 0))], &mut rates, 10_000);
+        let samples = task_samples("h", "tm", &[(identity(0), at(5000, 500))], &mut rates, 12_000);
+        assert_eq!(value(&samples, "numRecordsInPerSecond", "0"), Some(2500.0));
+        assert_eq!(value(&samples, "busyTimeMsPerSecond", "0"), Some(250.0));
+        assert_eq!(value(&samples, "numRecordsOutPerSecond", "0"), Some(0.0));
+        assert!(task_samples("h", "tm", &[], &mut rates, 13_000).is_empty());
+        assert!(rates.is_empty());
+    }
+
+    #[test]
+    fn the_process_exports_what_it_could_read_and_its_network_buffers() {
+        let p = ProcessMetrics {
+            cpu_time_ns: Some(5_000_000),
+            cpu_load: None,
+            rss_bytes: Some(8 << 20),
+            threads: Some(12),
+        };
+        let n = NetworkMemory {
+            total_segments: 100,
+            available_segments: 60,
+            segment_size: 32 * 1024,
+        };
+        let samples = process_samples("h", "tm-9", &p, &n);
+        let get = |name: &str| samples.iter().find(|s| s.name == name).map(|s| s.value);
+        assert_eq!(get("Status.JVM.CPU.Time"), Some(5e6));
+        assert_eq!(get("Status.JVM.CPU.Load"), None);
+        assert_eq!(get("Status.ProcessTree.Memory.RSS"), Some((8 << 20) as f64));
+        assert_eq!(get("Status.JVM.Threads.Count"), Some(12.0));
+        assert_eq!(get("Status.Shuffle.Netty.UsedMemorySegments"), Some(40.0));
+        assert_eq!(get("Status.Shuffle.Netty.AvailableMemory"), Some(60.0 * 32768.0));
+        assert!(
+            samples
+                .iter()
+                .all(|s| s.scope == Scope::TaskManager
+                    && s.labels == vec![("host", "h".into()), ("tm_id", "tm-9".into())])
+        );
+    }
+}
