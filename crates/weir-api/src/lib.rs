@@ -31,6 +31,7 @@
 //! }
 //! ```
 
+pub mod binary;
 pub mod broadcast;
 pub mod builder;
 pub mod connected;

@@ -4,6 +4,7 @@
 //! plus arguments; every process that runs part of the job runs the same program with
 //! the same arguments to rebuild its operators (DESIGN.md, "User code").
 
+use crate::binary::{binary_identity, BinaryInfo};
 use crate::env::StreamExecutionEnvironment;
 use std::collections::BTreeMap;
 use thiserror::Error;
@@ -12,10 +13,12 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 pub enum ProgramError {
     /// No program of that name is registered.
-    #[error("unknown program '{name}'; available programs: {available}")]
+    #[error("unknown program '{name}' (this is {binary}); available programs: {available}")]
     UnknownProgram {
         /// The requested name.
         name: String,
+        /// The binary asked, e.g. `weir 0.1.0`.
+        binary: BinaryInfo,
         /// Registered names, comma-separated.
         available: String,
     },
@@ -225,12 +228,30 @@ pub enum InvocationError {
 #[derive(Debug, Clone, Default)]
 pub struct ProgramRegistry {
     programs: BTreeMap<&'static str, Program>,
+    binary: BinaryInfo,
 }
 
 impl ProgramRegistry {
-    /// An empty registry.
+    /// An empty registry of the stock `weir` binary.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The same programs, as the registry of `binary`.
+    pub fn with_binary(mut self, binary: BinaryInfo) -> Self {
+        self.binary = binary;
+        self
+    }
+
+    /// The binary these programs are built into.
+    pub fn binary(&self) -> &BinaryInfo {
+        &self.binary
+    }
+
+    /// What processes compare to know they run the same binary
+    /// ([`binary_identity`]).
+    pub fn identity(&self) -> String {
+        binary_identity(&self.binary, self.programs.keys().copied())
     }
 
     /// Adds (or replaces) a program.
@@ -243,6 +264,7 @@ impl ProgramRegistry {
     pub fn get(&self, name: &str) -> Result<&Program, ProgramError> {
         self.programs.get(name).ok_or_else(|| ProgramError::UnknownProgram {
             name: name.to_string(),
+            binary: self.binary.clone(),
             available: self.programs.keys().copied().collect::<Vec<_>>().join(", "),
         })
     }
@@ -270,6 +292,7 @@ impl ProgramRegistry {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::binary::WEIR_VERSION;
 
     #[test]
     fn args_parse_key_value_pairs_and_reject_malformed_ones() {
@@ -305,7 +328,7 @@ mod tests {
         });
         assert_eq!(
             r.get("b").unwrap_err().to_string(),
-            "unknown program 'b'; available programs: a"
+            format!("unknown program 'b' (this is weir {WEIR_VERSION}); available programs: a")
         );
     }
 

@@ -45,6 +45,12 @@ pub struct JobManager {
 pub struct SubmissionError(pub String);
 
 impl JobManager {
+    /// The identity of this process's binary (its programs); a TaskManager must run
+    /// the same one to register.
+    pub fn binary_identity(&self) -> String {
+        self.registry.identity()
+    }
+
     /// A JobManager handing its actions to `actions`.
     pub fn new(settings: JobManagerSettings, registry: ProgramRegistry, actions: UnboundedSender<Vec<Action>>) -> Self {
         Self {

@@ -57,6 +57,19 @@ impl ResourceManager for JobManagerRpc {
                 env!("CARGO_PKG_VERSION")
             ));
         }
+        let binary = self.jm.binary_identity();
+        if r.binary != binary {
+            tracing::warn!(
+                "TaskManager {} at {} refused: its binary {} is not the JobManager's {binary}",
+                r.resource_id,
+                r.rpc_address,
+                r.binary
+            );
+            return reject(format!(
+                "TaskManager binary '{}' does not match the JobManager's binary '{binary}': every process of a cluster must run the same binary",
+                r.binary
+            ));
+        }
         if r.resource_id.is_empty() || r.rpc_address.is_empty() || r.data_address.is_empty() || r.num_slots == 0 {
             return reject("registration needs a resource id, RPC and data addresses and at least one slot".into());
         }

@@ -127,6 +127,11 @@ impl TaskExecutor {
         &self.settings
     }
 
+    /// The identity of this process's binary (its programs), which registration sends.
+    pub fn binary_identity(&self) -> String {
+        self.registry.identity()
+    }
+
     fn lock(&self) -> MutexGuard<'_, ExecutorState> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }

@@ -70,6 +70,7 @@ pub async fn run_registration(executor: Arc<TaskExecutor>, rpc_address: String, 
             memory: Some(settings.memory),
             hardware: Some(hardware()),
             version: env!("CARGO_PKG_VERSION").to_string(),
+            binary: executor.binary_identity(),
         };
         match client.register_task_executor(request).await {
             Ok(r) if r.get_ref().accepted => {

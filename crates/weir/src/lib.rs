@@ -12,6 +12,26 @@ pub use weir_core as core;
 pub use weir_graph as graph;
 pub use weir_runtime as runtime;
 
+/// The `main` of a user's own Weir binary: the built-in programs plus the given ones,
+/// with every command of `weir` (`jobmanager`, `taskmanager`, `start-cluster`, `local`,
+/// `run`, …), named and versioned after the calling crate:
+///
+/// ```ignore
+/// weir::main!(my_job::program(), my_other_job::program());
+/// ```
+#[macro_export]
+macro_rules! main {
+    ($($program:expr),* $(,)?) => {
+        fn main() {
+            $crate::cli::entry::main_with(
+                env!("CARGO_PKG_NAME"),
+                env!("CARGO_PKG_VERSION"),
+                vec![$($program),*],
+            );
+        }
+    };
+}
+
 /// Everything a program needs.
 pub mod prelude {
     pub use weir_api::prelude::*;

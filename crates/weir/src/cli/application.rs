@@ -8,7 +8,7 @@ use super::cluster::jobmanager_settings;
 use super::commands::checked_submission;
 use super::embedded::EmbeddedJobManager;
 use super::JobArgs;
-use crate::programs::builtin_registry;
+use crate::programs::registry;
 use anyhow::Result;
 use weir_config::Configuration;
 use weir_jobmanager::RestEndpoint;
@@ -26,7 +26,7 @@ pub fn run(config: &Configuration, program: &str, parallelism: Option<u32>, args
     };
     let (request, invocation, _) = checked_submission(config, &job)?;
     let settings = jobmanager_settings(config)?;
-    let jobmanager = EmbeddedJobManager::start(settings, builtin_registry(), RestEndpoint::Serve, "jm")?;
+    let jobmanager = EmbeddedJobManager::start(settings, registry().clone(), RestEndpoint::Serve, "jm")?;
     let rest = jobmanager
         .rest_address()
         .map_or_else(|| "-".to_string(), |a| a.to_string());

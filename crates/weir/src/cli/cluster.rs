@@ -8,7 +8,7 @@
 //! [`LOG_FILE_ENV`] (as Flink's scripts pass `-Dlog.file`), so that the JobManager
 //! serves its log at `/jobmanager/logs` and each TaskManager reports its own.
 
-use crate::programs::builtin_registry;
+use crate::programs::registry;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use std::path::{Path, PathBuf};
@@ -142,7 +142,7 @@ pub fn jobmanager(args: &JobManagerArgs) -> Result<()> {
         None => {
             let mut settings = jobmanager_settings(&config)?;
             settings.log_file = log_file_from_env();
-            weir_jobmanager::run_jobmanager(settings, builtin_registry())?;
+            weir_jobmanager::run_jobmanager(settings, registry().clone())?;
             Ok(())
         }
         Some(program) => super::application::run(&config, program, args.parallelism, &args.args),
@@ -208,7 +208,7 @@ pub fn taskmanager(args: &ConfigArgs) -> Result<()> {
     if config.get(&o::NUM_TASK_SLOTS)? == 0 {
         bail!("taskmanager.numberOfTaskSlots must be at least 1");
     }
-    weir_taskmanager::run_taskmanager(settings, builtin_registry())?;
+    weir_taskmanager::run_taskmanager(settings, registry().clone())?;
     Ok(())
 }
 

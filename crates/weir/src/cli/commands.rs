@@ -2,7 +2,7 @@
 
 use super::mini_cluster::{MiniCluster, MiniClusterSpec};
 use super::{client, JobArgs, LocalArgs};
-use crate::programs::builtin_registry;
+use crate::programs::registry;
 use anyhow::Result;
 use weir_api::prelude::*;
 use weir_api::program::ProgramInvocation;
@@ -38,7 +38,7 @@ pub fn invocation(job: &JobArgs) -> Result<ProgramInvocation> {
 /// Builds the program of `job` into an environment configured from `job`.
 pub fn build_job(job: &JobArgs) -> Result<(StreamExecutionEnvironment, ExecutableGraph)> {
     let inv = invocation(job)?;
-    let program = builtin_registry().get(&inv.program)?.clone();
+    let program = registry().get(&inv.program)?.clone();
     let env = inv.environment();
     program.build_into(&env, &ProgramArgs::from_pairs(inv.args.clone()))?;
     let graph = env.build_graph(program.name)?;
@@ -70,7 +70,7 @@ pub fn checked_submission(
     let submission = weir_jobmanager::invocation::from_submission(config, &request)?;
     let checkpointing = weir_checkpoint::CheckpointConfig::from_config(&submission.config)?;
     weir_jobmanager::RestartStrategyConfig::from_config(&submission.config, checkpointing.is_enabled())?;
-    let program = builtin_registry().build(&submission.invocation)?;
+    let program = registry().build(&submission.invocation)?;
     Ok((request, submission.invocation, program))
 }
 
@@ -85,10 +85,9 @@ pub fn checked_submission(
 pub fn local(args: &LocalArgs) -> Result<()> {
     let config = args.config.load()?;
     let (request, invocation, program) = checked_submission(&config, &args.job)?;
-    let registry = builtin_registry();
     let job_graph = JobGraph::from_stream_graph(&program.stream_graph)?;
     let spec = MiniClusterSpec::for_job(&config, total_slots_required(&job_graph))?;
-    let cluster = MiniCluster::start(&config, spec, registry)?;
+    let cluster = MiniCluster::start(&config, spec, registry().clone())?;
     if let Some(rest) = cluster.rest_address() {
         eprintln!("MiniCluster REST endpoint on http://{rest}");
     }
@@ -102,7 +101,7 @@ pub fn local(args: &LocalArgs) -> Result<()> {
 
 /// `weir programs`.
 pub fn programs() {
-    for p in builtin_registry().iter() {
+    for p in registry().iter() {
         println!("{:<12} {}", p.name, p.description);
         for a in p.args {
             println!("    --arg {}=…  {}", a.name, a.help);

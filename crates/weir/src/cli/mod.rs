@@ -8,6 +8,7 @@ pub mod cluster;
 pub mod commands;
 pub mod daemon;
 pub mod embedded;
+pub mod entry;
 pub mod mini_cluster;
 pub mod savepoint;
 

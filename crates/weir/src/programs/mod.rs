@@ -8,8 +8,24 @@ pub mod keyed_sum;
 pub mod orders_per_minute;
 pub mod wordcount;
 
+use std::sync::OnceLock;
 use weir_api::prelude::*;
 use weir_api::program::ArgSpec;
+
+static REGISTRY: OnceLock<ProgramRegistry> = OnceLock::new();
+
+/// The programs of this binary: the built-in ones, plus a user binary's own once
+/// [`install_registry`] installed them (`weir::main!`). Every command of the CLI —
+/// the JobManager, TaskManagers, `local`, `plan`, `programs` — reads this one.
+pub fn registry() -> &'static ProgramRegistry {
+    REGISTRY.get_or_init(builtin_registry)
+}
+
+/// Makes `registry` this process's programs; refused (returning it) once [`registry`]
+/// was read or another was installed.
+pub fn install_registry(registry: ProgramRegistry) -> Result<(), ProgramRegistry> {
+    REGISTRY.set(registry)
+}
 
 /// The registry of built-in programs.
 pub fn builtin_registry() -> ProgramRegistry {

@@ -1,0 +1,3 @@
+//! The programs of the `user-job` binary.
+
+pub mod page_views;
