@@ -2,7 +2,7 @@
 //! binary (`weir::main!`): logging, the program registry of the binary, dispatch of the
 //! command, and the one-line `error: …` with exit code 1.
 
-use super::{bench, bench_cluster, client, cluster, commands, savepoint, Cli, Command};
+use super::{bench, bench_cluster, client, cluster, commands, savepoint, top, Cli, Command};
 use crate::programs::{builtin_registry, install_registry};
 use clap::{CommandFactory, FromArgMatches};
 use weir_api::binary::BinaryInfo;
@@ -54,7 +54,7 @@ pub fn main_with(name: &'static str, version: &'static str, programs: Vec<Progra
         .init();
     if matches!(
         cli.command,
-        Command::Local(_) | Command::Plan { .. } | Command::Programs | Command::List(_)
+        Command::Local(_) | Command::Plan { .. } | Command::Programs | Command::List(_) | Command::Top(_)
     ) {
         restore_default_sigpipe();
     }
@@ -76,6 +76,7 @@ pub fn main_with(name: &'static str, version: &'static str, programs: Vec<Progra
         Command::Cancel { target, jid } => client::cancel(target, jid),
         Command::Savepoint(args) => savepoint::savepoint(args),
         Command::Stop(args) => savepoint::stop(args),
+        Command::Top(args) => top::run(args),
     };
     if let Err(e) = result {
         let chain: Vec<String> = e.chain().map(|c| c.to_string()).collect();

@@ -11,6 +11,7 @@ pub mod embedded;
 pub mod entry;
 pub mod mini_cluster;
 pub mod savepoint;
+pub mod top;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -60,6 +61,9 @@ pub enum Command {
     Savepoint(savepoint::SavepointArgs),
     /// Stop a job with a savepoint (it ends FINISHED).
     Stop(savepoint::StopArgs),
+    /// A terminal view of the cluster: jobs, and per running job its vertices' records/s,
+    /// busy and back-pressured time and watermark lag, refreshed in place.
+    Top(top::TopArgs),
     /// Cancel a job.
     Cancel {
         /// The JobManager.
