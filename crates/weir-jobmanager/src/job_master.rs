@@ -156,6 +156,10 @@ pub struct AttemptMetrics {
     pub input_watermark: Option<i64>,
     /// The last watermark sent downstream (for totals: the least), once there is one.
     pub output_watermark: Option<i64>,
+    /// Used share of the input buffer pool in thousandths (live reports only).
+    pub in_pool_usage_permille: u32,
+    /// Used share of the output buffer pool in thousandths (live reports only).
+    pub out_pool_usage_permille: u32,
 }
 
 /// Totals of a vertex's current attempts.

@@ -174,6 +174,19 @@ fn attempt_metrics(jm: &JobMaster, attempt: &str) -> ComponentMetrics {
     integer(names::ACCUMULATED_BACK_PRESSURED_TIME, m.backpressured_ms);
     integer(names::NUM_BYTES_IN, m.bytes_in);
     integer(names::NUM_BYTES_OUT, m.bytes_out);
+    for (in_name, out_name) in [
+        (names::IN_POOL_USAGE, names::OUT_POOL_USAGE),
+        (names::LEGACY_IN_POOL_USAGE, names::LEGACY_OUT_POOL_USAGE),
+    ] {
+        out.insert(
+            in_name.into(),
+            MetricValue::Double(m.in_pool_usage_permille as f64 / 1000.0),
+        );
+        out.insert(
+            out_name.into(),
+            MetricValue::Double(m.out_pool_usage_permille as f64 / 1000.0),
+        );
+    }
     for (name, watermark) in [
         (names::CURRENT_INPUT_WATERMARK, m.input_watermark),
         (names::CURRENT_OUTPUT_WATERMARK, m.output_watermark),

@@ -119,6 +119,8 @@ impl ResourceManager for JobManagerRpc {
                         bytes_out: m.bytes_out,
                         input_watermark: m.input_watermark,
                         output_watermark: m.output_watermark,
+                        in_pool_usage_permille: m.in_pool_usage_permille.min(1000),
+                        out_pool_usage_permille: m.out_pool_usage_permille.min(1000),
                     },
                 );
             }
@@ -149,6 +151,9 @@ impl JobMasterGateway for JobManagerRpc {
                     bytes_out: r.bytes_out,
                     input_watermark: r.input_watermark,
                     output_watermark: r.output_watermark,
+                    // A finished task holds no buffers.
+                    in_pool_usage_permille: 0,
+                    out_pool_usage_permille: 0,
                 },
             );
         }

@@ -44,6 +44,16 @@ pub const CURRENT_INPUT_WATERMARK: &str = "currentInputWatermark";
 /// The last watermark a subtask sent downstream.
 pub const CURRENT_OUTPUT_WATERMARK: &str = "currentOutputWatermark";
 
+/// Used share of a subtask's input buffers (its gates' receive buffers; local
+/// channels read the producer's buffers and count for nothing), 0..1.
+pub const IN_POOL_USAGE: &str = "Shuffle.Netty.Input.Buffers.inPoolUsage";
+/// Used share of a subtask's output buffers (its result partitions' pools), 0..1.
+pub const OUT_POOL_USAGE: &str = "Shuffle.Netty.Output.Buffers.outPoolUsage";
+/// Flink's older name of [`IN_POOL_USAGE`], still registered beside it.
+pub const LEGACY_IN_POOL_USAGE: &str = "buffers.inPoolUsage";
+/// Flink's older name of [`OUT_POOL_USAGE`], still registered beside it.
+pub const LEGACY_OUT_POOL_USAGE: &str = "buffers.outPoolUsage";
+
 /// Restarts of a job, global and of regions (job scope).
 pub const NUM_RESTARTS: &str = "numRestarts";
 /// Flink's deprecated alias of [`NUM_RESTARTS`] (the same count).

@@ -186,6 +186,8 @@ impl TaskExecutor {
                     bytes_out: s.bytes_out,
                     input_watermark: watermark(s.input_watermark),
                     output_watermark: watermark(s.output_watermark),
+                    in_pool_usage_permille: permille_u32(s.in_pool_usage_permille),
+                    out_pool_usage_permille: permille_u32(s.out_pool_usage_permille),
                 }
             })
             .collect()
@@ -495,6 +497,10 @@ impl TaskExecutor {
 }
 
 /// A task's watermark for a report: absent before the first (`i64::MIN`).
+fn permille_u32(value: u64) -> u32 {
+    value.min(1000) as u32
+}
+
 fn watermark(value: i64) -> Option<i64> {
     (value != i64::MIN).then_some(value)
 }

@@ -157,6 +157,13 @@ fn task_samples(
         ] {
             push(name, value as f64);
         }
+        for (in_name, out_name) in [
+            (names::IN_POOL_USAGE, names::OUT_POOL_USAGE),
+            (names::LEGACY_IN_POOL_USAGE, names::LEGACY_OUT_POOL_USAGE),
+        ] {
+            push(in_name, s.in_pool_usage_permille as f64 / 1000.0);
+            push(out_name, s.out_pool_usage_permille as f64 / 1000.0);
+        }
         // Flink's gauges read Long.MIN_VALUE before the first watermark; so do these.
         push(names::CURRENT_INPUT_WATERMARK, s.input_watermark as f64);
         push(names::CURRENT_OUTPUT_WATERMARK, s.output_watermark as f64);
@@ -204,6 +211,8 @@ mod tests {
             backpressured_ms: 5,
             input_watermark: 1_700_000_000_000,
             output_watermark: i64::MIN,
+            in_pool_usage_permille: 250,
+            out_pool_usage_permille: 1000,
         };
         let mut rates = RateTracker::default();
         let samples = task_samples("127.0.0.1", "tm-1", &[(identity(1), snapshot)], &mut rates, 0);

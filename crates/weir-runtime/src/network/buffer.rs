@@ -251,6 +251,57 @@ impl NetworkBufferPool {
     }
 }
 
+/// How many of a pool's buffers are in use: Flink's `inPoolUsage`/`outPoolUsage` are
+/// `used / size` of the task's input and output pools.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PoolUsage {
+    /// Buffers handed out and not yet recycled.
+    pub used: usize,
+    /// Buffers the pool may hand out.
+    pub size: usize,
+}
+
+impl PoolUsage {
+    /// `used / size`, 0 for an empty pool, at most 1.
+    pub fn fraction(self) -> f64 {
+        if self.size == 0 {
+            0.0
+        } else {
+            (self.used as f64 / self.size as f64).min(1.0)
+        }
+    }
+}
+
+impl std::ops::Add for PoolUsage {
+    type Output = PoolUsage;
+    fn add(self, other: PoolUsage) -> PoolUsage {
+        PoolUsage {
+            used: self.used + other.used,
+            size: self.size + other.size,
+        }
+    }
+}
+
+#[cfg(test)]
+mod pool_usage_tests {
+    use super::PoolUsage;
+
+    #[test]
+    fn usage_is_the_used_share_of_all_pools_together() {
+        let a = PoolUsage { used: 3, size: 4 };
+        let b = PoolUsage { used: 1, size: 4 };
+        assert_eq!([a, b].into_iter().sum::<PoolUsage>().fraction(), 0.5);
+        assert_eq!(PoolUsage::default().fraction(), 0.0);
+        assert_eq!(PoolUsage { used: 5, size: 4 }.fraction(), 1.0);
+    }
+}
+
+impl std::iter::Sum for PoolUsage {
+    fn sum<I: Iterator<Item = PoolUsage>>(iter: I) -> PoolUsage {
+        iter.fold(PoolUsage::default(), |a, b| a + b)
+    }
+}
+
 /// A share of the [`NetworkBufferPool`] owned by one result partition.
 pub struct LocalBufferPool {
     inner: Arc<LocalInner>,
@@ -308,6 +359,15 @@ impl LocalBufferPool {
     /// Buffers handed out and not yet recycled.
     pub fn buffers_in_use(&self) -> usize {
         lock(&self.inner.state).outstanding
+    }
+
+    /// Buffers in use out of the current size, read together.
+    pub fn usage(&self) -> PoolUsage {
+        let st = lock(&self.inner.state);
+        PoolUsage {
+            used: st.outstanding,
+            size: st.size,
+        }
     }
 
     /// The highest [`buffers_in_use`](Self::buffers_in_use) seen.

@@ -30,7 +30,7 @@
 //!   pool of `remote channels × exclusive + floating` segments; its grants become
 //!   AddCredit frames. Dropping the gate cancels the remote requests.
 
-use super::buffer::{lock, wait_slice, Buffer, BufferOrEvent, LocalBufferPool};
+use super::buffer::{lock, wait_slice, Buffer, BufferOrEvent, LocalBufferPool, PoolUsage};
 use super::cancel::CancelToken;
 use super::config::NetworkConfig;
 use super::credit::{CreditError, ReceiverCredits, ReceiverDecision};
@@ -486,6 +486,13 @@ impl InputGate {
             Some(GateChannel::Remote(rc)) => rc.promote_barrier(&self.shared, checkpoint),
             None => false,
         }
+    }
+
+    /// The usage of the receive buffers of the gate's remote channels (Flink's
+    /// `inPoolUsage`); empty for a gate of local channels only, which read the
+    /// producers' buffers.
+    pub fn pool_usage(&self) -> PoolUsage {
+        self.shared.receive_pool.as_ref().map(|p| p.usage()).unwrap_or_default()
     }
 
     /// Floating buffers of this gate not held by any channel.

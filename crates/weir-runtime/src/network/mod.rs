@@ -48,7 +48,7 @@ pub mod subpartition;
 #[cfg(test)]
 mod tests;
 
-pub use buffer::{Buffer, BufferOrEvent, LocalBufferPool, NetworkBufferPool, PriorityEvent};
+pub use buffer::{Buffer, BufferOrEvent, LocalBufferPool, NetworkBufferPool, PoolUsage, PriorityEvent};
 pub use cancel::{CancelToken, CANCEL_POLL_INTERVAL};
 pub use config::NetworkConfig;
 pub use credit::{ReceiverCredits, ReceiverDecision, SenderCredit, SenderDecision};

@@ -209,6 +209,11 @@ impl<T: DeserializeOwned> RecordReader<T> {
         self.bytes_in
     }
 
+    /// The usage of its gate's receive buffers.
+    pub fn pool_usage(&self) -> super::buffer::PoolUsage {
+        self.gate.pool_usage()
+    }
+
     /// True once every channel has ended and every decoded record was returned.
     pub fn is_finished(&self) -> bool {
         self.pending.is_empty() && self.gate.is_finished()

@@ -178,6 +178,11 @@ impl<T: Serialize> RecordWriter<T> {
         self.current.iter().any(|b| b.as_ref().is_some_and(|b| !b.is_empty()))
     }
 
+    /// The usage of its partition's buffer pool.
+    pub fn pool_usage(&self) -> super::buffer::PoolUsage {
+        self.writer.pool_usage()
+    }
+
     /// Records emitted (a broadcast record counts once).
     pub fn records_out(&self) -> u64 {
         self.records_out

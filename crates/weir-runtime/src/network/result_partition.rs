@@ -20,7 +20,7 @@
 //! consumers fail with [`NetworkError::ProducerReleased`] once they drained what was
 //! queued.
 
-use super::buffer::{lock, wait_slice, Buffer, BufferOrEvent, LocalBufferPool, PriorityEvent};
+use super::buffer::{lock, wait_slice, Buffer, BufferOrEvent, LocalBufferPool, PoolUsage, PriorityEvent};
 use super::cancel::{CancelToken, CANCEL_POLL_INTERVAL};
 use super::error::NetworkError;
 use super::subpartition::{Subpartition, SubpartitionState, MAX_QUEUED_EVENTS};
@@ -63,6 +63,11 @@ impl ResultPartitionWriter {
             cancel,
             backpressured: Duration::ZERO,
         }
+    }
+
+    /// The usage of the partition's buffer pool (Flink's `outPoolUsage`).
+    pub fn pool_usage(&self) -> PoolUsage {
+        self.pool.usage()
     }
 
     /// Number of subpartitions (consumers).

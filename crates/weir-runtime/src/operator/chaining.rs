@@ -99,6 +99,9 @@ impl<T: Serialize> Flushable for SharedWriter<T> {
     fn bytes_out(&self) -> u64 {
         self.0.borrow().bytes_out()
     }
+    fn output_pool_usage(&self) -> crate::network::PoolUsage {
+        self.0.borrow().pool_usage()
+    }
     fn output_watermark(&self) -> i64 {
         self.0.borrow().output_watermark()
     }

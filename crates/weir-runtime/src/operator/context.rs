@@ -23,6 +23,10 @@ pub trait Flushable {
     fn output_watermark(&self) -> i64 {
         i64::MIN
     }
+    /// The usage of the output's buffer pool (none without a network output).
+    fn output_pool_usage(&self) -> crate::network::PoolUsage {
+        crate::network::PoolUsage::default()
+    }
     /// Time spent blocked waiting for output buffers so far.
     fn backpressured_time(&self) -> std::time::Duration {
         std::time::Duration::ZERO
@@ -157,6 +161,16 @@ impl TaskContext {
             .map(|(_, f)| f.borrow().output_watermark())
             .min()
             .unwrap_or(i64::MIN)
+    }
+
+    /// The usage of every registered output's buffer pool, together (Flink's
+    /// `outPoolUsage` is their used buffers over their sizes).
+    pub fn output_pool_usage(&self) -> crate::network::PoolUsage {
+        self.flushables
+            .borrow()
+            .iter()
+            .map(|(_, f)| f.borrow().output_pool_usage())
+            .sum()
     }
 
     /// Time every registered output spent waiting for buffers.

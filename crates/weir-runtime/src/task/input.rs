@@ -23,7 +23,7 @@
 
 use crate::checkpoint::{BarrierAligner, BarrierOutcome, ChannelAction, ChannelStateRecorder, EndOfInputTrigger};
 use crate::error::TaskError;
-use crate::network::{NetworkError, ReaderEvent, RecordReader};
+use crate::network::{NetworkError, PoolUsage, ReaderEvent, RecordReader};
 use crate::operator::Output;
 use crate::task::valve::WatermarkValve;
 use serde::de::DeserializeOwned;
@@ -59,6 +59,8 @@ pub trait InputProcessor {
     fn take_idle_time(&mut self) -> Duration;
     /// The watermark the input is at (`i64::MIN` before the first).
     fn input_watermark(&self) -> i64;
+    /// The usage of the input gates' receive buffers (Flink's `inPoolUsage`).
+    fn input_pool_usage(&self) -> PoolUsage;
     /// A processing-time wake-up of the task is due: pass it to the chain.
     fn on_processing_time(&mut self, now: i64) -> Result<(), TaskError> {
         let _ = now;
@@ -344,6 +346,10 @@ impl<I: Serialize + DeserializeOwned> InputProcessor for StreamInputProcessor<I>
 
     fn input_watermark(&self) -> i64 {
         self.valve.current().0
+    }
+
+    fn input_pool_usage(&self) -> PoolUsage {
+        self.reader.pool_usage()
     }
 
     fn trigger_at_end_of_input(&mut self, barrier: CheckpointBarrier) -> EndOfInputTrigger {

@@ -1,7 +1,8 @@
 //! Live counters of one running subtask, shared with the process that reports them
 //! (the TaskManager's heartbeat): records and bytes in and out, Flink's time split into
 //! busy, idle (waiting for input) and backpressured (waiting for an output buffer), and
-//! the task's current input and output watermarks (`i64::MIN` before the first).
+//! the task's current input and output watermarks (`i64::MIN` before the first), and
+//! how full its input and output buffer pools are.
 //!
 //! The task thread is the only writer; it publishes after every batch with relaxed
 //! stores, so readers see values at most one batch old.
@@ -20,6 +21,8 @@ pub struct TaskMetrics {
     backpressured_ms: AtomicU64,
     input_watermark: AtomicI64,
     output_watermark: AtomicI64,
+    in_pool_usage_permille: AtomicU64,
+    out_pool_usage_permille: AtomicU64,
 }
 
 impl Default for TaskMetrics {
@@ -34,6 +37,8 @@ impl Default for TaskMetrics {
             backpressured_ms: AtomicU64::new(0),
             input_watermark: AtomicI64::new(i64::MIN),
             output_watermark: AtomicI64::new(i64::MIN),
+            in_pool_usage_permille: AtomicU64::new(0),
+            out_pool_usage_permille: AtomicU64::new(0),
         }
     }
 }
@@ -61,6 +66,12 @@ pub struct TaskMetricsSnapshot {
     /// The last watermark the task sent downstream (`currentOutputWatermark`);
     /// `i64::MIN` before the first.
     pub output_watermark: i64,
+    /// Used share of the input gates' receive buffers, in thousandths (Flink's
+    /// `inPoolUsage`).
+    pub in_pool_usage_permille: u64,
+    /// Used share of the output partitions' buffers, in thousandths
+    /// (`outPoolUsage`).
+    pub out_pool_usage_permille: u64,
 }
 
 impl Default for TaskMetricsSnapshot {
@@ -75,6 +86,8 @@ impl Default for TaskMetricsSnapshot {
             backpressured_ms: 0,
             input_watermark: i64::MIN,
             output_watermark: i64::MIN,
+            in_pool_usage_permille: 0,
+            out_pool_usage_permille: 0,
         }
     }
 }
@@ -96,6 +109,10 @@ impl TaskMetrics {
         self.busy_ms.store(s.busy_ms, Ordering::Relaxed);
         self.idle_ms.store(s.idle_ms, Ordering::Relaxed);
         self.backpressured_ms.store(s.backpressured_ms, Ordering::Relaxed);
+        self.in_pool_usage_permille
+            .store(s.in_pool_usage_permille, Ordering::Relaxed);
+        self.out_pool_usage_permille
+            .store(s.out_pool_usage_permille, Ordering::Relaxed);
     }
 
     /// The last published totals.
@@ -110,6 +127,8 @@ impl TaskMetrics {
             busy_ms: self.busy_ms.load(Ordering::Relaxed),
             idle_ms: self.idle_ms.load(Ordering::Relaxed),
             backpressured_ms: self.backpressured_ms.load(Ordering::Relaxed),
+            in_pool_usage_permille: self.in_pool_usage_permille.load(Ordering::Relaxed),
+            out_pool_usage_permille: self.out_pool_usage_permille.load(Ordering::Relaxed),
         }
     }
 }
@@ -132,6 +151,8 @@ mod tests {
             backpressured_ms: 5,
             input_watermark: 8,
             output_watermark: 9,
+            in_pool_usage_permille: 10,
+            out_pool_usage_permille: 11,
         };
         m.publish(s);
         assert_eq!(m.snapshot(), s);

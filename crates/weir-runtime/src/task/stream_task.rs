@@ -47,7 +47,7 @@ mod finished_on_restore;
 use crate::checkpoint::{BarrierOutcome, CheckpointResponder, EndOfInputTrigger, TaskRestore, TaskStateStorage};
 use crate::error::TaskError;
 use crate::executor::ExecutableGraph;
-use crate::network::{CancelToken, InputGate};
+use crate::network::{CancelToken, InputGate, PoolUsage};
 use crate::operator::{ProcessingTimeService, SourceStatus, TaskContext};
 use crate::task::chain::{build_chain, Invokable, NetworkOutput};
 use crate::task::input::{InputProcessor, InputStatus};
@@ -305,12 +305,18 @@ fn run_task_inner(mut spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> 
     Ok(spec.metrics.snapshot())
 }
 
+/// A pool's usage in thousandths.
+fn permille(usage: PoolUsage) -> u64 {
+    (usage.fraction() * 1000.0).round() as u64
+}
+
 /// What the task read, for its metrics.
 #[derive(Debug, Clone, Copy)]
 struct InputCounters {
     records: u64,
     bytes: u64,
     watermark: i64,
+    pool: PoolUsage,
 }
 
 impl InputCounters {
@@ -319,6 +325,7 @@ impl InputCounters {
         records: 0,
         bytes: 0,
         watermark: i64::MIN,
+        pool: PoolUsage { used: 0, size: 0 },
     };
 
     fn of(processor: &dyn InputProcessor) -> Self {
@@ -326,6 +333,7 @@ impl InputCounters {
             records: processor.records_in(),
             bytes: processor.bytes_in(),
             watermark: processor.input_watermark(),
+            pool: processor.input_pool_usage(),
         }
     }
 }
@@ -394,6 +402,8 @@ impl TaskLoop<'_> {
                 .as_millis() as u64,
             idle_ms: self.idle.as_millis() as u64,
             backpressured_ms: backpressured.as_millis() as u64,
+            in_pool_usage_permille: permille(input.pool),
+            out_pool_usage_permille: permille(self.ctx.output_pool_usage()),
         });
     }
 

@@ -7,7 +7,7 @@
 
 use crate::checkpoint::{BarrierAligner, BarrierOutcome, EndOfInputTrigger};
 use crate::error::TaskError;
-use crate::network::RecordReader;
+use crate::network::{PoolUsage, RecordReader};
 use crate::operator::{CoElement, Output};
 use crate::task::combined_watermark::CombinedWatermark;
 use crate::task::input::{AlignmentShare, InputProcessor, InputStatus, StreamInputProcessor};
@@ -189,6 +189,10 @@ impl<A: Serialize + DeserializeOwned, B: Serialize + DeserializeOwned> InputProc
 
     fn input_watermark(&self) -> i64 {
         self.first.input_watermark().min(self.second.input_watermark())
+    }
+
+    fn input_pool_usage(&self) -> PoolUsage {
+        self.first.input_pool_usage() + self.second.input_pool_usage()
     }
 
     fn trigger_at_end_of_input(&mut self, barrier: CheckpointBarrier) -> EndOfInputTrigger {
