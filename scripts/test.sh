@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
-# Runs every test of the workspace. Needs only a Rust toolchain (cargo); builds into a
+# Runs every test of the workspace. Needs a Rust toolchain (cargo) and, for the web
+# dashboard's browser test, Debian's chromium (installed here when missing); builds into a
 # persistent target directory outside the clone so repeated runs are incremental. The
 # `ci` profile is release with overflow checks and debug assertions on.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if ! command -v chromium >/dev/null; then
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  $sudo apt-get update
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium
+fi
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/weir-target}"
 export CARGO_TERM_COLOR=never
 cargo build --profile ci --workspace --all-targets

@@ -211,7 +211,7 @@ async fn malformed_checkpoint_and_job_ids_are_flinks_400() {
 async fn the_web_ui_has_a_checkpoints_view_that_reads_these_routes() {
     use tower::ServiceExt;
     let request = axum::http::Request::builder()
-        .uri("/")
+        .uri("/web/job_tabs.js")
         .body(axum::body::Body::empty())
         .expect("valid request");
     let response = router(Arc::new(NoCheckpointing))

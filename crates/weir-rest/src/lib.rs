@@ -28,7 +28,8 @@
 //! - [`error`]: [`RestError`] and the `{"errors": [...]}` body.
 //! - [`backend`]: [`RestBackend`], what the JobManager implements.
 //! - [`router`](mod@router): [`router()`], [`serve`] and [`RestServerHandle`], with the
-//!   routes of [`vertex_routes`], [`metric_routes`] and [`process_routes`].
+//!   routes of [`vertex_routes`], [`metric_routes`] and [`process_routes`], and the
+//!   web dashboard's files (`web_assets`, `web/`).
 //!
 //! The crate depends on `weir-core` only (for ids); the JobManager converts its own
 //! state into these types.
@@ -59,6 +60,7 @@ pub mod taskmanagers;
 pub mod vertex_detail;
 pub mod vertex_routes;
 pub mod vertex_subtasks;
+mod web_assets;
 
 #[cfg(test)]
 mod checkpoint_router_tests;

@@ -28,9 +28,10 @@
 //!
 //! plus the vertex routes of [`vertex_routes`](crate::vertex_routes), the metric routes
 //! of [`metric_routes`](crate::metric_routes) and the process routes (environment,
-//! logs) of [`process_routes`](crate::process_routes). Fixed words (`overview`,
-//! `metrics`, `status`, …) are routes of their own and win over an id in the same
-//! place, so `/jobs/metrics` is never read as a job id.
+//! logs) of [`process_routes`](crate::process_routes), and the web dashboard's files
+//! of `web_assets` (`/`, `/index.html`, `/web/*`). Fixed words (`overview`, `metrics`,
+//! `status`, …) are routes of their own and win over an id in the same place, so
+//! `/jobs/metrics` is never read as a job id.
 //!
 //! Errors, all `{"errors": [...]}` (see [`RestError`] for the backend's):
 //! - a job id that is not 32 hex characters: 400 `Bad request, could not parse
@@ -60,7 +61,7 @@ use crate::path_params::is_hex_id;
 use crate::savepoints::{SavepointTriggerRequest, StopWithSavepointRequest};
 use crate::status::JobStatusInfo;
 use crate::submit::JobSubmitRequest;
-use crate::{metric_routes, process_routes, vertex_routes};
+use crate::{metric_routes, process_routes, vertex_routes, web_assets};
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
@@ -125,19 +126,11 @@ pub fn router(backend: Arc<dyn RestBackend>) -> Router {
         r = metric_routes::add(r, prefix);
         r = process_routes::add(r, prefix);
     }
-    r = r.route("/", get(web_ui)).route("/index.html", get(web_ui));
+    r = web_assets::add(r);
     r.fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::map_response(allow_any_origin))
         .with_state(backend)
-}
-
-/// The web UI: one page that reads this REST API (jobs, their vertices and root
-/// exception, checkpoints, TaskManagers, cancel).
-const WEB_UI: &str = include_str!("web/index.html");
-
-async fn web_ui() -> Response {
-    ([(axum::http::header::CONTENT_TYPE, "text/html; charset=utf-8")], WEB_UI).into_response()
 }
 
 /// Serves [`router()`] on `listener` until the listener fails.

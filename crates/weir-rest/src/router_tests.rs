@@ -432,12 +432,37 @@ async fn real_socket_serves_and_shuts_down() {
 }
 
 #[tokio::test]
-async fn the_web_ui_is_served_at_the_root() {
+async fn the_web_ui_is_served_at_the_root_and_loads_its_scripts_and_styles() {
     let (_, app) = app();
     for uri in ["/", "/index.html"] {
         let (status, content_type, page) = raw_get(&app, uri).await;
         assert_eq!(status, StatusCode::OK);
         assert!(content_type.is_some_and(|c| c.starts_with("text/html")), "{uri}");
-        assert!(page.contains("Weir") && page.contains("/jobs/overview"), "{page}");
+        for asset in [
+            "/web/dashboard.css",
+            "/web/app.js",
+            "/web/job.js",
+            "/web/job_tabs.js",
+            "/web/graph.js",
+        ] {
+            assert!(page.contains(&format!("\"{asset}\"")), "{uri} does not load {asset}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn each_dashboard_asset_is_served_with_its_content_type() {
+    let (_, app) = app();
+    for (uri, content_type, needle) in [
+        ("/web/dashboard.css", "text/css; charset=utf-8", "#sidebar"),
+        ("/web/app.js", "text/javascript; charset=utf-8", "/jobs/overview"),
+        ("/web/job.js", "text/javascript; charset=utf-8", "/backpressure"),
+        ("/web/job_tabs.js", "text/javascript; charset=utf-8", "/exceptions"),
+        ("/web/graph.js", "text/javascript; charset=utf-8", "data-ship-strategy"),
+    ] {
+        let (status, got, body) = raw_get(&app, uri).await;
+        assert_eq!(status, StatusCode::OK, "{uri}");
+        assert_eq!(got.as_deref(), Some(content_type), "{uri}");
+        assert!(body.contains(needle), "{uri} lacks {needle}");
     }
 }
