@@ -22,8 +22,8 @@ type KeySelector<T, K> = Arc<dyn Fn(&T) -> K + Send + Sync>;
 
 /// Two streams feeding one operator.
 pub struct ConnectedStreams<A, B> {
-    first: DataStream<A>,
-    second: DataStream<B>,
+    pub(crate) first: DataStream<A>,
+    pub(crate) second: DataStream<B>,
 }
 
 impl<A: Data> DataStream<A> {

@@ -34,12 +34,14 @@
 pub mod binary;
 pub mod broadcast;
 pub mod builder;
+pub mod co_process;
 pub mod connected;
 pub mod datastream;
 pub mod env;
 pub mod error;
 mod forwarding;
 pub mod functions;
+pub mod join;
 pub mod keyed;
 pub mod keyed_state;
 pub mod operators;
@@ -60,11 +62,15 @@ pub mod prelude {
         BroadcastConnectedStream, BroadcastContext, BroadcastProcessFunction, BroadcastStream,
         KeyedBroadcastConnectedStream, KeyedBroadcastProcessFunction, ReadOnlyContext,
     };
+    pub use crate::co_process::CoProcessFunction;
     pub use crate::connected::{ConnectedStreams, KeyedCoProcessFunction, KeyedConnectedStreams};
     pub use crate::datastream::DataStream;
     pub use crate::env::StreamExecutionEnvironment;
     pub use crate::error::ApiError;
     pub use crate::functions::{Collector, KeyType, KeyedContext, KeyedProcessFunction, KeyedTimerService, TaskInfo};
+    pub use crate::join::{
+        CoGroupFunction, FlatJoinFunction, JoinFunction, ProcessJoinContext, ProcessJoinFunction, TaggedUnion,
+    };
     pub use crate::keyed::KeyedStream;
     pub use crate::process::{ProcessContext, ProcessFunction};
     pub use crate::program::{Program, ProgramArgs, ProgramError, ProgramRegistry};

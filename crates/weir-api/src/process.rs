@@ -175,7 +175,32 @@ macro_rules! operator_state_hooks {
     };
 }
 
-pub(crate) use operator_state_hooks;
+/// The hooks of `operator_state_hooks!` implemented by calling those of the adapted
+/// function `self.f`; expands inside the impl of an adapter's trait.
+macro_rules! delegate_operator_state_hooks {
+    () => {
+        fn initialize_state(
+            &mut self,
+            store: &mut ::weir_state::OperatorStateStore,
+        ) -> Result<(), ::weir_runtime::error::UserError> {
+            self.f.initialize_state(store)
+        }
+
+        fn open(&mut self) -> Result<(), ::weir_runtime::error::UserError> {
+            self.f.open()
+        }
+
+        fn snapshot_state(
+            &mut self,
+            checkpoint_id: u64,
+            store: &mut ::weir_state::OperatorStateStore,
+        ) -> Result<(), ::weir_runtime::error::UserError> {
+            self.f.snapshot_state(checkpoint_id, store)
+        }
+    };
+}
+
+pub(crate) use {delegate_operator_state_hooks, operator_state_hooks};
 
 /// Processes each record of a (non-keyed) stream, with operator state (Flink's
 /// `ProcessFunction` + `CheckpointedFunction`). One instance is cloned per subtask.

@@ -326,6 +326,10 @@ impl<K: Key, N: Key, UK: StateValue + Hash + Eq, UV: StateValue> MapState<'_, K,
     pub fn contains(&self, user_key: &UK) -> bool {
         self.get(user_key).is_some()
     }
+    /// Every entry by reference, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = (&UK, &UV)> {
+        self.map.get(&self.key).into_iter().flat_map(|m| m.iter())
+    }
     /// Every entry, in no particular order.
     pub fn entries(&self) -> Vec<(UK, UV)> {
         self.map
@@ -373,7 +377,12 @@ mod tests {
         assert_eq!(b.list(&list, &1u64).unwrap().get(), &[1, 2]);
         assert_eq!(b.list(&list, &2u64).unwrap().get(), &[3]);
         b.map(&map, &VoidNamespace).unwrap().put("x".into(), 5);
+        b.map(&map, &VoidNamespace).unwrap().put("y".into(), 6);
         assert_eq!(b.map(&map, &VoidNamespace).unwrap().get(&"x".to_string()), Some(&5));
+        let state = b.map(&map, &VoidNamespace).unwrap();
+        let mut entries: Vec<(&String, &u32)> = state.iter().collect();
+        entries.sort();
+        assert_eq!(entries, [(&"x".to_string(), &5), (&"y".to_string(), &6)]);
         b.map(&map, &VoidNamespace).unwrap().remove(&"x".to_string());
         assert!(!b.map(&map, &VoidNamespace).unwrap().contains(&"x".to_string()));
     }

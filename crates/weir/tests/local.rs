@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{keyed_sum_output, read_parts, weir_cli as weir, weir_with_env};
+use common::{keyed_sum_output, read_parts, weir_cli as weir, weir_with_env, FIXED_DELAY};
 
 fn sorted_lines(out: &str) -> Vec<String> {
     let mut lines: Vec<String> = out.lines().map(str::to_string).collect();
@@ -27,15 +27,6 @@ const KEYED_SUM: [&str; 8] = [
     "keys=9",
     "--arg",
     "records=4000",
-];
-
-const FIXED_DELAY: [&str; 6] = [
-    "-D",
-    "restart-strategy.type=fixed-delay",
-    "-D",
-    "restart-strategy.fixed-delay.attempts=3",
-    "-D",
-    "restart-strategy.fixed-delay.delay=0 s",
 ];
 
 #[test]

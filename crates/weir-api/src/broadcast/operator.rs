@@ -13,7 +13,8 @@ use crate::forwarding::fire_timers_and_forward;
 use crate::functions::{Collector, KeyType, SubtaskInfo};
 use crate::operators::{timer_output_timestamp, KeyedParts};
 use crate::process::{
-    restore_operator_state, snapshot_operator_state, ProcessContext, ProcessFunction, ProcessOperator,
+    delegate_operator_state_hooks, restore_operator_state, snapshot_operator_state, ProcessContext, ProcessFunction,
+    ProcessOperator,
 };
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -83,17 +84,7 @@ impl<F: Clone, A, B> Clone for BroadcastAdapter<F, A, B> {
 impl<A: 'static, B: 'static, O, F: BroadcastProcessFunction<A, B, O>> ProcessFunction<CoElement<A, B>, O>
     for BroadcastAdapter<F, A, B>
 {
-    fn initialize_state(&mut self, store: &mut OperatorStateStore) -> Result<(), UserError> {
-        self.f.initialize_state(store)
-    }
-
-    fn open(&mut self) -> Result<(), UserError> {
-        self.f.open()
-    }
-
-    fn snapshot_state(&mut self, checkpoint_id: u64, store: &mut OperatorStateStore) -> Result<(), UserError> {
-        self.f.snapshot_state(checkpoint_id, store)
-    }
+    delegate_operator_state_hooks!();
 
     fn process_element(
         &mut self,

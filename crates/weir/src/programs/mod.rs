@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod broadcast_rules;
+pub mod clicks_orders_join;
 pub mod enrich;
 pub mod forward_pipelines;
 pub mod keyed_sum;
@@ -36,6 +37,7 @@ pub fn builtin_registry() -> ProgramRegistry {
     r.register(forward_pipelines::program());
     r.register(orders_per_minute::program());
     r.register(broadcast_rules::program());
+    r.register(clicks_orders_join::program());
     r.register(bench::chain_program());
     r.register(bench::keyed_program());
     r

@@ -300,6 +300,17 @@ impl Drop for BackgroundCluster {
     }
 }
 
+/// `-D` options of a restart strategy that restarts a failed job at once, up to three
+/// times.
+pub const FIXED_DELAY: [&str; 6] = [
+    "-D",
+    "restart-strategy.type=fixed-delay",
+    "-D",
+    "restart-strategy.fixed-delay.attempts=3",
+    "-D",
+    "restart-strategy.fixed-delay.delay=0 s",
+];
+
 /// Runs the `weir` binary with `args`: exit code, stdout, stderr.
 pub fn weir_cli(args: &[&str]) -> (i32, String, String) {
     weir_with_env(args, &[], None)
