@@ -22,6 +22,7 @@ pub fn builtin_registry() -> ProgramRegistry {
     r.register(broadcast_rules::program());
     r.register(bench::chain_program());
     r.register(bench::keyed_program());
+    weir_nexmark::register(&mut r);
     r
 }
 
