@@ -4,12 +4,15 @@
 use super::commands::build_job;
 use super::JobArgs;
 use anyhow::Result;
-use clap::Args;
+use clap::{Args, Subcommand};
 use std::time::Instant;
 
 /// Options of `weir bench`.
 #[derive(Debug, Args)]
 pub struct BenchArgs {
+    /// A benchmark suite instead of the built-in pipelines.
+    #[command(subcommand)]
+    pub suite: Option<BenchSuite>,
     /// Records per run.
     #[arg(long, default_value_t = 20_000_000)]
     pub records: u64,
@@ -19,6 +22,13 @@ pub struct BenchArgs {
     /// Runs per case; the best is reported.
     #[arg(long, default_value_t = 3)]
     pub runs: u32,
+}
+
+/// The benchmark suites of `weir bench <suite>`.
+#[derive(Debug, Subcommand)]
+pub enum BenchSuite {
+    /// The Nexmark queries: events/s, per core, and peak memory per query.
+    Nexmark(super::bench_nexmark::NexmarkBenchArgs),
 }
 
 /// The program arguments of a benchmark case.
@@ -56,6 +66,9 @@ fn measure(program: &str, parallelism: u32, args: &BenchArgs) -> Result<f64> {
 
 /// Runs every case and prints records/s.
 pub fn run(args: &BenchArgs) -> Result<()> {
+    if let Some(BenchSuite::Nexmark(nexmark)) = &args.suite {
+        return super::bench_nexmark::run(nexmark);
+    }
     println!("records per run: {}, best of {} runs", args.records, args.runs);
     let cases = [
         (

@@ -3,6 +3,7 @@
 pub mod application;
 pub mod bench;
 pub mod bench_cluster;
+pub mod bench_nexmark;
 pub mod client;
 pub mod cluster;
 pub mod commands;

@@ -40,6 +40,7 @@ pub fn builtin_registry() -> ProgramRegistry {
     r.register(clicks_orders_join::program());
     r.register(bench::chain_program());
     r.register(bench::keyed_program());
+    weir_nexmark::register(&mut r);
     r
 }
 

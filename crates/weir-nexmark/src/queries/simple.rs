@@ -1,0 +1,38 @@
+//! The stateless queries: q0 (pass-through), q1 (currency conversion), q2 (selection),
+//! q14 (calculation with a UDF), q22 (URL directories).
+
+use super::bids;
+use crate::format::euros_between_1m_and_50m;
+use crate::model::{Bid, Event};
+use crate::rows;
+use weir_api::prelude::*;
+
+/// q0: `auction, bidder, price, dateTime, extra` of every bid.
+pub fn q0(events: &DataStream<Event>) -> DataStream<String> {
+    bids(events).map(|b: Bid| rows::bid_summary(&b))
+}
+
+/// q1: every bid with its price in euros (`0.908 * price`).
+pub fn q1(events: &DataStream<Event>) -> DataStream<String> {
+    bids(events).map(|b: Bid| rows::in_euros(&b))
+}
+
+/// q2: `auction, price` of bids on auctions whose id is a multiple of 123.
+pub fn q2(events: &DataStream<Event>) -> DataStream<String> {
+    bids(events)
+        .filter(|b: &Bid| b.auction % 123 == 0)
+        .map(|b: Bid| format!("{},{}", b.auction, b.price))
+}
+
+/// q14: bids priced between 1M and 50M euros with their time-of-day class and the
+/// number of `c`s in `extra`.
+pub fn q14(events: &DataStream<Event>) -> DataStream<String> {
+    bids(events)
+        .filter(|b: &Bid| euros_between_1m_and_50m(b.price))
+        .map(|b: Bid| rows::calculation(&b))
+}
+
+/// q22: `auction, bidder, price, channel` and the first three directories of the URL.
+pub fn q22(events: &DataStream<Event>) -> DataStream<String> {
+    bids(events).map(|b: Bid| rows::url_directories(&b))
+}
