@@ -1,14 +1,14 @@
 //! The `weir` binary.
 
 use clap::Parser;
-use weir::cli::{bench, bench_cluster, client, cluster, commands, savepoint, Cli, Command};
+use weir::cli::{bench, bench_cluster, client, cluster, commands, savepoint, sql, Cli, Command};
 
 /// The log filter when `WEIR_LOG` is not set. In `weir local` the JobManager's and
 /// TaskManagers' warnings (a task failed, a restart) are what the job's result reports
 /// once at the end, so only their errors are logged.
 fn default_log_filter(command: &Command) -> &'static str {
     match command {
-        Command::Local(_) => "warn,weir_jobmanager=error,weir_taskmanager=error",
+        Command::Local(_) | Command::Sql(_) => "warn,weir_jobmanager=error,weir_taskmanager=error",
         _ => "warn",
     }
 }
@@ -46,6 +46,7 @@ fn main() {
         Command::Cancel { target, jid } => client::cancel(target, jid),
         Command::Savepoint(args) => savepoint::savepoint(args),
         Command::Stop(args) => savepoint::stop(args),
+        Command::Sql(args) => sql::run(args),
     };
     if let Err(e) = result {
         let chain: Vec<String> = e.chain().map(|c| c.to_string()).collect();

@@ -10,6 +10,7 @@ pub mod daemon;
 pub mod embedded;
 pub mod mini_cluster;
 pub mod savepoint;
+pub mod sql;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -59,6 +60,8 @@ pub enum Command {
     Savepoint(savepoint::SavepointArgs),
     /// Stop a job with a savepoint (it ends FINISHED).
     Stop(savepoint::StopArgs),
+    /// Flink's SQL client: a REPL, or `-f file.sql`.
+    Sql(sql::SqlArgs),
     /// Cancel a job.
     Cancel {
         /// The JobManager.

@@ -6,6 +6,7 @@ pub mod enrich;
 pub mod forward_pipelines;
 pub mod keyed_sum;
 pub mod orders_per_minute;
+pub mod sql;
 pub mod wordcount;
 
 use weir_api::prelude::*;
@@ -20,6 +21,7 @@ pub fn builtin_registry() -> ProgramRegistry {
     r.register(forward_pipelines::program());
     r.register(orders_per_minute::program());
     r.register(broadcast_rules::program());
+    r.register(sql::program());
     r.register(bench::chain_program());
     r.register(bench::keyed_program());
     r
