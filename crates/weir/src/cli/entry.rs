@@ -2,7 +2,7 @@
 //! binary (`weir::main!`): logging, the program registry of the binary, dispatch of the
 //! command, and the one-line `error: …` with exit code 1.
 
-use super::{bench, bench_cluster, client, cluster, commands, savepoint, top, Cli, Command};
+use super::{bench, bench_cluster, client, cluster, commands, savepoint, sql, top, Cli, Command};
 use crate::programs::{builtin_registry, install_registry};
 use clap::{CommandFactory, FromArgMatches};
 use weir_api::binary::BinaryInfo;
@@ -13,7 +13,7 @@ use weir_api::program::Program;
 /// once at the end, so only their errors are logged.
 fn default_log_filter(command: &Command) -> &'static str {
     match command {
-        Command::Local(_) => "warn,weir_jobmanager=error,weir_taskmanager=error",
+        Command::Local(_) | Command::Sql(_) => "warn,weir_jobmanager=error,weir_taskmanager=error",
         _ => "warn",
     }
 }
@@ -77,6 +77,7 @@ pub fn main_with(name: &'static str, version: &'static str, programs: Vec<Progra
         Command::Savepoint(args) => savepoint::savepoint(args),
         Command::Stop(args) => savepoint::stop(args),
         Command::Top(args) => top::run(args),
+        Command::Sql(args) => sql::run(args),
     };
     if let Err(e) = result {
         let chain: Vec<String> = e.chain().map(|c| c.to_string()).collect();

@@ -13,6 +13,7 @@ pub mod entry;
 pub mod mini_cluster;
 pub mod savepoint;
 pub mod top;
+pub mod sql;
 
 use clap::{Args, Parser, Subcommand};
 
@@ -65,6 +66,8 @@ pub enum Command {
     /// A terminal view of the cluster: jobs, and per running job its vertices' records/s,
     /// busy and back-pressured time and watermark lag, refreshed in place.
     Top(top::TopArgs),
+    /// Flink's SQL client: a REPL, or `-f file.sql`.
+    Sql(sql::SqlArgs),
     /// Cancel a job.
     Cancel {
         /// The JobManager.

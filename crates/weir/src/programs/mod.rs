@@ -7,6 +7,7 @@ pub mod enrich;
 pub mod forward_pipelines;
 pub mod keyed_sum;
 pub mod orders_per_minute;
+pub mod sql;
 pub mod wordcount;
 
 use std::sync::OnceLock;
@@ -38,6 +39,7 @@ pub fn builtin_registry() -> ProgramRegistry {
     r.register(orders_per_minute::program());
     r.register(broadcast_rules::program());
     r.register(clicks_orders_join::program());
+    r.register(sql::program());
     r.register(bench::chain_program());
     r.register(bench::keyed_program());
     weir_nexmark::register(&mut r);

@@ -1,0 +1,148 @@
+//! The `filesystem` connector: `'path'` (a file, or a directory whose visible files are
+//! read in name order) and `'format'` (`csv` or `json`). As a sink it writes part files
+//! into the directory through the exactly-once file sink (committed per checkpoint and
+//! at the end of input); it takes only insert-only input.
+
+use super::check_options;
+use super::format::{parse_csv, parse_json, to_csv, to_json};
+use super::row_source::{add_row_source, complete, RowSource};
+use crate::error::{Result, SqlError};
+use crate::plan::ResolvedTable;
+use crate::types::DataType;
+use crate::value::Row;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use weir_api::prelude::*;
+use weir_connectors::source::TextFileSource;
+use weir_runtime::operator::{Output, SourceFunction, SourceStatus};
+use weir_runtime::TaskError;
+
+const OPTIONS: [&str; 4] = [
+    "format",
+    "source.monitor-interval",
+    "sink.rolling-policy.file-size",
+    "csv.ignore-parse-errors",
+];
+
+fn format_of(t: &ResolvedTable, source: bool) -> Result<&'static str> {
+    match t.options.get("format").map(String::as_str) {
+        Some("csv") => Ok("csv"),
+        Some("json") => Ok("json"),
+        Some(other) => Err(SqlError::TableOption {
+            table: crate::catalog::qualified(&t.name),
+            is_source: source,
+            reason: format!(
+                "Could not find any format factory for identifier '{other}' in the classpath. Available: csv, json"
+            ),
+        }),
+        None => Err(SqlError::TableOption {
+            table: crate::catalog::qualified(&t.name),
+            is_source: source,
+            reason: "One or more required options are missing.\n\nMissing required options are:\n\nformat".into(),
+        }),
+    }
+}
+
+/// The files of `path`: itself, or a directory's visible files sorted by name.
+pub fn input_files(path: &Path) -> std::io::Result<Vec<PathBuf>> {
+    if !path.is_dir() {
+        std::fs::metadata(path)?;
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut files: Vec<PathBuf> = std::fs::read_dir(path)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.is_file()
+                && !p
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with(['.', '_']))
+        })
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// Lines of several files, one after the other (positions only for a single file).
+struct FilesSource {
+    files: Vec<TextFileSource>,
+    current: usize,
+}
+
+impl SourceFunction<String> for FilesSource {
+    fn poll_next(&mut self, output: &mut dyn Output<String>) -> std::result::Result<SourceStatus, TaskError> {
+        while let Some(f) = self.files.get_mut(self.current) {
+            match f.poll_next(output)? {
+                SourceStatus::Finished => self.current += 1,
+                other => return Ok(other),
+            }
+        }
+        Ok(SourceStatus::Finished)
+    }
+    fn snapshot_position(&mut self) -> std::result::Result<Vec<Vec<u8>>, TaskError> {
+        match self.files.as_mut_slice() {
+            [single] => single.snapshot_position(),
+            _ => Ok(Vec::new()),
+        }
+    }
+    fn restore_position(&mut self, positions: Vec<Vec<u8>>) -> std::result::Result<(), TaskError> {
+        match self.files.as_mut_slice() {
+            [single] => single.restore_position(positions),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The source of a filesystem table.
+pub fn source(env: &StreamExecutionEnvironment, t: Arc<ResolvedTable>) -> Result<DataStream<Row>> {
+    check_options(&t, true, &["path"], &OPTIONS, &["json.", "csv."])?;
+    let format = format_of(&t, true)?;
+    let path = PathBuf::from(&t.options["path"]);
+    let name = format!("{}[filesystem]", t.name);
+    let table = t.clone();
+    let build = move |ctx: &weir_runtime::operator::TaskContext| -> std::result::Result<Box<dyn SourceFunction<Row>>, TaskError> {
+        let files = input_files(&path).map_err(|e| TaskError::io(format!("cannot read input path {}", path.display()), e))?;
+        let inner = FilesSource {
+            files: files.into_iter().map(|f| TextFileSource::new(f, ctx.subtask_index, ctx.parallelism)).collect(),
+            current: 0,
+        };
+        let t = table.clone();
+        let types: Vec<DataType> = t.physical.iter().map(|(_, ty)| *ty).collect();
+        let op = format!("Source: {}", t.name);
+        let convert = Arc::new(move |line: String| {
+            let parsed = if format == "csv" { parse_csv(&line, &types) } else { parse_json(&line, &t.physical) };
+            match parsed {
+                Ok(values) => complete(&t, values),
+                Err(cause) => Err(TaskError::user(
+                    &op,
+                    format!(
+                        "Failed to deserialize {} row '{}'. Caused by: {cause}",
+                        format.to_uppercase(),
+                        weir_core::excerpt::excerpt(&line)
+                    ),
+                )),
+            }
+        });
+        Ok(Box::new(RowSource::new(Box::new(inner), convert)))
+    };
+    Ok(add_row_source(env, &t, name, build))
+}
+
+/// Writes rows of `t`'s physical columns as part files under `t`'s path.
+pub fn sink(t: &ResolvedTable, stream: &DataStream<Row>, types: Arc<Vec<DataType>>) -> Result<()> {
+    check_options(t, false, &["path"], &OPTIONS, &["json.", "csv.", "sink."])?;
+    let format = format_of(t, false)?;
+    let columns = t.physical.clone();
+    let lines = stream
+        .map(move |row: Row| {
+            if format == "csv" {
+                to_csv(&row, &types)
+            } else {
+                to_json(&row, &columns)
+            }
+        })
+        .name(format!("Writer(format=[{format}])"));
+    lines
+        .write_as_text(PathBuf::from(&t.options["path"]))
+        .name(format!("Sink: {}[filesystem]", t.name));
+    Ok(())
+}

@@ -1,0 +1,114 @@
+//! A source of rows over a source of raw records (lines, generated values): each
+//! record is converted (parsed, computed columns evaluated) on the source's thread.
+//! Positions for checkpoints are the inner source's.
+
+use crate::value::Row;
+use std::sync::Arc;
+use weir_core::element::WatermarkStatus;
+use weir_core::{StreamRecord, Watermark};
+use weir_runtime::operator::{Output, SourceFunction, SourceStatus};
+use weir_runtime::TaskError;
+
+/// Converts one raw record into a row.
+pub type Convert<X> = Arc<dyn Fn(X) -> Result<Row, TaskError> + Send + Sync>;
+
+/// Rows from the records of `inner`.
+pub struct RowSource<X> {
+    inner: Box<dyn SourceFunction<X>>,
+    convert: Convert<X>,
+}
+
+impl<X> RowSource<X> {
+    /// Rows of `inner`'s records, converted by `convert`.
+    pub fn new(inner: Box<dyn SourceFunction<X>>, convert: Convert<X>) -> Self {
+        Self { inner, convert }
+    }
+}
+
+struct Converting<'a, X> {
+    out: &'a mut dyn Output<Row>,
+    convert: &'a Convert<X>,
+}
+
+impl<X> Output<X> for Converting<'_, X> {
+    fn collect(&mut self, record: StreamRecord<X>) -> Result<(), TaskError> {
+        let row = (self.convert)(record.value)?;
+        self.out.collect(StreamRecord {
+            value: row,
+            timestamp: record.timestamp,
+        })
+    }
+    fn emit_watermark(&mut self, watermark: Watermark) -> Result<(), TaskError> {
+        self.out.emit_watermark(watermark)
+    }
+    fn end_input(&mut self) -> Result<(), TaskError> {
+        self.out.end_input()
+    }
+    fn emit_watermark_status(&mut self, status: WatermarkStatus) -> Result<(), TaskError> {
+        self.out.emit_watermark_status(status)
+    }
+}
+
+impl<X> SourceFunction<Row> for RowSource<X> {
+    fn poll_next(&mut self, output: &mut dyn Output<Row>) -> Result<SourceStatus, TaskError> {
+        let mut c = Converting {
+            out: output,
+            convert: &self.convert,
+        };
+        self.inner.poll_next(&mut c)
+    }
+    fn on_processing_time(&mut self, now: i64, output: &mut dyn Output<Row>) -> Result<(), TaskError> {
+        let mut c = Converting {
+            out: output,
+            convert: &self.convert,
+        };
+        self.inner.on_processing_time(now, &mut c)
+    }
+    fn snapshot_position(&mut self) -> Result<Vec<Vec<u8>>, TaskError> {
+        self.inner.snapshot_position()
+    }
+    fn restore_position(&mut self, positions: Vec<Vec<u8>>) -> Result<(), TaskError> {
+        self.inner.restore_position(positions)
+    }
+}
+
+/// The complete row of table `t` from its physical values: computed columns evaluated.
+pub fn complete(t: &crate::plan::ResolvedTable, physical: Vec<crate::value::Value>) -> Result<Row, TaskError> {
+    use crate::plan::table::ColumnSource;
+    let mut values = Vec::with_capacity(t.columns.len());
+    for c in &t.columns {
+        values.push(match c {
+            ColumnSource::Physical(i) => physical.get(*i).cloned().unwrap_or_default(),
+            ColumnSource::Computed(e) => e
+                .eval(&physical)
+                .map_err(|e| TaskError::user(&format!("Source: {}", t.name), e))?,
+        });
+    }
+    Ok(Row::insert(values))
+}
+
+/// Adds the source of table `t` to `env`: with the rowtime column's values as record
+/// timestamps and bounded-out-of-orderness watermarks when `t` has a watermark.
+pub fn add_row_source(
+    env: &weir_api::StreamExecutionEnvironment,
+    t: &crate::plan::ResolvedTable,
+    description: String,
+    build: impl Fn(&weir_runtime::operator::TaskContext) -> Result<Box<dyn SourceFunction<Row>>, TaskError>
+        + Send
+        + Sync
+        + 'static,
+) -> weir_api::DataStream<Row> {
+    match t.rowtime {
+        Some(i) => {
+            let strategy = weir_api::watermark::WatermarkStrategy::for_bounded_out_of_orderness(
+                std::time::Duration::from_millis(t.watermark_delay_ms.max(0) as u64),
+            )
+            .with_timestamp_assigner(move |row: &Row, _| match row.values.get(i) {
+                Some(crate::value::Value::Timestamp(ms)) => *ms,
+                _ => i64::MIN,
+            });
+            env.from_source(build, strategy, description)
+        }
+        None => env.add_source(description, None, build),
+    }
+}

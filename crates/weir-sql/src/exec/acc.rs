@@ -1,0 +1,128 @@
+//! Accumulators of the aggregate functions, with retraction (a `-U`/`-D` input row
+//! takes its value back out), so an aggregation can consume an updating stream.
+//! `MIN`/`MAX` and `DISTINCT` keep a count per value.
+
+use crate::expr::{arith, rescale, ArithOp};
+use crate::plan::{AggCall, AggFunc};
+use crate::types::DataType;
+use crate::value::Value;
+use serde::{Deserialize, Serialize};
+
+/// One aggregate's state.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub enum Acc {
+    /// Rows (or non-NULL values) counted.
+    Count(i64),
+    /// The sum and how many values it holds.
+    Sum(Value, i64),
+    /// Each distinct (or, for MIN/MAX, each) value with its multiplicity, sorted.
+    Values(Vec<(Value, i64)>),
+}
+
+/// A new accumulator for `call`.
+pub fn create(call: &AggCall) -> Acc {
+    match (call.func, call.distinct) {
+        (AggFunc::Min | AggFunc::Max, _) | (_, true) => Acc::Values(Vec::new()),
+        (AggFunc::Count, false) => Acc::Count(0),
+        (AggFunc::Sum | AggFunc::Avg, false) => Acc::Sum(Value::Null, 0),
+    }
+}
+
+fn add_value(values: &mut Vec<(Value, i64)>, v: Value, delta: i64) {
+    match values.binary_search_by(|(x, _)| x.cmp(&v)) {
+        Ok(i) => {
+            values[i].1 += delta;
+            if values[i].1 <= 0 {
+                values.remove(i);
+            }
+        }
+        Err(i) if delta > 0 => values.insert(i, (v, delta)),
+        Err(_) => {}
+    }
+}
+
+/// Adds (`retract` false) or takes back one input value.
+pub fn update(call: &AggCall, acc: &mut Acc, row: &[Value], retract: bool) {
+    let v = match call.arg {
+        Some(i) => row.get(i).cloned().unwrap_or(Value::Null),
+        None => Value::Int(1),
+    };
+    if v.is_null() {
+        return;
+    }
+    let sign = if retract { -1 } else { 1 };
+    match acc {
+        Acc::Count(n) => *n += sign,
+        Acc::Values(values) => add_value(values, v, sign),
+        Acc::Sum(sum, n) => {
+            let t = sum_type(call);
+            let v = match (v, t) {
+                (Value::Decimal(u, s), DataType::Decimal(_, ts)) => Value::Decimal(rescale(u, s, ts), ts),
+                (Value::Int(i), DataType::Decimal(_, ts)) => Value::Decimal(rescale(i as i128, 0, ts), ts),
+                (v, _) => v,
+            };
+            let op = if retract { ArithOp::Sub } else { ArithOp::Add };
+            *sum = if sum.is_null() {
+                arith(op, zero(t), v, t).unwrap_or(Value::Null)
+            } else {
+                arith(op, sum.clone(), v, t).unwrap_or(Value::Null)
+            };
+            *n += sign;
+        }
+    }
+}
+
+fn sum_type(call: &AggCall) -> DataType {
+    match (call.func, call.arg_type) {
+        (_, DataType::Decimal(_, s)) => DataType::Decimal(38, s),
+        (_, DataType::Float | DataType::Double) => DataType::Double,
+        _ => DataType::BigInt,
+    }
+}
+
+fn zero(t: DataType) -> Value {
+    match t {
+        DataType::Decimal(_, s) => Value::Decimal(0, s),
+        DataType::Double => Value::Double(0.0),
+        _ => Value::Int(0),
+    }
+}
+
+/// The aggregate's current result.
+pub fn result(call: &AggCall, acc: &Acc) -> Value {
+    match (call.func, acc) {
+        (AggFunc::Count, Acc::Count(n)) => Value::Int(*n),
+        (AggFunc::Count, Acc::Values(v)) => Value::Int(v.len() as i64),
+        (AggFunc::Min, Acc::Values(v)) => v.first().map_or(Value::Null, |(x, _)| x.clone()),
+        (AggFunc::Max, Acc::Values(v)) => v.last().map_or(Value::Null, |(x, _)| x.clone()),
+        (AggFunc::Sum | AggFunc::Avg, Acc::Values(values)) => {
+            let mut sum = Acc::Sum(Value::Null, 0);
+            let plain = AggCall {
+                distinct: false,
+                arg: Some(0),
+                ..call.clone()
+            };
+            for (v, _) in values {
+                update(&plain, &mut sum, std::slice::from_ref(v), false);
+            }
+            result(&plain, &sum)
+        }
+        (_, Acc::Sum(_, 0)) => Value::Null,
+        (AggFunc::Sum, Acc::Sum(sum, _)) => sum.clone(),
+        (AggFunc::Avg, Acc::Sum(sum, n)) => {
+            let t = call.result_type;
+            match (sum, t) {
+                (Value::Decimal(u, s), DataType::Decimal(_, ts)) => arith(
+                    ArithOp::Div,
+                    Value::Decimal(*u, *s),
+                    Value::Int(*n),
+                    DataType::Decimal(38, ts),
+                )
+                .unwrap_or(Value::Null),
+                (Value::Int(i), _) => Value::Int(i / n),
+                (v, _) => Value::Double(v.as_f64().unwrap_or(0.0) / *n as f64),
+            }
+        }
+        _ => Value::Null,
+    }
+}

@@ -1,0 +1,103 @@
+//! `GroupAggregate`: a keyed process function keeping, per group key, the aggregates'
+//! accumulators and the row it last emitted (keyed value state, so it checkpoints).
+//! A group's first row is emitted as `+I`, a change as `-U` old / `+U` new, the
+//! retraction of its last row as `-D`; an unchanged result emits nothing.
+
+use super::acc::{self, Acc};
+use crate::plan::AggCall;
+use crate::value::{Row, RowKind, Value};
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use weir_api::prelude::*;
+
+/// One group's state.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct GroupState {
+    accs: Vec<Acc>,
+    rows: i64,
+    emitted: Option<Vec<Value>>,
+}
+
+/// The aggregation of one group key (the first `keys` input columns).
+#[derive(Clone)]
+pub struct GroupAggFunction {
+    /// The number of key columns.
+    pub keys: usize,
+    /// The aggregates.
+    pub aggs: Arc<Vec<AggCall>>,
+    /// The state's descriptor.
+    pub desc: ValueStateDescriptor<GroupState>,
+}
+
+impl GroupAggFunction {
+    /// The function for `aggs` over rows keyed by their first `keys` columns.
+    pub fn new(keys: usize, aggs: Vec<AggCall>) -> Self {
+        Self {
+            keys,
+            aggs: Arc::new(aggs),
+            desc: ValueStateDescriptor::new("group-aggregate"),
+        }
+    }
+
+    /// Applies `row` to `state`; the changelog rows to emit.
+    pub fn step(&self, state: &mut GroupState, row: &Row) -> Vec<Row> {
+        if state.accs.is_empty() {
+            state.accs = self.aggs.iter().map(acc::create).collect();
+        }
+        let retract = !row.kind.is_accumulate();
+        for (call, a) in self.aggs.iter().zip(state.accs.iter_mut()) {
+            acc::update(call, a, &row.values, retract);
+        }
+        state.rows += if retract { -1 } else { 1 };
+        let mut out = Vec::new();
+        if state.rows <= 0 {
+            if let Some(old) = state.emitted.take() {
+                out.push(Row {
+                    kind: RowKind::Delete,
+                    values: old,
+                });
+            }
+            *state = GroupState::default();
+            return out;
+        }
+        let mut values: Vec<Value> = row.values[..self.keys].to_vec();
+        values.extend(self.aggs.iter().zip(&state.accs).map(|(c, a)| acc::result(c, a)));
+        match state.emitted.replace(values.clone()) {
+            None => out.push(Row::insert(values)),
+            Some(old) if old == values => {}
+            Some(old) => {
+                out.push(Row {
+                    kind: RowKind::UpdateBefore,
+                    values: old,
+                });
+                out.push(Row {
+                    kind: RowKind::UpdateAfter,
+                    values,
+                });
+            }
+        }
+        out
+    }
+}
+
+impl KeyedProcessFunction<Vec<Value>, Row, Row> for GroupAggFunction {
+    fn process_element(
+        &mut self,
+        row: Row,
+        ctx: &mut KeyedContext<'_, Vec<Value>>,
+        out: &mut Collector<'_, Row>,
+    ) -> Result<(), UserError> {
+        let mut state = ctx.value_state(&self.desc)?;
+        let mut s = state.value().unwrap_or_default();
+        let rows = self.step(&mut s, &row);
+        if s.rows <= 0 {
+            state.clear();
+        } else {
+            state.update(s);
+        }
+        for r in rows {
+            out.collect(r);
+        }
+        Ok(())
+    }
+}

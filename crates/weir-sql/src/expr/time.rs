@@ -1,0 +1,126 @@
+//! Dates and times: parsing SQL literals and strings, Java-style format patterns
+//! (`yyyy-MM-dd HH:mm:ss`) and EXTRACT. Times are UTC (the session time zone).
+
+use chrono::{DateTime, Datelike, NaiveDate, NaiveDateTime, NaiveTime, Timelike};
+
+/// Days between 0001-01-01 and 1970-01-01.
+const EPOCH_DAYS_FROM_CE: i32 = 719_163;
+
+/// `yyyy-MM-dd[ HH:mm:ss[.fff]]` (or with `T`) as epoch milliseconds.
+pub fn parse_timestamp(s: &str) -> Option<i64> {
+    let s = s.trim();
+    for f in [
+        "%Y-%m-%d %H:%M:%S%.f",
+        "%Y-%m-%dT%H:%M:%S%.f",
+        "%Y-%m-%d %H:%M",
+        "%Y-%m-%dT%H:%M",
+    ] {
+        if let Ok(t) = NaiveDateTime::parse_from_str(s, f) {
+            return Some(t.and_utc().timestamp_millis());
+        }
+    }
+    NaiveDate::parse_from_str(s, "%Y-%m-%d")
+        .ok()
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map(|t| t.and_utc().timestamp_millis())
+}
+
+/// `yyyy-MM-dd` as days since the epoch.
+pub fn parse_date(s: &str) -> Option<i32> {
+    NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d")
+        .ok()
+        .map(|d| d.num_days_from_ce() - EPOCH_DAYS_FROM_CE)
+}
+
+/// `HH:mm[:ss[.fff]]` as milliseconds of the day.
+pub fn parse_time(s: &str) -> Option<i32> {
+    let s = s.trim();
+    ["%H:%M:%S%.f", "%H:%M"]
+        .iter()
+        .find_map(|f| NaiveTime::parse_from_str(s, f).ok())
+        .map(|t| (t.num_seconds_from_midnight() * 1000 + t.nanosecond() / 1_000_000) as i32)
+}
+
+/// A Java `SimpleDateFormat` pattern as a chrono format string.
+pub fn java_pattern(pattern: &str) -> String {
+    let mut out = String::new();
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        let mut n = 1;
+        while i + n < chars.len() && chars[i + n] == c {
+            n += 1;
+        }
+        let spec = match (c, n) {
+            ('y', 2) => "%y".to_string(),
+            ('y', _) => "%Y".to_string(),
+            ('M', 1..=2) => "%m".to_string(),
+            ('M', 3) => "%b".to_string(),
+            ('M', _) => "%B".to_string(),
+            ('d', _) => "%d".to_string(),
+            ('H', _) => "%H".to_string(),
+            ('h', _) => "%I".to_string(),
+            ('m', _) => "%M".to_string(),
+            ('s', _) => "%S".to_string(),
+            ('S', n) => format!("%{}f", n.min(9)),
+            ('a', _) => "%p".to_string(),
+            ('E', _) => "%a".to_string(),
+            ('%', _) => "%%".repeat(n),
+            (other, n) => other.to_string().repeat(n),
+        };
+        out.push_str(&spec);
+        i += n;
+    }
+    out
+}
+
+/// Epoch milliseconds formatted with a Java pattern.
+pub fn format_millis(ms: i64, pattern: &str) -> Option<String> {
+    DateTime::from_timestamp_millis(ms).map(|t| t.naive_utc().format(&java_pattern(pattern)).to_string())
+}
+
+/// A string parsed with a Java pattern into epoch milliseconds.
+pub fn parse_with_pattern(s: &str, pattern: &str) -> Option<i64> {
+    let f = java_pattern(pattern);
+    NaiveDateTime::parse_from_str(s.trim(), &f)
+        .ok()
+        .or_else(|| {
+            NaiveDate::parse_from_str(s.trim(), &f)
+                .ok()
+                .and_then(|d| d.and_hms_opt(0, 0, 0))
+        })
+        .map(|t| t.and_utc().timestamp_millis())
+}
+
+/// A field of a timestamp (`EXTRACT(field FROM ts)`).
+pub fn extract(field: &str, ms: i64) -> Option<i64> {
+    let t = DateTime::from_timestamp_millis(ms)?.naive_utc();
+    Some(match field {
+        "YEAR" => t.year() as i64,
+        "QUARTER" => (t.month0() / 3 + 1) as i64,
+        "MONTH" => t.month() as i64,
+        "WEEK" => t.iso_week().week() as i64,
+        "DAY" | "DAYOFMONTH" => t.day() as i64,
+        "DOW" | "DAYOFWEEK" => t.weekday().number_from_sunday() as i64,
+        "DOY" | "DAYOFYEAR" => t.ordinal() as i64,
+        "HOUR" => t.hour() as i64,
+        "MINUTE" => t.minute() as i64,
+        "SECOND" => t.second() as i64,
+        "MILLISECOND" => (t.nanosecond() / 1_000_000) as i64,
+        "EPOCH" => ms.div_euclid(1000),
+        _ => return None,
+    })
+}
+
+/// Milliseconds of one unit of an interval (`SECOND`, `MINUTE`, …).
+pub fn unit_millis(unit: &str) -> Option<i64> {
+    Some(match unit.trim_end_matches('S') {
+        "MILLISECOND" => 1,
+        "SECOND" => 1_000,
+        "MINUTE" => 60_000,
+        "HOUR" => 3_600_000,
+        "DAY" => 86_400_000,
+        _ => return None,
+    })
+}

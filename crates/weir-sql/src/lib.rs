@@ -1,0 +1,22 @@
+//! Weir's streaming SQL (Flink SQL's dialect on the DataStream API).
+//!
+//! - [`parser`]: `sqlparser` plus Flink's DDL and window TVF syntax;
+//! - [`catalog`]: tables and views of a session, with their DDL;
+//! - [`expr`]: types, binding and evaluation of expressions over [`value::Row`]s;
+//! - [`plan`]: queries to a tree of streaming operators (Calc, GroupAggregate,
+//!   WindowAggregate, Union);
+//! - [`exec`] and [`connectors`]: the plan compiled to operators, sources and sinks;
+//! - [`program`]: the built-in program `sql` that rebuilds a SQL job from its text.
+
+pub mod catalog;
+pub mod connectors;
+pub mod error;
+pub mod exec;
+pub mod expr;
+pub mod parser;
+pub mod plan;
+pub mod program;
+pub mod types;
+pub mod value;
+
+pub use error::SqlError;

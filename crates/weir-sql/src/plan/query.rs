@@ -1,0 +1,299 @@
+//! Queries to plans: `UNION ALL`, the FROM clause (tables, views, subqueries, window
+//! TVFs), with joins and the rest refused as not supported yet. SELECT lists and
+//! aggregation are in [`super::select`].
+
+use super::select::bind_select;
+use super::table::ResolvedTable;
+use super::{format_duration, PlanKind, PlanNode, WindowKind};
+use crate::catalog::{Catalog, CatalogObject};
+use crate::error::{Result, SqlError};
+use crate::expr::bind::{common_type, interval_millis, ScopeColumn};
+use crate::expr::Expr;
+use crate::parser::object_name;
+use sqlparser::ast::{
+    Expr as Ast, FunctionArg, FunctionArgExpr, Query, SetExpr, SetOperator, SetQuantifier, TableFactor, TableWithJoins,
+};
+use std::sync::Arc;
+
+/// A window TVF in FROM: the table it windows and the window.
+#[derive(Debug, Clone)]
+pub struct WindowTvf {
+    /// The window.
+    pub kind: WindowKind,
+    /// The time column's name.
+    pub time_col: String,
+    /// Its description, e.g. `TUMBLE(time_col=[ts], size=[1 min])`.
+    pub desc: String,
+}
+
+/// Plans `q` against `catalog`.
+pub fn plan_query(q: &Query, catalog: &Catalog) -> Result<PlanNode> {
+    if q.with.is_some() {
+        return Err(SqlError::unsupported("WITH"));
+    }
+    if q.order_by.is_some() {
+        return Err(SqlError::unsupported("ORDER BY (TopN and sorting)"));
+    }
+    if q.limit_clause.is_some() || q.fetch.is_some() {
+        return Err(SqlError::unsupported("LIMIT"));
+    }
+    plan_set_expr(&q.body, catalog)
+}
+
+fn plan_set_expr(body: &SetExpr, catalog: &Catalog) -> Result<PlanNode> {
+    match body {
+        SetExpr::Select(s) => bind_select(s, catalog),
+        SetExpr::Query(q) => plan_query(q, catalog),
+        SetExpr::SetOperation {
+            op: SetOperator::Union,
+            set_quantifier: SetQuantifier::All,
+            left,
+            right,
+        } => {
+            let (l, r) = (plan_set_expr(left, catalog)?, plan_set_expr(right, catalog)?);
+            if l.schema.len() != r.schema.len() {
+                return Err(SqlError::validation(format!(
+                    "Column count mismatch in UNION ALL: {} and {} columns",
+                    l.schema.len(),
+                    r.schema.len()
+                )));
+            }
+            let mut schema = Vec::new();
+            for (a, b) in l.schema.iter().zip(&r.schema) {
+                let t = common_type(a.data_type, b.data_type).ok_or_else(|| {
+                    SqlError::validation(format!(
+                        "Type mismatch in column '{}' of UNION ALL: {} and {}",
+                        a.name, a.data_type, b.data_type
+                    ))
+                })?;
+                schema.push(ScopeColumn {
+                    name: a.name.clone(),
+                    qualifier: None,
+                    data_type: t,
+                });
+            }
+            let updates_from = l.updates_from.clone().or(r.updates_from.clone());
+            let mut inputs = Vec::new();
+            for side in [l, r] {
+                match side.kind {
+                    PlanKind::Union(more) => inputs.extend(more),
+                    _ => inputs.push(side),
+                }
+            }
+            Ok(PlanNode {
+                kind: PlanKind::Union(inputs),
+                schema,
+                updates_from,
+            })
+        }
+        SetExpr::SetOperation { op, set_quantifier, .. } => Err(SqlError::unsupported(format!(
+            "{op}{}",
+            match set_quantifier {
+                SetQuantifier::None => String::new(),
+                q => format!(" {q}"),
+            }
+        ))),
+        SetExpr::Values(_) => Err(SqlError::unsupported("VALUES")),
+        other => Err(SqlError::unsupported(format!("The query '{other}'"))),
+    }
+}
+
+fn with_qualifier(mut node: PlanNode, q: &str) -> PlanNode {
+    for c in &mut node.schema {
+        c.qualifier = Some(q.to_string());
+    }
+    node
+}
+
+/// Plans the named table or view.
+pub fn plan_table(name: &str, catalog: &Catalog) -> Result<PlanNode> {
+    match catalog.get(name)? {
+        CatalogObject::Table(def) => {
+            let t = ResolvedTable::resolve(def)?;
+            Ok(PlanNode {
+                schema: t.schema.clone(),
+                kind: PlanKind::Scan(Arc::new(t)),
+                updates_from: None,
+            })
+        }
+        CatalogObject::View(q) => Ok(with_qualifier(plan_query(q, catalog)?, name)),
+    }
+}
+
+/// Plans the FROM clause: the input and the window TVF over it, if any.
+pub fn plan_from(from: &[TableWithJoins], catalog: &Catalog) -> Result<(PlanNode, Option<WindowTvf>)> {
+    let [twj] = from else {
+        return Err(if from.is_empty() {
+            SqlError::unsupported("SELECT without FROM")
+        } else {
+            SqlError::unsupported("Join (a FROM list of several tables)")
+        });
+    };
+    if !twj.joins.is_empty() {
+        return Err(SqlError::unsupported("Join"));
+    }
+    match &twj.relation {
+        TableFactor::Table { name, alias, args, .. } => {
+            let n = object_name(name);
+            let node = match args {
+                None => (plan_table(&n, catalog)?, None),
+                Some(a) => plan_tvf(&n.to_ascii_uppercase(), &a.args, catalog)?,
+            };
+            Ok(match alias {
+                Some(a) => (with_qualifier(node.0, &a.name.value), node.1),
+                None => node,
+            })
+        }
+        TableFactor::Derived {
+            subquery,
+            alias,
+            lateral,
+            ..
+        } => {
+            if *lateral {
+                return Err(SqlError::unsupported("LATERAL"));
+            }
+            let node = plan_query(subquery, catalog)?;
+            Ok((
+                match alias {
+                    Some(a) => with_qualifier(node, &a.name.value),
+                    None => node,
+                },
+                None,
+            ))
+        }
+        TableFactor::NestedJoin { .. } => Err(SqlError::unsupported("Join")),
+        other => Err(SqlError::unsupported(format!("The table expression '{other}'"))),
+    }
+}
+
+fn arg_expr(a: &FunctionArg) -> Option<&Ast> {
+    match a {
+        FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Some(e),
+        FunctionArg::Named {
+            arg: FunctionArgExpr::Expr(e),
+            ..
+        } => Some(e),
+        _ => None,
+    }
+}
+
+fn plan_tvf(name: &str, args: &[FunctionArg], catalog: &Catalog) -> Result<(PlanNode, Option<WindowTvf>)> {
+    if !matches!(name, "TUMBLE" | "HOP" | "CUMULATE") {
+        return Err(if name == "SESSION" {
+            SqlError::unsupported("The SESSION window TVF")
+        } else {
+            SqlError::validation(format!(
+                "Object '{name}' not found (table functions other than TUMBLE, HOP and CUMULATE are not supported yet)"
+            ))
+        });
+    }
+    let exprs: Vec<&Ast> = args.iter().filter_map(arg_expr).collect();
+    let usage = || {
+        SqlError::validation(format!(
+            "Invalid arguments to {name}: expected TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL ..)) (HOP and CUMULATE take two intervals)"
+        ))
+    };
+    let table = match exprs.first() {
+        Some(Ast::Identifier(i)) => i.value.clone(),
+        Some(Ast::CompoundIdentifier(ids)) => ids.last().map(|i| i.value.clone()).unwrap_or_default(),
+        _ => return Err(usage()),
+    };
+    let time_col = match exprs.get(1) {
+        Some(Ast::Function(f)) if f.name.to_string().eq_ignore_ascii_case("DESCRIPTOR") => {
+            f.args.to_string().trim_matches(['(', ')']).trim().to_string()
+        }
+        _ => return Err(usage()),
+    };
+    let intervals: Vec<i64> = exprs[2..]
+        .iter()
+        .map(|e| interval_millis(e))
+        .collect::<Option<_>>()
+        .ok_or_else(usage)?;
+    let tvf = window_of(name, time_col, &intervals).ok_or_else(usage)?;
+    let input = plan_table(&table, catalog)?;
+    check_time_attribute(&input, &tvf.time_col)?;
+    Ok((input, Some(tvf)))
+}
+
+/// The window `name` (TUMBLE, HOP or CUMULATE) over `time_col`, with its intervals in
+/// ms (size; slide, size; step, max size), if they are valid.
+pub fn window_of(name: &str, time_col: String, intervals: &[i64]) -> Option<WindowTvf> {
+    let (kind, desc) = match (name, intervals) {
+        ("TUMBLE", [size]) => (
+            WindowKind::Tumble { size: *size },
+            format!("TUMBLE(time_col=[{time_col}], size=[{}])", format_duration(*size)),
+        ),
+        ("HOP", [slide, size]) => (
+            WindowKind::Hop {
+                slide: *slide,
+                size: *size,
+            },
+            format!(
+                "HOP(time_col=[{time_col}], size=[{}], slide=[{}])",
+                format_duration(*size),
+                format_duration(*slide)
+            ),
+        ),
+        ("CUMULATE", [step, size]) => (
+            WindowKind::Cumulate {
+                step: *step,
+                size: *size,
+            },
+            format!(
+                "CUMULATE(time_col=[{time_col}], max_size=[{}], step=[{}])",
+                format_duration(*size),
+                format_duration(*step)
+            ),
+        ),
+        _ => return None,
+    };
+    check_window(kind).ok()?;
+    Some(WindowTvf { kind, time_col, desc })
+}
+
+/// Refuses window sizes the runtime cannot use.
+pub fn check_window(kind: WindowKind) -> Result<()> {
+    let ok = match kind {
+        WindowKind::Tumble { size } => size > 0,
+        WindowKind::Hop { slide, size } => slide > 0 && size > 0 && size % slide == 0,
+        WindowKind::Cumulate { step, size } => step > 0 && size > 0 && size % step == 0,
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(SqlError::validation(
+            "Window sizes must be positive, and a HOP size (CUMULATE max size) a multiple of its slide (step)",
+        ))
+    }
+}
+
+/// Checks that `col` of `input` is its rowtime: a time attribute with a watermark.
+pub fn check_time_attribute(input: &PlanNode, col: &str) -> Result<()> {
+    let idx = input
+        .schema
+        .iter()
+        .position(|c| c.name.eq_ignore_ascii_case(col))
+        .ok_or_else(|| SqlError::validation(format!("Column '{col}' not found in any table")))?;
+    let rowtime = rowtime_of(input);
+    if rowtime != Some(idx) {
+        return Err(SqlError::validation(format!(
+            "The window function requires the timecol is a time attribute type, but is {}.",
+            input.schema[idx].data_type
+        )));
+    }
+    Ok(())
+}
+
+/// The rowtime column of a plan's output, if it kept one.
+pub fn rowtime_of(node: &PlanNode) -> Option<usize> {
+    match &node.kind {
+        PlanKind::Scan(t) => t.rowtime,
+        PlanKind::Calc { input, exprs, .. } => {
+            let r = rowtime_of(input)?;
+            exprs.iter().position(|e| matches!(e, Expr::Column(i) if *i == r))
+        }
+        PlanKind::WindowAggregate { .. } => Some(2),
+        PlanKind::GroupAggregate { .. } | PlanKind::Union(_) => None,
+    }
+}

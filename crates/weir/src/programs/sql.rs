@@ -1,0 +1,28 @@
+//! `sql`: a SQL job (see `weir_sql::program`): `--arg catalog=<DDL script>`
+//! `--arg statement=<INSERT INTO ... | EXECUTE STATEMENT SET ... | SELECT ...>`.
+
+use weir_api::prelude::*;
+use weir_api::program::ArgSpec;
+
+/// The program.
+pub fn program() -> Program {
+    Program {
+        name: "sql",
+        description: "a SQL job: the statement planned against the catalog's DDL (what `weir sql` submits)",
+        args: &[
+            ArgSpec {
+                name: weir_sql::program::CATALOG_ARG,
+                help: "the CREATE TABLE / CREATE VIEW statements in effect, separated by ';'",
+            },
+            ArgSpec {
+                name: weir_sql::program::STATEMENT_ARG,
+                help: "INSERT INTO t SELECT ..., EXECUTE STATEMENT SET BEGIN ... END, or SELECT ... (printed as a changelog)",
+            },
+            ArgSpec {
+                name: weir_sql::program::COLLECT_ARG,
+                help: "host:port of the SQL client receiving a SELECT's rows (default: print them)",
+            },
+        ],
+        build: weir_sql::program::build,
+    }
+}
