@@ -12,8 +12,8 @@ pub mod embedded;
 pub mod entry;
 pub mod mini_cluster;
 pub mod savepoint;
-pub mod top;
 pub mod sql;
+pub mod top;
 
 use clap::{Args, Parser, Subcommand};
 
