@@ -11,7 +11,6 @@ use super::client::{get, Target};
 use anyhow::{Context, Result};
 use clap::Args;
 use serde_json::Value;
-use std::fmt::Write as _;
 use std::time::Duration;
 
 /// Options of `weir top`.
@@ -150,15 +149,10 @@ fn duration(ms: i64) -> String {
 pub fn render(address: &str, jobs: &[JobView], now_ms: i64) -> String {
     let running = jobs.iter().filter(|j| j.state == "RUNNING").count();
     let mut out = format!("weir top  {address}  {} jobs, {running} running\n\n", jobs.len());
-    let _ = writeln!(
-        out,
-        "{:<32}  {:<24}  {:<10}  {:>8}",
-        "JOB ID", "NAME", "STATE", "DURATION"
-    );
+    out += &format!("{:<32}  {:<24}  {:<10}  {:>8}\n", "JOB ID", "NAME", "STATE", "DURATION");
     for job in jobs {
-        let _ = writeln!(
-            out,
-            "{:<32}  {:<24}  {:<10}  {:>8}",
+        out += &format!(
+            "{:<32}  {:<24}  {:<10}  {:>8}\n",
             job.jid,
             job.name,
             job.state,
@@ -167,9 +161,8 @@ pub fn render(address: &str, jobs: &[JobView], now_ms: i64) -> String {
         if job.vertices.is_empty() {
             continue;
         }
-        let _ = writeln!(
-            out,
-            "    {:<40} {:>3}  {:>9}  {:>9}  {:>5}  {:>5}  {:>12}",
+        out += &format!(
+            "    {:<40} {:>3}  {:>9}  {:>9}  {:>5}  {:>5}  {:>12}\n",
             "VERTEX", "P", "IN/s", "OUT/s", "BUSY", "BACKP", "WM LAG"
         );
         for v in &job.vertices {
@@ -177,9 +170,8 @@ pub fn render(address: &str, jobs: &[JobView], now_ms: i64) -> String {
                 .min_input_watermark
                 .map_or("-".into(), |w| format!("{:.1}s", (now_ms - w) as f64 / 1000.0));
             let name: String = v.name.chars().take(40).collect();
-            let _ = writeln!(
-                out,
-                "    {:<40} {:>3}  {:>9}  {:>9}  {:>5}  {:>5}  {:>12}",
+            out += &format!(
+                "    {:<40} {:>3}  {:>9}  {:>9}  {:>5}  {:>5}  {:>12}\n",
                 name,
                 v.parallelism,
                 rate(v.records_in_per_second),
