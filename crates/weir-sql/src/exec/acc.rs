@@ -62,20 +62,23 @@ pub fn update(call: &AggCall, acc: &mut Acc, row: &[Value], retract: bool) {
                 (v, _) => v,
             };
             let op = if retract { ArithOp::Sub } else { ArithOp::Add };
-            *sum = if sum.is_null() {
-                arith(op, zero(t), v, t).unwrap_or(Value::Null)
-            } else {
-                arith(op, sum.clone(), v, t).unwrap_or(Value::Null)
-            };
+            // An empty sum starts from zero; a sum that overflowed (NULL) stays NULL.
+            // Adding and subtracting cannot fail (only division can).
+            let base = if *n == 0 { zero(t) } else { sum.clone() };
+            *sum = arith(op, base, v, t).unwrap_or(Value::Null);
             *n += sign;
         }
     }
 }
 
+/// The type a sum is accumulated in: SUM's own result type (so an INT sum wraps as a
+/// Java int, as in Flink, and a DECIMAL sum overflowing 38 digits becomes NULL); AVG
+/// sums integers as BIGINT.
 fn sum_type(call: &AggCall) -> DataType {
     match (call.func, call.arg_type) {
         (_, DataType::Decimal(_, s)) => DataType::Decimal(38, s),
         (_, DataType::Float | DataType::Double) => DataType::Double,
+        (AggFunc::Sum, t) if t.is_integer() => t,
         _ => DataType::BigInt,
     }
 }

@@ -132,3 +132,35 @@ fn cumulate_windows_grow_by_their_step_up_to_the_max_size() {
     let got: Vec<(i64, i64)> = out.iter().map(|w| (w.start(), w.end())).collect();
     assert_eq!(got, vec![(30, 50), (30, 60)]);
 }
+
+#[test]
+fn an_int_sum_wraps_as_a_java_int_and_an_overflowing_decimal_sum_stays_null() {
+    use super::acc::{create, result, update};
+    let int_sum = call(AggFunc::Sum, false, Some(0), DataType::Int, DataType::Int);
+    let mut acc = create(&int_sum);
+    update(&int_sum, &mut acc, &[Value::Int(i64::from(i32::MAX))], false);
+    update(&int_sum, &mut acc, &[Value::Int(2)], false);
+    assert_eq!(result(&int_sum, &acc), Value::Int(i64::from(i32::MIN) + 1));
+    // Taking the value back out wraps back.
+    update(&int_sum, &mut acc, &[Value::Int(2)], true);
+    assert_eq!(result(&int_sum, &acc), Value::Int(i64::from(i32::MAX)));
+
+    let dec_sum = call(
+        AggFunc::Sum,
+        false,
+        Some(0),
+        DataType::Decimal(38, 0),
+        DataType::Decimal(38, 0),
+    );
+    let mut acc = create(&dec_sum);
+    let big = Value::Decimal(10i128.pow(37) * 6, 0);
+    update(&dec_sum, &mut acc, &[big.clone()], false);
+    update(&dec_sum, &mut acc, &[big.clone()], false);
+    assert_eq!(result(&dec_sum, &acc), Value::Null);
+    update(&dec_sum, &mut acc, &[Value::Decimal(1, 0)], false);
+    assert_eq!(
+        result(&dec_sum, &acc),
+        Value::Null,
+        "an overflowed sum does not restart from zero"
+    );
+}

@@ -12,6 +12,7 @@ pub mod typing;
 
 use crate::types::DataType;
 use crate::value::{align, Value};
+use cast::narrow;
 use func::ScalarFn;
 use std::cmp::Ordering;
 use std::fmt;
@@ -250,17 +251,22 @@ pub fn arith(op: ArithOp, a: Value, b: Value, t: DataType) -> EvalResult {
             ArithOp::Sub => Value::Interval(x.saturating_sub(y)),
             _ => Value::Null,
         },
-        (Value::Int(x), Value::Int(y)) if t.is_integer() => Value::Int(match op {
-            ArithOp::Add => x.wrapping_add(y),
-            ArithOp::Sub => x.wrapping_sub(y),
-            ArithOp::Mul => x.wrapping_mul(y),
-            ArithOp::Div if y == 0 => return Err(div_by_zero()),
-            ArithOp::Div => x.wrapping_div(y),
-            ArithOp::Mod if y == 0 => return Err(div_by_zero()),
-            ArithOp::Mod => x.wrapping_rem(y),
-        }),
+        // Java's integer arithmetic, as Flink's generated code does it: the result wraps
+        // at the width of its type (INT + INT overflows as a 32-bit int).
+        (Value::Int(x), Value::Int(y)) if t.is_integer() => Value::Int(narrow(
+            match op {
+                ArithOp::Add => x.wrapping_add(y),
+                ArithOp::Sub => x.wrapping_sub(y),
+                ArithOp::Mul => x.wrapping_mul(y),
+                ArithOp::Div if y == 0 => return Err(div_by_zero()),
+                ArithOp::Div => x.wrapping_div(y),
+                ArithOp::Mod if y == 0 => return Err(div_by_zero()),
+                ArithOp::Mod => x.wrapping_rem(y),
+            },
+            t,
+        )),
         (a, b) => match t {
-            DataType::Decimal(_, scale) => {
+            DataType::Decimal(precision, scale) => {
                 let (x, s) = as_decimal(&a);
                 let (y, u) = as_decimal(&b);
                 let v = match op {
@@ -290,7 +296,7 @@ pub fn arith(op: ArithOp, a: Value, b: Value, t: DataType) -> EvalResult {
                         rescale(x % y, s.max(u), scale)
                     }
                 };
-                Value::Decimal(v, scale)
+                fit_precision(v, precision, scale)
             }
             _ => {
                 let (x, y) = (a.as_f64().unwrap_or(0.0), b.as_f64().unwrap_or(0.0));
@@ -323,6 +329,15 @@ fn round_div(num: i128, den: i128) -> i128 {
         q + if (num < 0) != (den < 0) { -1 } else { 1 }
     } else {
         q
+    }
+}
+
+/// A decimal result, or NULL when it needs more digits than `precision` (Flink's
+/// `DecimalData` gives null on overflow rather than an error).
+fn fit_precision(unscaled: i128, precision: u8, scale: u8) -> Value {
+    match 10i128.checked_pow(u32::from(precision)) {
+        Some(limit) if unscaled.unsigned_abs() >= limit.unsigned_abs() => Value::Null,
+        _ => Value::Decimal(unscaled, scale),
     }
 }
 

@@ -107,3 +107,33 @@ fn unknown_columns_and_type_mismatches_are_validation_errors_naming_the_culprit(
         "SQL validation failed. Cannot apply '>' to arguments of type '<STRING> > <INT>'."
     );
 }
+
+#[test]
+fn integer_arithmetic_wraps_at_the_width_of_its_type_as_java_does() {
+    let max_int = Value::Int(i64::from(i32::MAX));
+    assert_eq!(
+        eval("n + 1", &[Value::Null, max_int.clone(), Value::Null]).unwrap(),
+        Value::Int(i64::from(i32::MIN))
+    );
+    assert_eq!(
+        eval("CAST(n AS BIGINT) + 1", &[Value::Null, max_int, Value::Null]).unwrap(),
+        Value::Int(i64::from(i32::MAX) + 1)
+    );
+    assert_eq!(
+        arith(ArithOp::Add, Value::Int(i64::MAX), Value::Int(1), DataType::BigInt).unwrap(),
+        Value::Int(i64::MIN)
+    );
+}
+
+#[test]
+fn a_decimal_result_wider_than_its_precision_is_null() {
+    let big = Value::Decimal(10i128.pow(37) * 9, 0);
+    assert_eq!(
+        arith(ArithOp::Add, big.clone(), big.clone(), DataType::Decimal(38, 0)).unwrap(),
+        Value::Null
+    );
+    assert_eq!(
+        arith(ArithOp::Add, big, Value::Decimal(1, 0), DataType::Decimal(38, 0)).unwrap(),
+        Value::Decimal(10i128.pow(37) * 9 + 1, 0)
+    );
+}
