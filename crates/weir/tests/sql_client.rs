@@ -269,3 +269,117 @@ fn a_statement_set_runs_two_inserts_of_a_union_and_a_subquery_as_one_job() {
     assert_eq!(read_parts(&a), vec!["2,even", "4,even", "6,even", "60,big"]);
     assert_eq!(read_parts(&b), vec!["{\"id\":1}", "{\"id\":2}"]);
 }
+
+/// Sessions computed directly: per user, rows sorted by time, a new session where the
+/// next row is more than `gap` after the previous one (Flink's session windows
+/// `[t, t + gap)` merge when they touch); `(start, end, user, count, cents)` with
+/// end = last row + gap.
+fn direct_sessions(rows: &[(u64, i64, i64)], gap: i64) -> Vec<String> {
+    let mut by_user: BTreeMap<u64, Vec<(i64, i64)>> = BTreeMap::new();
+    for &(user, cents, ts) in rows {
+        by_user.entry(user).or_default().push((ts, cents));
+    }
+    let mut out = Vec::new();
+    for (user, mut v) in by_user {
+        v.sort();
+        let mut i = 0;
+        while i < v.len() {
+            let (start, mut last, mut count, mut cents) = (v[i].0, v[i].0, 0, 0);
+            while i < v.len() && v[i].0 <= last + gap {
+                last = v[i].0;
+                count += 1;
+                cents += v[i].1;
+                i += 1;
+            }
+            out.push(format!(
+                "{start},{},{user},{count},{}.{:02}",
+                last + gap,
+                cents / 100,
+                cents % 100
+            ));
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn session_windows_of_the_tvf_and_the_legacy_group_window_equal_sessions_computed_directly() {
+    let dir = tempfile::tempdir().unwrap();
+    // 3,000 orders of 5 users, 37 ms apart with up to 3 s of disorder (all within the
+    // 5 s watermark bound, so none is late): some users' rows are closer than the gap,
+    // some farther, and out-of-order rows make sessions merge.
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = |n: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n
+    };
+    let mut rows = Vec::new();
+    let mut csv = String::new();
+    for i in 0..3_000u64 {
+        let user = next(5);
+        let cents = next(10_000) as i64;
+        let ts = 1_700_000_000_000 + (i * 37) as i64 + next(3_000) as i64;
+        rows.push((user, cents, ts));
+        csv.push_str(&format!("{i},{user},{}.{:02},{ts}\n", cents / 100, cents % 100));
+    }
+    let path = dir.path().join("orders.csv");
+    std::fs::write(&path, csv).unwrap();
+    let expected = direct_sessions(&rows, 400);
+    assert!(
+        expected.len() > 50,
+        "the data must make many sessions: {}",
+        expected.len()
+    );
+
+    let (tvf_out, legacy_out) = (dir.path().join("tvf"), dir.path().join("legacy"));
+    let sink = |name: &str, path: &std::path::Path| {
+        format!(
+            "CREATE TABLE {name} (ws BIGINT, we BIGINT, user_id BIGINT, cnt BIGINT, total DECIMAL(38, 2))\n\
+             WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'csv');\n",
+            path.display()
+        )
+    };
+    let sql = format!(
+        "{}{}{}SET 'table.dml-sync' = 'true';\n\
+         INSERT INTO tvf\n\
+         SELECT EXTRACT(EPOCH FROM window_start) * 1000 + EXTRACT(MILLISECOND FROM window_start),\n\
+                EXTRACT(EPOCH FROM window_end) * 1000 + EXTRACT(MILLISECOND FROM window_end), user_id, COUNT(*), SUM(amount)\n\
+         FROM TABLE(SESSION(TABLE orders PARTITION BY user_id, DESCRIPTOR(ts), INTERVAL '0.4' SECOND))\n\
+         GROUP BY window_start, window_end, user_id;\n\
+         INSERT INTO legacy\n\
+         SELECT EXTRACT(EPOCH FROM SESSION_START(ts, INTERVAL '0.4' SECOND)) * 1000\n\
+                  + EXTRACT(MILLISECOND FROM SESSION_START(ts, INTERVAL '0.4' SECOND)),\n\
+                EXTRACT(EPOCH FROM SESSION_END(ts, INTERVAL '0.4' SECOND)) * 1000\n\
+                  + EXTRACT(MILLISECOND FROM SESSION_END(ts, INTERVAL '0.4' SECOND)), user_id, COUNT(*), SUM(amount)\n\
+         FROM orders GROUP BY SESSION(ts, INTERVAL '0.4' SECOND), user_id;\n",
+        orders_ddl(&path),
+        sink("tvf", &tvf_out),
+        sink("legacy", &legacy_out)
+    );
+    let (code, out, err) = run_sql(dir.path(), &sql, &[]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let mut tvf_rows = read_parts(&tvf_out);
+    tvf_rows.sort();
+    assert_eq!(tvf_rows, expected);
+    let mut legacy_rows = read_parts(&legacy_out);
+    legacy_rows.sort();
+    assert_eq!(legacy_rows, expected);
+
+    // Sessions are per PARTITION BY key; grouping by other columns is refused clearly.
+    let sql = format!(
+        "{}{}INSERT INTO tvf SELECT 0, 0, order_id, COUNT(*), SUM(amount)\n\
+         FROM TABLE(SESSION(TABLE orders PARTITION BY user_id, DESCRIPTOR(ts), INTERVAL '1' SECOND))\n\
+         GROUP BY window_start, window_end, order_id;\n",
+        orders_ddl(&path),
+        sink("tvf", &tvf_out)
+    );
+    let (code, out, err) = run_sql(dir.path(), &sql, &[]);
+    assert_ne!(code, 0, "{out}\n{err}");
+    assert!(
+        format!("{out}{err}").contains("grouped by other columns ([order_id]) than its PARTITION BY keys ([user_id])"),
+        "{out}\n{err}"
+    );
+}

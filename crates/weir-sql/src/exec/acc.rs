@@ -91,6 +91,31 @@ fn zero(t: DataType) -> Value {
     }
 }
 
+/// The accumulator of two merged windows (sessions): counts and sums add, value
+/// multiplicities add.
+pub fn merge(call: &AggCall, a: Acc, b: Acc) -> Acc {
+    match (a, b) {
+        (Acc::Count(x), Acc::Count(y)) => Acc::Count(x.wrapping_add(y)),
+        (Acc::Sum(x, n), Acc::Sum(y, m)) => {
+            let t = sum_type(call);
+            let sum = match (n, m) {
+                (0, _) => y,
+                (_, 0) => x,
+                _ => arith(ArithOp::Add, x, y, t).unwrap_or(Value::Null),
+            };
+            Acc::Sum(sum, n + m)
+        }
+        (Acc::Values(mut x), Acc::Values(y)) => {
+            for (v, count) in y {
+                add_value(&mut x, v, count);
+            }
+            Acc::Values(x)
+        }
+        // Both come from `create(call)`, so they are of one kind.
+        (a, _) => a,
+    }
+}
+
 /// The aggregate's current result.
 pub fn result(call: &AggCall, acc: &Acc) -> Value {
     match (call.func, acc) {

@@ -86,6 +86,9 @@ pub fn compile(node: &PlanNode, env: &StreamExecutionEnvironment) -> Result<Data
                 WindowKind::Cumulate { step, size } => keyed
                     .window(CumulativeWindows { step, size })
                     .aggregate_with_process(agg, EmitWindow),
+                WindowKind::Session { gap } => keyed
+                    .window(EventTimeSessionWindows::with_gap(ms(gap)))
+                    .aggregate_with_process(agg, EmitWindow),
             };
             out.name(desc.clone())
         }

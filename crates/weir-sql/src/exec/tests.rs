@@ -154,8 +154,8 @@ fn an_int_sum_wraps_as_a_java_int_and_an_overflowing_decimal_sum_stays_null() {
     );
     let mut acc = create(&dec_sum);
     let big = Value::Decimal(10i128.pow(37) * 6, 0);
-    update(&dec_sum, &mut acc, &[big.clone()], false);
-    update(&dec_sum, &mut acc, &[big.clone()], false);
+    update(&dec_sum, &mut acc, std::slice::from_ref(&big), false);
+    update(&dec_sum, &mut acc, std::slice::from_ref(&big), false);
     assert_eq!(result(&dec_sum, &acc), Value::Null);
     update(&dec_sum, &mut acc, &[Value::Decimal(1, 0)], false);
     assert_eq!(

@@ -2,7 +2,8 @@
 //! their group key, with an aggregate function over the rows' accumulators and a
 //! window function that emits `window_start, window_end, window_time, keys...,
 //! aggregates...` once per window when the watermark passes its end (append-only).
-//! CUMULATE windows have an assigner of their own ([`CumulativeWindows`]).
+//! CUMULATE windows have an assigner of their own ([`CumulativeWindows`]); SESSION
+//! windows merge, and with them their accumulators.
 
 use super::acc::{self, Acc};
 use crate::plan::AggCall;
@@ -40,8 +41,15 @@ impl AggregateFunction<Row, WindowAcc, Vec<Value>> for RowAggregate {
         out.extend(self.aggs.iter().zip(&a.1).map(|(c, x)| acc::result(c, x)));
         out
     }
-    fn merge(&self, a: WindowAcc, _b: WindowAcc) -> WindowAcc {
-        a
+    fn merge(&self, a: WindowAcc, b: WindowAcc) -> WindowAcc {
+        let keys = if a.0.is_empty() { b.0 } else { a.0 };
+        let accs = self
+            .aggs
+            .iter()
+            .zip(a.1.into_iter().zip(b.1))
+            .map(|(call, (x, y))| acc::merge(call, x, y))
+            .collect();
+        (keys, accs)
     }
 }
 

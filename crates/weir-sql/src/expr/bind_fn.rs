@@ -185,7 +185,8 @@ pub fn call(name: &str, args: Vec<Bound>) -> Result<Bound> {
                 _ => Err(SqlError::validation("IF needs three arguments")),
             }
         }
-        "TUMBLE" | "HOP" | "CUMULATE" | "SESSION" | "TUMBLE_START" | "TUMBLE_END" | "HOP_START" | "HOP_END" => {
+        "TUMBLE" | "HOP" | "CUMULATE" | "SESSION" | "TUMBLE_START" | "TUMBLE_END" | "HOP_START" | "HOP_END"
+        | "SESSION_START" | "SESSION_END" => {
             Err(SqlError::validation(format!(
                 "The window function {name}(...) is only allowed in GROUP BY (or, for _START/_END, in the SELECT list of a query grouped by the window)"
             )))

@@ -1,6 +1,8 @@
 //! Window table-valued functions in Flink's syntax, `TABLE(TUMBLE(TABLE t, ...))`,
 //! rewritten token by token to `TUMBLE(t, ...)`, a table function call `sqlparser`
-//! parses. Only tokens are removed, so every other token keeps its location.
+//! parses; a SESSION window's `TABLE t PARTITION BY k1, k2, DESCRIPTOR(ts), ..` becomes
+//! `t, DESCRIPTOR(k1, k2), DESCRIPTOR(ts), ..`. Tokens are removed, or inserted with the
+//! location of the token they replace, so every original token keeps its location.
 
 use super::{error_at, is_word};
 use crate::error::Result;
@@ -44,7 +46,33 @@ pub fn rewrite(mut tokens: Vec<TokenWithSpan>) -> Result<Vec<TokenWithSpan>> {
             tokens.remove(i + 4);
         }
         tokens.drain(i..i + 2);
+        // Now `tokens[i]` is the TVF's name, `[i + 1]` its `(` and `[i + 2]` the table.
+        rewrite_partition_by(&mut tokens, i + 3);
         i += 1;
     }
     Ok(tokens)
+}
+
+/// Rewrites `PARTITION BY k1, k2, DESCRIPTOR` starting at `at` (if there) to
+/// `, DESCRIPTOR(k1, k2), DESCRIPTOR`.
+fn rewrite_partition_by(tokens: &mut Vec<TokenWithSpan>, at: usize) {
+    let starts =
+        tokens.get(at).is_some_and(|t| is_word(t, "PARTITION")) && tokens.get(at + 1).is_some_and(|t| is_word(t, "BY"));
+    if !starts {
+        return;
+    }
+    let Some(descriptor) = (at + 2..tokens.len()).find(|&j| is_word(&tokens[j], "DESCRIPTOR")) else {
+        return;
+    };
+    // The comma before DESCRIPTOR ends the keys.
+    if descriptor < at + 4 || !matches!(tokens[descriptor - 1].token, Token::Comma) {
+        return;
+    }
+    let with_token = |like: &TokenWithSpan, token: Token| TokenWithSpan { token, span: like.span };
+    let close = with_token(&tokens[descriptor - 1], Token::RParen);
+    tokens.insert(descriptor - 1, close);
+    let open = with_token(&tokens[at + 1], Token::LParen);
+    tokens[at + 1].token = Token::make_word("DESCRIPTOR", None);
+    tokens[at].token = Token::Comma;
+    tokens.insert(at + 2, open);
 }

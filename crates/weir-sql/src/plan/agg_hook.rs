@@ -19,15 +19,13 @@ pub fn contains_aggregate(e: &Ast) -> bool {
         .is_some_and(|r| r.is_match(&e.to_string()))
 }
 
-/// The window of a legacy `GROUP BY TUMBLE(ts, INTERVAL ..)` key, if `g` is one.
+/// The window of a legacy `GROUP BY TUMBLE(ts, INTERVAL ..)` key, if `g` is one (a
+/// legacy SESSION window's sessions are per group key).
 pub fn legacy_window(g: &Ast, input: &PlanNode) -> Result<Option<WindowTvf>> {
     let Ast::Function(f) = g else { return Ok(None) };
     let name = f.name.to_string().to_ascii_uppercase();
     if !matches!(name.as_str(), "TUMBLE" | "HOP" | "CUMULATE" | "SESSION") {
         return Ok(None);
-    }
-    if name == "SESSION" {
-        return Err(SqlError::unsupported("The SESSION group window"));
     }
     let args: Vec<&Ast> = match &f.args {
         FunctionArguments::List(l) => l
@@ -102,7 +100,7 @@ impl BindHook for AggHook<'_> {
             let name = f.name.to_string().to_ascii_uppercase();
             let prop = ["_START", "_END", "_ROWTIME"].iter().position(|p| {
                 name.strip_suffix(p)
-                    .is_some_and(|w| matches!(w, "TUMBLE" | "HOP" | "CUMULATE"))
+                    .is_some_and(|w| matches!(w, "TUMBLE" | "HOP" | "CUMULATE" | "SESSION"))
             });
             if let Some(p) = prop {
                 return Ok(Some(Bound {

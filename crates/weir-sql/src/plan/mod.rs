@@ -70,6 +70,11 @@ pub enum WindowKind {
         /// Max size in ms.
         size: i64,
     },
+    /// `SESSION(gap)`: rows of one key less than `gap` apart share a window.
+    Session {
+        /// Gap in ms.
+        gap: i64,
+    },
 }
 
 /// A plan node.

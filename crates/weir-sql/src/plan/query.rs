@@ -24,6 +24,8 @@ pub struct WindowTvf {
     pub time_col: String,
     /// Its description, e.g. `TUMBLE(time_col=[ts], size=[1 min])`.
     pub desc: String,
+    /// A SESSION window's `PARTITION BY` columns (sessions are per value of these).
+    pub partition_keys: Vec<String>,
 }
 
 /// Plans `q` against `catalog`.
@@ -179,30 +181,29 @@ fn arg_expr(a: &FunctionArg) -> Option<&Ast> {
 }
 
 fn plan_tvf(name: &str, args: &[FunctionArg], catalog: &Catalog) -> Result<(PlanNode, Option<WindowTvf>)> {
-    if !matches!(name, "TUMBLE" | "HOP" | "CUMULATE") {
-        return Err(if name == "SESSION" {
-            SqlError::unsupported("The SESSION window TVF")
-        } else {
-            SqlError::validation(format!(
-                "Object '{name}' not found (table functions other than TUMBLE, HOP and CUMULATE are not supported yet)"
-            ))
-        });
+    if !matches!(name, "TUMBLE" | "HOP" | "CUMULATE" | "SESSION") {
+        return Err(SqlError::validation(format!(
+            "Object '{name}' not found (table functions other than TUMBLE, HOP, CUMULATE and SESSION are not supported yet)"
+        )));
     }
-    let exprs: Vec<&Ast> = args.iter().filter_map(arg_expr).collect();
+    let mut exprs: Vec<&Ast> = args.iter().filter_map(arg_expr).collect();
     let usage = || {
         SqlError::validation(format!(
-            "Invalid arguments to {name}: expected TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL ..)) (HOP and CUMULATE take two intervals)"
+            "Invalid arguments to {name}: expected TABLE(TUMBLE(TABLE t, DESCRIPTOR(ts), INTERVAL ..)) (HOP and CUMULATE take two intervals; SESSION takes TABLE t [PARTITION BY k, ..], DESCRIPTOR(ts), INTERVAL gap)"
         ))
     };
+    // The parser's rewrite turned `TABLE t PARTITION BY k1, k2` into `t, DESCRIPTOR(k1, k2)`.
+    let mut partition_keys = Vec::new();
+    if name == "SESSION" && exprs.len() == 4 {
+        partition_keys = descriptor_columns(exprs.remove(1)).ok_or_else(usage)?;
+    }
     let table = match exprs.first() {
         Some(Ast::Identifier(i)) => i.value.clone(),
         Some(Ast::CompoundIdentifier(ids)) => ids.last().map(|i| i.value.clone()).unwrap_or_default(),
         _ => return Err(usage()),
     };
-    let time_col = match exprs.get(1) {
-        Some(Ast::Function(f)) if f.name.to_string().eq_ignore_ascii_case("DESCRIPTOR") => {
-            f.args.to_string().trim_matches(['(', ')']).trim().to_string()
-        }
+    let time_col = match exprs.get(1).and_then(|e| descriptor_columns(e)) {
+        Some(cols) if cols.len() == 1 => cols[0].clone(),
         _ => return Err(usage()),
     };
     let intervals: Vec<i64> = exprs[2..]
@@ -210,14 +211,43 @@ fn plan_tvf(name: &str, args: &[FunctionArg], catalog: &Catalog) -> Result<(Plan
         .map(|e| interval_millis(e))
         .collect::<Option<_>>()
         .ok_or_else(usage)?;
-    let tvf = window_of(name, time_col, &intervals).ok_or_else(usage)?;
+    let mut tvf = window_of(name, time_col, &intervals).ok_or_else(usage)?;
     let input = plan_table(&table, catalog)?;
     check_time_attribute(&input, &tvf.time_col)?;
+    for k in &partition_keys {
+        if !input.schema.iter().any(|c| c.name.eq_ignore_ascii_case(k)) {
+            return Err(SqlError::validation(format!("Column '{k}' not found in any table")));
+        }
+    }
+    if !partition_keys.is_empty() {
+        tvf.desc = format!(
+            "{}, partition keys=[{}])",
+            tvf.desc.trim_end_matches(')'),
+            partition_keys.join(", ")
+        );
+    }
+    tvf.partition_keys = partition_keys;
     Ok((input, Some(tvf)))
 }
 
-/// The window `name` (TUMBLE, HOP or CUMULATE) over `time_col`, with its intervals in
-/// ms (size; slide, size; step, max size), if they are valid.
+/// The column names of `DESCRIPTOR(a, b, ..)`.
+fn descriptor_columns(e: &Ast) -> Option<Vec<String>> {
+    match e {
+        Ast::Function(f) if f.name.to_string().eq_ignore_ascii_case("DESCRIPTOR") => {
+            let text = f.args.to_string();
+            let cols: Vec<String> = text
+                .trim_matches(['(', ')'])
+                .split(',')
+                .map(|c| c.trim().to_string())
+                .collect();
+            cols.iter().all(|c| !c.is_empty()).then_some(cols)
+        }
+        _ => None,
+    }
+}
+
+/// The window `name` (TUMBLE, HOP, CUMULATE or SESSION) over `time_col`, with its
+/// intervals in ms (size; slide, size; step, max size; gap), if they are valid.
 pub fn window_of(name: &str, time_col: String, intervals: &[i64]) -> Option<WindowTvf> {
     let (kind, desc) = match (name, intervals) {
         ("TUMBLE", [size]) => (
@@ -246,10 +276,19 @@ pub fn window_of(name: &str, time_col: String, intervals: &[i64]) -> Option<Wind
                 format_duration(*step)
             ),
         ),
+        ("SESSION", [gap]) => (
+            WindowKind::Session { gap: *gap },
+            format!("SESSION(time_col=[{time_col}], gap=[{}])", format_duration(*gap)),
+        ),
         _ => return None,
     };
     check_window(kind).ok()?;
-    Some(WindowTvf { kind, time_col, desc })
+    Some(WindowTvf {
+        kind,
+        time_col,
+        desc,
+        partition_keys: Vec::new(),
+    })
 }
 
 /// Refuses window sizes the runtime cannot use.
@@ -258,6 +297,7 @@ pub fn check_window(kind: WindowKind) -> Result<()> {
         WindowKind::Tumble { size } => size > 0,
         WindowKind::Hop { slide, size } => slide > 0 && size > 0 && size % slide == 0,
         WindowKind::Cumulate { step, size } => step > 0 && size > 0 && size % step == 0,
+        WindowKind::Session { gap } => gap > 0,
     };
     if ok {
         Ok(())

@@ -5,7 +5,7 @@
 
 use super::agg_hook::{contains_aggregate, key_text, legacy_window, AggHook};
 use super::query::{plan_from, WindowTvf};
-use super::{PlanKind, PlanNode};
+use super::{PlanKind, PlanNode, WindowKind};
 use crate::catalog::Catalog;
 use crate::error::{Result, SqlError};
 use crate::expr::bind::{bind, bind_with, Scope, ScopeColumn};
@@ -155,6 +155,9 @@ fn plan_aggregate(
                 t.desc
             )));
         }
+    }
+    if let Some(t) = tvf.as_ref().filter(|t| matches!(t.kind, WindowKind::Session { .. })) {
+        check_session_keys(t, &keys)?;
     }
     let legacy_form = legacy.is_some();
     let tvf = tvf.or(legacy);
@@ -335,4 +338,22 @@ fn plan_aggregate(
         schema: post_schema,
         updates_from,
     })
+}
+
+/// A SESSION window TVF's sessions are per `PARTITION BY` value, and Weir computes them
+/// per group key: the two must be the same columns.
+fn check_session_keys(t: &WindowTvf, keys: &[String]) -> Result<()> {
+    let mut partition: Vec<String> = t.partition_keys.iter().map(|k| k.to_ascii_lowercase()).collect();
+    let mut grouped: Vec<String> = keys.to_vec();
+    partition.sort();
+    grouped.sort();
+    if partition == grouped {
+        Ok(())
+    } else {
+        Err(SqlError::unsupported(format!(
+            "A SESSION window aggregation grouped by other columns ([{}]) than its PARTITION BY keys ([{}])",
+            keys.join(", "),
+            t.partition_keys.join(", ")
+        )))
+    }
 }
