@@ -220,8 +220,19 @@ fn a_failing_cast_fails_the_job_with_flinks_cause_in_the_exception_history() {
         .as_str()
         .unwrap_or("")
         .to_string();
+    // As real Flink 2.3 prints it: the restart strategy's verdict first, the cast's
+    // cause at the end of the `Caused by:` chain.
     assert!(
-        trace.contains("For input string: 'abc'. Invalid character found."),
+        trace.starts_with("weir.runtime.JobException: Recovery is suppressed by NoRestartBackoffTimeStrategy"),
+        "{trace}"
+    );
+    let last_cause = trace
+        .lines()
+        .filter(|l| l.starts_with("Caused by: "))
+        .last()
+        .unwrap_or_default();
+    assert!(
+        last_cause.contains("For input string: 'abc'. Invalid character found."),
         "{trace}"
     );
     assert!(out.contains("[ERROR]"), "{out}");
@@ -237,7 +248,9 @@ fn a_select_is_shown_as_a_tableau_with_the_changelog_column_and_explain_shows_pl
     let (code, out, err) = run_sql(dir.path(), sql, &[]);
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(out.contains("| op |"), "{out}");
-    assert!(out.contains("| +I | 10 |   3 |"), "{out}");
+    // Columns as wide as their types (BIGINT 20, INT 11), as Flink's streaming tableau.
+    assert!(out.contains("| op |                   id |         len |\n"), "{out}");
+    assert!(out.contains("| +I |                   10 |           3 |\n"), "{out}");
     assert!(out.contains("Received a total of 5 rows"), "{out}");
     assert!(
         out.contains("== Optimized Execution Plan ==\nCalc(select=[id], where=[id > 5])"),
@@ -381,5 +394,50 @@ fn session_windows_of_the_tvf_and_the_legacy_group_window_equal_sessions_compute
     assert!(
         format!("{out}{err}").contains("grouped by other columns ([order_id]) than its PARTITION BY keys ([user_id])"),
         "{out}\n{err}"
+    );
+}
+
+#[test]
+fn a_select_over_an_unbounded_source_shows_its_rows_while_the_job_runs() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("job.sql");
+    std::fs::write(
+        &file,
+        "CREATE TABLE ticks (id BIGINT) WITH ('connector' = 'datagen', 'rows-per-second' = '20',\n\
+         'fields.id.kind' = 'sequence', 'fields.id.start' = '1', 'fields.id.end' = '1000000');\n\
+         SELECT id FROM ticks WHERE MOD(id, 2) = 0;\n",
+    )
+    .unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_weir"))
+        .args(["sql", "-f", file.to_str().unwrap()])
+        .env_remove("WEIR_CONF_DIR")
+        .env_remove("WEIR_LOG")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    // The job never ends (the source is unbounded), so every row seen here was printed
+    // while it ran.
+    let mut seen = Vec::new();
+    for line in std::io::BufReader::new(stdout).lines() {
+        let line = line.unwrap();
+        if line.starts_with("| +I |") {
+            seen.push(line);
+            if seen.len() == 3 {
+                break;
+            }
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(
+        seen,
+        vec![
+            "| +I |                    2 |",
+            "| +I |                    4 |",
+            "| +I |                    6 |"
+        ]
     );
 }

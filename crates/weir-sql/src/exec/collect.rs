@@ -58,7 +58,9 @@ impl CollectSink {
 
 impl Output<Row> for CollectSink {
     fn collect(&mut self, record: StreamRecord<Row>) -> Result<(), TaskError> {
-        writeln!(self.out, "{}", encode(&record.value, &self.types)).map_err(Self::io)
+        // Each row goes out at once: the client shows rows while the job runs.
+        writeln!(self.out, "{}", encode(&record.value, &self.types)).map_err(Self::io)?;
+        self.out.flush().map_err(Self::io)
     }
     fn emit_watermark(&mut self, _watermark: Watermark) -> Result<(), TaskError> {
         self.out.flush().map_err(Self::io)

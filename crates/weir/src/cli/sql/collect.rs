@@ -1,6 +1,6 @@
 //! The receiving end of a SELECT's collect sink: a loopback socket the sink subtasks
-//! connect to, one reader thread per connection, rows gathered until every
-//! connection is closed after the job ended.
+//! connect to, one reader thread per connection; rows can be taken as they arrive and
+//! the rest once every connection is closed after the job ended.
 
 use anyhow::{anyhow, Result};
 use std::io::BufRead;
@@ -69,7 +69,13 @@ impl RowCollector {
         &self.address
     }
 
-    /// Stops accepting, waits for the open connections to close, returns the rows.
+    /// The next row, if one arrives within `timeout`.
+    pub fn next_row(&self, timeout: Duration) -> Option<CollectedRow> {
+        self.rows.recv_timeout(timeout).ok()
+    }
+
+    /// Stops accepting, waits for the open connections to close, returns the rows
+    /// not yet taken with [`RowCollector::next_row`].
     pub fn finish(self) -> Result<Vec<CollectedRow>> {
         self.stop.store(true, Ordering::Release);
         let readers = self

@@ -7,6 +7,7 @@
 
 pub mod collect;
 pub mod session;
+pub mod streaming_result;
 pub mod submit;
 pub mod tableau;
 

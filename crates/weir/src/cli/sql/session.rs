@@ -236,27 +236,14 @@ impl Session {
                 collector.address().to_string(),
             );
             let jid = self.executor.submit(request, slots)?;
-            let waited = self.executor.wait(&jid);
-            let rows = collector.finish()?;
-            waited?;
-            let mut header = vec!["op"];
-            header.extend(columns.iter().map(|c| c.name.as_str()));
-            let cells: Vec<Vec<String>> = rows
-                .into_iter()
-                .map(|(kind, values)| {
-                    std::iter::once(kind)
-                        .chain(values.into_iter().map(|v| v.unwrap_or_else(|| "<NULL>".into())))
-                        .collect()
-                })
-                .collect();
-            let footer = format!(
-                "Received a total of {} row{}",
-                cells.len(),
-                if cells.len() == 1 { "" } else { "s" }
+            let columns: Vec<(&str, _)> = columns.iter().map(|c| (c.name.as_str(), c.data_type)).collect();
+            let executor = &self.executor;
+            return super::streaming_result::print_while_running(
+                &columns,
+                collector,
+                || executor.wait(&jid),
+                &mut std::io::stdout(),
             );
-            return Ok(tableau::render_with_footer(&header, &cells, &footer)
-                .trim_end()
-                .to_string());
         }
         println!("[INFO] Submitting SQL update statement to the cluster...");
         let jid = self.executor.submit(request, slots)?;
