@@ -228,8 +228,7 @@ fn a_failing_cast_fails_the_job_with_flinks_cause_in_the_exception_history() {
     );
     let last_cause = trace
         .lines()
-        .filter(|l| l.starts_with("Caused by: "))
-        .last()
+        .rfind(|l| l.starts_with("Caused by: "))
         .unwrap_or_default();
     assert!(
         last_cause.contains("For input string: 'abc'. Invalid character found."),
