@@ -28,6 +28,7 @@ pub mod rpc_service;
 pub mod settings;
 pub mod slot_assignment;
 pub mod slot_table;
+pub mod taskmanager_logs;
 
 pub use process::{run_jobmanager, start_jobmanager, JobManagerError, RestEndpoint, RunningJobManager};
 pub use restart_strategy::{FailureHandling, RestartBackoffTimeStrategy, RestartDecision, RestartStrategyConfig};

@@ -4,11 +4,13 @@
 //! [`crate::rest_metrics`]; the JobManager's log file is the one it was started with
 //! (`JobManagerSettings::log_file`).
 
+use crate::actions::Clients;
 use crate::checkpoint_rest::{checkpoint_config_info, checkpoint_details, checkpointing_statistics};
 use crate::job_master::{JobMaster, SavepointRefused, SavepointRequest, SavepointStatus, NO_SAVEPOINT_DIRECTORY};
 use crate::jobmanager::{now_ms, JobManager};
 use crate::rest_metrics;
 use crate::rest_vertex::{self, rest_state};
+use crate::taskmanager_logs;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -17,7 +19,7 @@ use weir_rest::{
     AllocatedSlot, CheckpointConfigInfo, CheckpointDetails, CheckpointingStatistics, ComponentMetrics, ConfigEntry,
     ExceptionHistory, ExceptionInfo, ExecutionConfigInfo, ExecutionStateCounts, HardwareDescription, JobConfig,
     JobDetail, JobExceptions, JobOverview, JobPlan, JobStatus, JobStatusTimestamps, JobSubmitRequest,
-    JobSubmitResponse, JobTaskCounts, JobType, JobVertexDetail, JobsOverview, LogInfo, LogListInfo,
+    JobSubmitResponse, JobTaskCounts, JobType, JobVertexDetail, JobsOverview, LogFileFuture, LogInfo, LogListInfo,
     MemoryConfiguration, Overview, PlanInput, PlanNode, ResourceProfileInfo, RestBackend, RestError, RootExceptionInfo,
     SavepointStatusResponse, SchedulerType, TaskManagerDetail, TaskManagerInfo, TaskManagerMetrics, TaskManagersList,
     TriggerResponse, VertexBackPressure, VertexDetail, VertexMetrics,
@@ -30,6 +32,8 @@ pub struct JobManagerRest {
     jm: Arc<JobManager>,
     /// Samples the JobManager's own process for `/jobmanager/metrics`.
     process: ProcessSampler,
+    /// TaskManager clients, for reading their log files.
+    clients: Clients,
 }
 
 impl JobManagerRest {
@@ -38,6 +42,7 @@ impl JobManagerRest {
         Self {
             jm,
             process: ProcessSampler::new(),
+            clients: Clients::default(),
         }
     }
 }
@@ -429,6 +434,24 @@ impl RestBackend for JobManagerRest {
         let tm = st.slots.get(id).ok_or_else(|| RestError::taskexecutor_not_found(id))?;
         Ok(LogListInfo {
             logs: tm.status.logs.iter().map(log_info).collect(),
+        })
+    }
+
+    fn taskmanager_log_file(&self, id: &str, name: Option<&str>) -> LogFileFuture {
+        let address = self
+            .jm
+            .lock()
+            .slots
+            .get(id)
+            .map(|tm| tm.registration.rpc_address.clone());
+        let client = address.as_deref().and_then(|a| self.clients.get(a));
+        let (id, name) = (id.to_string(), name.map(str::to_string));
+        Box::pin(async move {
+            match (address, client) {
+                (None, _) => Err(RestError::taskexecutor_not_found(&id)),
+                (Some(a), None) => Err(RestError::Internal(format!("bad TaskManager address {a}"))),
+                (Some(_), Some(client)) => taskmanager_logs::fetch(client, name).await,
+            }
         })
     }
 

@@ -28,8 +28,13 @@ use crate::submit::{JobSubmitRequest, JobSubmitResponse};
 use crate::taskmanagers::{TaskManagerDetail, TaskManagersList};
 use crate::vertex_detail::{JobVertexDetail, SubtaskDetail};
 use crate::vertex_subtasks::{JobVertexTaskManagers, SubtasksTimes};
+use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
 use weir_core::ids::JobId;
+
+/// The text of a TaskManager's log file, fetched from that TaskManager.
+pub type LogFileFuture = Pin<Box<dyn Future<Output = Result<Vec<u8>, RestError>> + Send + 'static>>;
 
 /// What the REST router asks the JobManager. All methods are synchronous and quick.
 ///
@@ -215,6 +220,18 @@ pub trait RestBackend: Send + Sync + 'static {
             Err(RestError::TaskManagerNotFound(_)) => Err(RestError::taskexecutor_not_found(id)),
             Err(e) => Err(e),
         }
+    }
+
+    /// `GET /taskmanagers/:tmid/logs/:filename` (`name` given) and `/taskmanagers/:tmid/log`
+    /// (the main log): the file's bytes, fetched from the TaskManager without blocking
+    /// the caller; [`RestError::taskexecutor_not_found`] for an unknown TaskManager,
+    /// Flink's `The file <name> does not exist on the TaskExecutor.` (404) for a file it
+    /// does not log to. Defaults to the latter.
+    fn taskmanager_log_file(&self, id: &str, name: Option<&str>) -> LogFileFuture {
+        let missing = RestError::no_such_taskmanager_file(name);
+        let known = self.taskmanager_detail(id).is_ok();
+        let unknown = RestError::taskexecutor_not_found(id);
+        Box::pin(async move { Err(if known { missing } else { unknown }) })
     }
 
     /// `GET /taskmanagers/:tmid`: one TaskManager's detail, or

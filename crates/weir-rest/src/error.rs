@@ -114,6 +114,15 @@ impl RestError {
         ))
     }
 
+    /// Flink's answer for a log file a TaskManager does not have (`LOG`: its main log):
+    /// 404.
+    pub fn no_such_taskmanager_file(name: Option<&str>) -> Self {
+        RestError::NotFound(format!(
+            "The file {} does not exist on the TaskExecutor.",
+            name.unwrap_or("LOG")
+        ))
+    }
+
     /// The HTTP status of this error.
     pub fn status(&self) -> StatusCode {
         match self {

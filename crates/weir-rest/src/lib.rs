@@ -80,7 +80,7 @@ mod sample_check;
 mod test_client;
 
 pub use accumulators::{JobAccumulatorsInfo, UserAccumulator};
-pub use backend::RestBackend;
+pub use backend::{LogFileFuture, RestBackend};
 pub use backpressure::{BackPressureLevel, SubtaskBackPressure, VertexBackPressure};
 pub use checkpoint_config::{
     CheckpointConfigInfo, CheckpointingProcessingMode, ExternalizedCheckpointInfo, DISABLED_CHECKPOINT_INTERVAL,

@@ -7,6 +7,8 @@
 //! | `/jobmanager/logs/:filename` | that file's text (`text/plain`) |
 //! | `/jobmanager/log` | the first log file's text |
 //! | `/taskmanagers/:tmid/logs` | [`RestBackend::taskmanager_logs`] |
+//! | `/taskmanagers/:tmid/logs/:filename` | that file's text, from the TaskManager ([`RestBackend::taskmanager_log_file`]) |
+//! | `/taskmanagers/:tmid/log` | its main log file's text |
 //!
 //! Only the files of [`RestBackend::jobmanager_log_files`] are served, matched by file
 //! name, so no path outside them can be read. A name not among them answers Flink's 404 `This file does not
@@ -17,6 +19,7 @@
 //! [`RestBackend::jobmanager_logs`]: crate::RestBackend::jobmanager_logs
 //! [`RestBackend::jobmanager_log_files`]: crate::RestBackend::jobmanager_log_files
 //! [`RestBackend::taskmanager_logs`]: crate::RestBackend::taskmanager_logs
+//! [`RestBackend::taskmanager_log_file`]: crate::RestBackend::taskmanager_log_file
 
 use crate::environment::{EnvironmentInfo, LogListInfo};
 use crate::error::RestError;
@@ -42,6 +45,14 @@ pub(crate) fn add(r: Router<Backend>, prefix: &str) -> Router<Backend> {
         )
         .route(&format!("{prefix}/jobmanager/log"), get(jobmanager_main_log))
         .route(&format!("{prefix}/taskmanagers/{{tmid}}/logs"), get(taskmanager_logs))
+        .route(
+            &format!("{prefix}/taskmanagers/{{tmid}}/logs/{{filename}}"),
+            get(taskmanager_log_file),
+        )
+        .route(
+            &format!("{prefix}/taskmanagers/{{tmid}}/log"),
+            get(taskmanager_main_log),
+        )
 }
 
 async fn environment(State(b): State<Backend>) -> Response {
@@ -99,4 +110,27 @@ async fn taskmanager_logs(State(b): State<Backend>, path: RawPath) -> Response {
         let id = p.text("tmid")?.to_string();
         call(|| b.taskmanager_logs(&id))
     }))
+}
+
+/// A TaskManager's log text, or the backend's error.
+async fn serve_taskmanager_log(b: Backend, id: String, name: Option<String>) -> Response {
+    match b.taskmanager_log_file(&id, name.as_deref()).await {
+        Ok(bytes) => ([(header::CONTENT_TYPE, "text/plain; charset=UTF-8")], bytes).into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn taskmanager_log_file(State(b): State<Backend>, path: RawPath) -> Response {
+    let params = PathParams::of(path).and_then(|p| Ok((p.text("tmid")?.to_string(), p.text("filename")?.to_string())));
+    match params {
+        Ok((id, name)) => serve_taskmanager_log(b, id, Some(name)).await,
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn taskmanager_main_log(State(b): State<Backend>, path: RawPath) -> Response {
+    match PathParams::of(path).and_then(|p| Ok(p.text("tmid")?.to_string())) {
+        Ok(id) => serve_taskmanager_log(b, id, None).await,
+        Err(e) => e.into_response(),
+    }
 }

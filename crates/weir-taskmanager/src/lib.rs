@@ -10,6 +10,7 @@
 pub mod checkpointing;
 pub mod error;
 pub mod executor;
+pub mod log_files;
 pub mod metrics_source;
 pub mod process;
 pub mod registration;

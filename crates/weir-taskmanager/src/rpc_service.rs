@@ -5,8 +5,9 @@ use std::sync::Arc;
 use tonic::{Request, Response, Status};
 use weir_rpc::task_executor_gateway_server::TaskExecutorGateway;
 use weir_rpc::{
-    Ack, CancelTaskRequest, HeartbeatResponse, JobManagerHeartbeat, NotifyCheckpointRequest, ReleaseJobRequest,
-    SubmitTaskResponse, TaskDeploymentDescriptor, TriggerCheckpointRequest, WatchEvent, WatchRequest,
+    Ack, CancelTaskRequest, HeartbeatResponse, JobManagerHeartbeat, NotifyCheckpointRequest, ReadLogFileRequest,
+    ReadLogFileResponse, ReleaseJobRequest, SubmitTaskResponse, TaskDeploymentDescriptor, TriggerCheckpointRequest,
+    WatchEvent, WatchRequest,
 };
 use weir_runtime::task::mailbox::TaskMail;
 
@@ -63,6 +64,20 @@ impl TaskExecutorGateway for TaskExecutorService {
 
     async fn watch(&self, _request: Request<WatchRequest>) -> Result<Response<Self::WatchStream>, Status> {
         Ok(Response::new(tokio_stream::pending()))
+    }
+
+    async fn read_log_file(
+        &self,
+        request: Request<ReadLogFileRequest>,
+    ) -> Result<Response<ReadLogFileResponse>, Status> {
+        let r = request.into_inner();
+        let files: Vec<_> = self.executor.settings().log_file.iter().cloned().collect();
+        let read =
+            tokio::task::spawn_blocking(move || crate::log_files::read_chunk(&files, &r.name, r.offset, r.max_bytes))
+                .await
+                .map_err(|e| Status::internal(format!("reading the log file stopped: {e}")))?;
+        read.map(Response::new)
+            .map_err(|e| Status::internal(format!("cannot read the log file: {e}")))
     }
 
     async fn heartbeat(&self, _request: Request<JobManagerHeartbeat>) -> Result<Response<HeartbeatResponse>, Status> {

@@ -267,4 +267,35 @@ fn start_cluster_daemons_serve_their_log_files() {
     wait_until(Duration::from_secs(10), || {
         get(rest, &format!("/taskmanagers/{tm}/logs")).1["logs"][0]["name"] == "taskmanager-0.log"
     });
+    // Its contents come from the TaskManager, through the JobManager, by name or as
+    // the main log.
+    for path in [
+        format!("/taskmanagers/{tm}/logs/taskmanager-0.log"),
+        format!("/taskmanagers/{tm}/log"),
+    ] {
+        let log = ureq::get(&format!("http://{rest}{path}"))
+            .call()
+            .expect("the TaskManager's log is served");
+        assert_eq!(log.status(), 200, "{path}");
+        let text = log.into_string().unwrap_or_default();
+        assert!(
+            text.contains(&format!("TaskManager {tm} rpc=")),
+            "{path} holds the TaskManager's start-up line: {text}"
+        );
+    }
+    // Only its own log files, answered as Flink answers.
+    for name in ["jobmanager.log", "..%2Fjobmanager.log"] {
+        let (code, body) = get(rest, &format!("/taskmanagers/{tm}/logs/{name}"));
+        assert_eq!(code, 404, "{name}: {body}");
+        assert_eq!(
+            body["errors"][0].as_str().unwrap_or_default(),
+            format!(
+                "The file {} does not exist on the TaskExecutor.",
+                name.replace("%2F", "/")
+            ),
+            "{body}"
+        );
+    }
+    let (code, body) = get(rest, "/taskmanagers/0123456789abcdef0123456789abcdef/log");
+    assert_eq!(code, 404, "{body}");
 }

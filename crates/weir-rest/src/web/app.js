@@ -240,7 +240,7 @@ class TaskManagerView {
       if (!current()) return;
       $("tm-body").innerHTML = !logs.ok ? `<div class="error">${esc(errorText(logs))}</div>`
         : `<table><thead><tr><th>Log file</th><th>Size</th><th>Last modified</th></tr></thead><tbody>${
-          logs.body.logs.map((l) => `<tr><td>${esc(l.name)}</td><td>${bytes(l.size)}</td><td>${date(l.mtime)}</td></tr>`).join("")
+          logs.body.logs.map((l) => `<tr><td><a target="_blank" href="${esc(path + "/logs/" + encodeURIComponent(l.name))}">${esc(l.name)}</a></td><td>${bytes(l.size)}</td><td>${date(l.mtime)}</td></tr>`).join("")
           || `<tr><td colspan="3" class="muted">No log files.</td></tr>`}</tbody></table>`;
       return;
     }
