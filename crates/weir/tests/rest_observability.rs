@@ -138,8 +138,12 @@ fn metric_values_match_a_finished_keyed_sum_and_rates_flow_while_a_throttled_job
         aggregate(&cluster, &slow, &sum, "numRecordsInPerSecond", "sum").is_some_and(|r| r > 0.0)
             && aggregate(&cluster, &slow, &source, "numRecordsOutPerSecond", "sum").is_some_and(|r| r > 0.0)
     });
+    // Its source mostly waits for its rate, and that wait is idle time, not busy time.
+    wait_until(Duration::from_secs(30), || {
+        aggregate(&cluster, &slow, &source, "idleTimeMsPerSecond", "min").is_some_and(|i| i > 500.0)
+    });
     let busy = aggregate(&cluster, &slow, &source, "busyTimeMsPerSecond", "max");
-    assert!(busy.is_some_and(|b| (0.0..=1000.0).contains(&b)), "{busy:?}");
+    assert!(busy.is_some_and(|b| (0.0..500.0).contains(&b)), "{busy:?}");
     let idle = aggregate(&cluster, &slow, &sum, "idleTimeMsPerSecond", "max");
     assert!(
         idle.is_some_and(|i| i > 0.0),

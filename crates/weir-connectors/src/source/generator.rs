@@ -52,17 +52,17 @@ impl<T> GeneratorSource<T> {
         self
     }
 
-    /// How many records may go out now to keep to the rate.
-    fn allowance(&mut self) -> usize {
-        let Some(rate) = self.rate else { return SOURCE_BATCH };
+    /// How many records may go out now to keep to the rate, or how long until the next
+    /// one may (at most 10 ms, so the task looks at its mailbox often).
+    fn allowance(&mut self) -> Result<usize, std::time::Duration> {
+        let Some(rate) = self.rate else { return Ok(SOURCE_BATCH) };
         let started = *self.started.get_or_insert_with(std::time::Instant::now);
         let due = (started.elapsed().as_secs_f64() * rate) as u64;
         if due > self.emitted {
-            ((due - self.emitted) as usize).min(SOURCE_BATCH)
+            Ok(((due - self.emitted) as usize).min(SOURCE_BATCH))
         } else {
             let wait = (self.emitted + 1 - due) as f64 / rate;
-            std::thread::sleep(std::time::Duration::from_secs_f64(wait.min(0.01)));
-            0
+            Err(std::time::Duration::from_secs_f64(wait.min(0.01)))
         }
     }
 }
@@ -76,7 +76,11 @@ impl<T> GeneratorSource<T> {
 
 impl<T> SourceFunction<T> for GeneratorSource<T> {
     fn poll_next(&mut self, output: &mut dyn Output<T>) -> Result<SourceStatus, TaskError> {
-        let allowed = self.allowance();
+        let allowed = match self.allowance() {
+            Ok(n) => n,
+            Err(wait) if self.splits.next_index(self.count).is_some() => return Ok(SourceStatus::Throttled(wait)),
+            Err(_) => return Ok(SourceStatus::Finished),
+        };
         self.emitted += allowed as u64;
         if let Some(stride) = self.splits.single_split_stride() {
             let Some(mut next) = self.splits.next_index(self.count) else {

@@ -91,6 +91,9 @@ impl<T, O: Output<T> + ?Sized> Output<T> for Box<O> {
 pub enum SourceStatus {
     /// Call again.
     More,
+    /// Nothing may go out yet (a throttled source): call again after at most this
+    /// long. The task waits on its mailbox meanwhile, and the wait counts as idle time.
+    Throttled(std::time::Duration),
     /// The (bounded) source is exhausted.
     Finished,
 }

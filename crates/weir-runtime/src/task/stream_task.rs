@@ -221,6 +221,9 @@ fn run_task_inner(mut spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> 
                     }
                     None => driver.run_batch()?,
                 };
+                if let SourceStatus::Throttled(wait) = status {
+                    task.wait_for_mail(task.wait_until_due(wait));
+                }
                 task.publish(InputCounters::SOURCE);
                 task.mailbox_duties(None)?;
                 if let Some(now) = due_wakeup(&task.timers) {
@@ -248,15 +251,7 @@ fn run_task_inner(mut spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> 
             }
             loop {
                 task.check_cancelled()?;
-                let mut wait = match task.next_flush {
-                    Some(at) => at.saturating_duration_since(Instant::now()),
-                    None => Duration::from_millis(100),
-                };
-                if let Some(at) = task.timers.next_wakeup() {
-                    let until = at.saturating_sub(task.timers.current_processing_time()).max(0) as u64;
-                    wait = wait.min(Duration::from_millis(until));
-                }
-                let status = processor.process(Some(wait))?;
+                let status = processor.process(Some(task.wait_until_due(Duration::from_millis(100))))?;
                 task.idle += processor.take_idle_time();
                 task.publish(InputCounters::of(processor.as_ref()));
                 while let Some(outcome) = processor.take_barrier_outcome() {
@@ -450,11 +445,27 @@ impl TaskLoop<'_> {
         }
     }
 
-    /// Blocks until a mail arrives or `timeout` passes (a suspended source's idle wait).
+    /// How long the task may wait, at most `cap`, before the next output flush or
+    /// processing-time timer is due.
+    fn wait_until_due(&self, cap: Duration) -> Duration {
+        let mut wait = match self.next_flush {
+            Some(at) => at.saturating_duration_since(Instant::now()).min(cap),
+            None => cap,
+        };
+        if let Some(at) = self.timers.next_wakeup() {
+            let until = at.saturating_sub(self.timers.current_processing_time()).max(0) as u64;
+            wait = wait.min(Duration::from_millis(until));
+        }
+        wait
+    }
+
+    /// Blocks until a mail arrives or `timeout` passes (a suspended or throttled
+    /// source's wait), counted as idle time.
     fn wait_for_mail(&mut self, timeout: Duration) {
         let waited = Instant::now();
-        if let Some(cp) = self.checkpointing.as_ref() {
-            self.pending_mail = cp.mailbox.take_timeout(timeout);
+        match self.checkpointing.as_ref() {
+            Some(cp) => self.pending_mail = cp.mailbox.take_timeout(timeout),
+            None => std::thread::sleep(timeout),
         }
         self.idle += waited.elapsed();
     }
