@@ -17,6 +17,7 @@ pub mod error;
 pub mod heap;
 pub mod operator_state;
 pub mod snapshot;
+mod timer_queue;
 pub mod timers;
 
 pub use descriptor::{ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor};

@@ -7,17 +7,13 @@
 //! task's processing time is `>= t`. Ties fire in (key, namespace) order, so a run is
 //! deterministic.
 //!
-//! Invariants: each domain's queue is a set ordered by (time, key, namespace), so a
-//! timer is registered at most once; popping a timer removes it, so it can be
-//! registered again while firing. Each queue remembers the timer registered last
-//! while it is certainly still queued (forgotten at every pop and delete), so the
-//! same registration repeated — a window operator registers its trigger's and its
-//! cleanup timer, often the same one, for every element — skips the ordered set.
+//! The queue of each domain and its invariants: [`crate::timer_queue`].
 
 use crate::error::StateError;
 use crate::heap::KeyGroupSnapshot;
+use crate::timer_queue::TimerQueue;
 use crate::Key;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use weir_core::key_group::assign_to_key_group;
 use weir_core::key_hash::key_hash;
 use weir_core::{codec, KeyGroupRange};
@@ -40,59 +36,6 @@ pub enum TimeDomain {
     EventTime,
     /// The task's wall clock.
     ProcessingTime,
-}
-
-/// The timers of one time domain.
-/// Timers ordered by (time, key, namespace); the set itself deduplicates them.
-#[derive(Debug)]
-struct TimerQueue<K: Ord, N: Ord> {
-    queue: BTreeSet<Timer<K, N>>,
-    /// The timer registered last, known to be in `queue`.
-    last_registered: Option<Timer<K, N>>,
-}
-
-impl<K: Key + Ord, N: Key + Ord> TimerQueue<K, N> {
-    fn new() -> Self {
-        Self {
-            queue: BTreeSet::new(),
-            last_registered: None,
-        }
-    }
-
-    fn register(&mut self, key: K, namespace: N, timestamp: i64) -> bool {
-        let timer = Timer {
-            timestamp,
-            key,
-            namespace,
-        };
-        if self.last_registered.as_ref() == Some(&timer) {
-            return false;
-        }
-        let added = self.queue.insert(timer.clone());
-        self.last_registered = Some(timer);
-        added
-    }
-
-    fn delete(&mut self, key: &K, namespace: &N, timestamp: i64) {
-        self.last_registered = None;
-        self.queue.remove(&Timer {
-            timestamp,
-            key: key.clone(),
-            namespace: namespace.clone(),
-        });
-    }
-
-    fn pop_due(&mut self, time: i64) -> Option<Timer<K, N>> {
-        if self.queue.first()?.timestamp > time {
-            return None;
-        }
-        self.last_registered = None;
-        self.queue.pop_first()
-    }
-
-    fn next(&self) -> Option<i64> {
-        self.queue.first().map(|t| t.timestamp)
-    }
 }
 
 /// Event-time and processing-time timers of one operator subtask.
@@ -170,14 +113,14 @@ impl<K: Key + Ord, N: Key + Ord> TimerService<K, N> {
 
     /// Number of registered timers of both domains.
     pub fn len(&self) -> usize {
-        self.event.queue.len() + self.processing.queue.len()
+        self.event.len() + self.processing.len()
     }
 
     /// Number of registered timers of `domain`.
     pub fn len_of(&self, domain: TimeDomain) -> usize {
         match domain {
-            TimeDomain::EventTime => self.event.queue.len(),
-            TimeDomain::ProcessingTime => self.processing.queue.len(),
+            TimeDomain::EventTime => self.event.len(),
+            TimeDomain::ProcessingTime => self.processing.len(),
         }
     }
 
@@ -201,16 +144,14 @@ impl<K: Key + Ord, N: Key + Ord> TimerService<K, N> {
         let mut groups: BTreeMap<u32, KeyGroupSnapshot> = BTreeMap::new();
         for (name, queue) in [(EVENT_TIMERS, &self.event), (PROCESSING_TIMERS, &self.processing)] {
             let mut per_group: BTreeMap<u32, Vec<(i64, &K, &N)>> = BTreeMap::new();
-            for t in &queue.queue {
-                let kg = assign_to_key_group(key_hash(&t.key), max_parallelism);
+            for (timestamp, key, namespace) in queue.iter() {
+                let kg = assign_to_key_group(key_hash(key), max_parallelism);
                 if range.contains(kg) {
-                    per_group
-                        .entry(kg)
-                        .or_default()
-                        .push((t.timestamp, &t.key, &t.namespace));
+                    per_group.entry(kg).or_default().push((timestamp, key, namespace));
                 }
             }
-            for (kg, timers) in per_group {
+            for (kg, mut timers) in per_group {
+                timers.sort_unstable();
                 groups
                     .entry(kg)
                     .or_default()

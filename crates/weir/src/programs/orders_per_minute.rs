@@ -23,7 +23,6 @@
 //! up to `bound_ms` — never late, whatever the parallelism — except a `late_fraction`
 //! of orders placed two to four minutes further back, far behind the watermark.
 
-use std::fmt::Write as _;
 use std::time::Duration;
 use weir_api::prelude::*;
 use weir_api::program::ArgSpec;
@@ -133,16 +132,36 @@ pub fn generate_line(cfg: &GeneratorConfig, index: u64, rng: &mut Rng) -> String
     } else {
         slot - rng.next_below(cfg.bound_ms + 1) as i64
     };
+    let mut digits = itoa::Buffer::new();
     let mut line = String::with_capacity(48);
-    let _ = write!(line, "{},{},{},{}", index + 1, user, format_cents(cents), ts);
+    line.push_str(digits.format(index + 1));
+    line.push(',');
+    line.push_str(digits.format(user));
+    line.push(',');
+    push_cents(&mut line, cents);
+    line.push(',');
+    line.push_str(digits.format(ts));
     line
 }
 
 /// `cents` as a decimal with two fractional digits.
 pub fn format_cents(cents: i64) -> String {
-    let sign = if cents < 0 { "-" } else { "" };
+    let mut s = String::with_capacity(24);
+    push_cents(&mut s, cents);
+    s
+}
+
+/// Appends `cents` as a decimal with two fractional digits (`-0.05`, `12.30`).
+pub fn push_cents(out: &mut String, cents: i64) {
+    if cents < 0 {
+        out.push('-');
+    }
     let abs = cents.unsigned_abs();
-    format!("{sign}{}.{:02}", abs / 100, abs % 100)
+    out.push_str(itoa::Buffer::new().format(abs / 100));
+    let frac = (abs % 100) as u8;
+    out.push('.');
+    out.push(char::from(b'0' + frac / 10));
+    out.push(char::from(b'0' + frac % 10));
 }
 
 fn parse_cents(s: &str) -> Result<i64, String> {
@@ -176,11 +195,17 @@ fn parse_cents(s: &str) -> Result<i64, String> {
 
 /// Parses `order_id,user_id,amount,ts_millis`.
 pub fn parse_order(line: &str) -> Result<Order, String> {
-    let fields: Vec<&str> = line.split(',').map(str::trim).collect();
-    let [order_id, user_id, amount, ts] = fields.as_slice() else {
+    let mut fields = line.split(',').map(str::trim);
+    let (Some(order_id), Some(user_id), Some(amount), Some(ts), None) = (
+        fields.next(),
+        fields.next(),
+        fields.next(),
+        fields.next(),
+        fields.next(),
+    ) else {
         return Err(format!(
             "expected 4 fields order_id,user_id,amount,ts_millis, got {}",
-            fields.len()
+            line.split(',').count()
         ));
     };
     Ok(Order {
@@ -320,13 +345,19 @@ impl ProcessWindowFunction<u64, (u64, i64), String, TimeWindow> for FormatWindow
         out: &mut Collector<'_, String>,
     ) -> Result<(), UserError> {
         let w = ctx.window();
+        let mut digits = itoa::Buffer::new();
         for (count, cents) in results {
-            out.collect(format!(
-                "{},{},{user},{count},{}",
-                w.start(),
-                w.end(),
-                format_cents(cents)
-            ));
+            let mut line = String::with_capacity(64);
+            for n in [w.start(), w.end()] {
+                line.push_str(digits.format(n));
+                line.push(',');
+            }
+            line.push_str(digits.format(*user));
+            line.push(',');
+            line.push_str(digits.format(count));
+            line.push(',');
+            push_cents(&mut line, cents);
+            out.collect(line);
         }
         Ok(())
     }
@@ -450,6 +481,27 @@ mod tests {
         assert_eq!(format_cents(1234), "12.34");
         assert_eq!(format_cents(-5), "-0.05");
         assert_eq!(format_cents(0), "0.00");
+    }
+
+    #[test]
+    fn generated_lines_are_the_comma_separated_fields_drawn_for_the_order() {
+        let cfg = GeneratorConfig {
+            users: 10_000,
+            bound_ms: 5_000,
+            late_fraction: 0.0,
+        };
+        for i in [0u64, 1, 99, 123_456, 4_999_999] {
+            let mut rng = Rng::for_index(42, i);
+            let user = rng.next_below(10_000);
+            let cents = 1 + rng.next_below(100_000);
+            let ts = START_MS + i as i64 * STEP_MS - rng.next_below(5_001) as i64;
+            let expected = format!("{},{user},{}.{:02},{ts}", i + 1, cents / 100, cents % 100);
+            assert_eq!(generate_line(&cfg, i, &mut Rng::for_index(42, i)), expected);
+        }
+        let mut s = String::from("x=");
+        push_cents(&mut s, -100_007);
+        assert_eq!(s, "x=-1000.07");
+        assert_eq!(format_cents(i64::MIN), "-92233720368547758.08");
     }
 
     #[test]

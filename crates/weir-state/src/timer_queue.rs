@@ -1,0 +1,315 @@
+//! The timers of one time domain, bucketed by timestamp (the queue behind
+//! [`crate::TimerService`]).
+//!
+//! Keyed operators register many timers at few distinct times: a window operator
+//! registers one per (key, window), all at the window's end, and repeats the same
+//! registration for every element. So timers are kept in an ordered map from timestamp
+//! to a *bucket* of (key, namespace) pairs. A bucket is filled as a hash set, which
+//! deduplicates a registration and finds a deletion with one probe; when its time comes
+//! it is turned once into a vector sorted in descending order, popped from its end, so
+//! timers fire in (time, key, namespace) order as from an ordered set, without a probe
+//! per timer. A registration or deletion in a firing bucket is a binary search.
+//!
+//! Invariants:
+//! - a timer is registered iff its pair is in its bucket (set or vector), once; a
+//!   bucket with no pairs is removed from the map, so the first bucket holds the
+//!   earliest timer;
+//! - a firing bucket's vector is strictly descending;
+//! - `last_registered`, when set, is certainly registered: it is forgotten at every pop
+//!   and delete, so a repeated registration can skip the bucket.
+
+use crate::timers::Timer;
+use crate::Key;
+use rustc_hash::FxHashSet;
+use std::collections::btree_map::Entry;
+use std::collections::BTreeMap;
+
+/// The timers at one timestamp.
+#[derive(Debug)]
+enum Bucket<K, N> {
+    /// Not fired yet: any order.
+    Filling(FxHashSet<(K, N)>),
+    /// Firing: descending, the next timer last.
+    Firing(Vec<(K, N)>),
+}
+
+impl<K: Key + Ord, N: Key + Ord> Bucket<K, N> {
+    /// Adds `pair`; true if it was not there.
+    fn insert(&mut self, pair: (K, N)) -> bool {
+        match self {
+            Bucket::Filling(set) => set.insert(pair),
+            // Below the smallest pair left (a timer registered again after it fired).
+            Bucket::Firing(sorted) if sorted.last().is_some_and(|min| pair < *min) => {
+                sorted.push(pair);
+                true
+            }
+            Bucket::Firing(sorted) => match sorted.binary_search_by(|p| pair.cmp(p)) {
+                Ok(_) => false,
+                Err(at) => {
+                    sorted.insert(at, pair);
+                    true
+                }
+            },
+        }
+    }
+
+    /// Removes `pair`; true if it was there.
+    fn remove(&mut self, pair: &(K, N)) -> bool {
+        match self {
+            Bucket::Filling(set) => set.remove(pair),
+            // Below the smallest pair left: already fired (a trigger clearing its window).
+            Bucket::Firing(sorted) if sorted.last().is_some_and(|min| pair < min) => false,
+            Bucket::Firing(sorted) => match sorted.binary_search_by(|p| pair.cmp(p)) {
+                Ok(at) => {
+                    sorted.remove(at);
+                    true
+                }
+                Err(_) => false,
+            },
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        match self {
+            Bucket::Filling(set) => set.is_empty(),
+            Bucket::Firing(sorted) => sorted.is_empty(),
+        }
+    }
+
+    /// Removes and returns the smallest pair, turning a filling bucket into a firing
+    /// one (its emptied set goes to `spare`).
+    fn pop_first(&mut self, spare: &mut Spare<K, N>) -> Option<(K, N)> {
+        if let Bucket::Filling(set) = self {
+            let mut sorted = std::mem::take(&mut spare.vec);
+            sorted.extend(set.drain());
+            sorted.sort_unstable_by(|a, b| b.cmp(a));
+            let set = std::mem::replace(self, Bucket::Firing(sorted));
+            if let Bucket::Filling(set) = set {
+                spare.set = set;
+            }
+        }
+        match self {
+            Bucket::Firing(sorted) => sorted.pop(),
+            Bucket::Filling(_) => None,
+        }
+    }
+
+    fn iter(&self) -> Box<dyn Iterator<Item = &(K, N)> + '_> {
+        match self {
+            Bucket::Filling(set) => Box::new(set.iter()),
+            Bucket::Firing(sorted) => Box::new(sorted.iter()),
+        }
+    }
+}
+
+/// Emptied tables kept for the next bucket, so a new bucket does not grow them from
+/// nothing every time.
+#[derive(Debug)]
+struct Spare<K, N> {
+    set: FxHashSet<(K, N)>,
+    vec: Vec<(K, N)>,
+}
+
+/// The timers of one time domain, ordered by (time, key, namespace), each registered at
+/// most once.
+#[derive(Debug)]
+pub(crate) struct TimerQueue<K, N> {
+    buckets: BTreeMap<i64, Bucket<K, N>>,
+    len: usize,
+    last_registered: Option<Timer<K, N>>,
+    spare: Spare<K, N>,
+}
+
+impl<K: Key + Ord, N: Key + Ord> TimerQueue<K, N> {
+    pub(crate) fn new() -> Self {
+        Self {
+            buckets: BTreeMap::new(),
+            len: 0,
+            last_registered: None,
+            spare: Spare {
+                set: FxHashSet::default(),
+                vec: Vec::new(),
+            },
+        }
+    }
+
+    /// Registers a timer; true if it was not registered yet.
+    pub(crate) fn register(&mut self, key: K, namespace: N, timestamp: i64) -> bool {
+        if let Some(last) = &self.last_registered {
+            if last.timestamp == timestamp && last.key == key && last.namespace == namespace {
+                return false;
+            }
+        }
+        let bucket = match self.buckets.entry(timestamp) {
+            Entry::Occupied(o) => o.into_mut(),
+            Entry::Vacant(v) => v.insert(Bucket::Filling(std::mem::take(&mut self.spare.set))),
+        };
+        let added = bucket.insert((key.clone(), namespace.clone()));
+        if added {
+            self.len += 1;
+        }
+        self.last_registered = Some(Timer {
+            timestamp,
+            key,
+            namespace,
+        });
+        added
+    }
+
+    /// Removes a timer if registered.
+    pub(crate) fn delete(&mut self, key: &K, namespace: &N, timestamp: i64) {
+        self.last_registered = None;
+        let Some(bucket) = self.buckets.get_mut(&timestamp) else {
+            return;
+        };
+        if !bucket.remove(&(key.clone(), namespace.clone())) {
+            return;
+        }
+        self.len -= 1;
+        if bucket.is_empty() {
+            if let Some(emptied) = self.buckets.remove(&timestamp) {
+                self.recycle(emptied);
+            }
+        }
+    }
+
+    fn recycle(&mut self, bucket: Bucket<K, N>) {
+        match bucket {
+            Bucket::Filling(set) => self.spare.set = set,
+            Bucket::Firing(mut sorted) => {
+                sorted.clear();
+                self.spare.vec = sorted;
+            }
+        }
+    }
+
+    /// Removes and returns the earliest timer if it is due at `time`.
+    pub(crate) fn pop_due(&mut self, time: i64) -> Option<Timer<K, N>> {
+        let mut first = self.buckets.first_entry()?;
+        let timestamp = *first.key();
+        if timestamp > time {
+            return None;
+        }
+        let popped = first.get_mut().pop_first(&mut self.spare);
+        if first.get().is_empty() {
+            let emptied = first.remove();
+            self.recycle(emptied);
+        }
+        let (key, namespace) = popped?;
+        self.len -= 1;
+        self.last_registered = None;
+        Some(Timer {
+            timestamp,
+            key,
+            namespace,
+        })
+    }
+
+    /// The earliest timer's time.
+    pub(crate) fn next(&self) -> Option<i64> {
+        self.buckets.keys().next().copied()
+    }
+
+    /// Number of registered timers.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Every registered timer as (time, key, namespace), in no particular order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (i64, &K, &N)> {
+        self.buckets
+            .iter()
+            .flat_map(|(t, b)| b.iter().map(move |(k, n)| (*t, k, n)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn drain(q: &mut TimerQueue<u32, u8>, time: i64) -> Vec<(i64, u32, u8)> {
+        std::iter::from_fn(|| q.pop_due(time))
+            .map(|t| (t.timestamp, t.key, t.namespace))
+            .collect()
+    }
+
+    #[test]
+    fn timers_pop_in_time_key_namespace_order_whatever_the_registration_order() {
+        let mut q = TimerQueue::new();
+        for (k, n, t) in [(3, 0, 20), (1, 1, 10), (2, 0, 10), (1, 0, 10), (0, 0, 30), (9, 9, 20)] {
+            assert!(q.register(k, n, t));
+        }
+        assert_eq!(q.len(), 6);
+        assert_eq!(q.next(), Some(10));
+        assert_eq!(
+            drain(&mut q, 20),
+            [(10, 1, 0), (10, 1, 1), (10, 2, 0), (20, 3, 0), (20, 9, 9)]
+        );
+        assert_eq!(q.next(), Some(30));
+        assert_eq!(q.len(), 1);
+    }
+
+    #[test]
+    fn a_timer_registered_into_a_firing_bucket_pops_in_its_place() {
+        let mut q = TimerQueue::new();
+        for k in [2, 4, 6] {
+            q.register(k, 0u8, 10);
+        }
+        assert_eq!(q.pop_due(10).map(|t| t.key), Some(2));
+        assert!(q.register(5, 0, 10));
+        assert!(q.register(1, 0, 10));
+        assert!(!q.register(4, 0, 10));
+        assert_eq!(drain(&mut q, 10), [(10, 1, 0), (10, 4, 0), (10, 5, 0), (10, 6, 0)]);
+        assert_eq!(q.len(), 0);
+        assert_eq!(q.next(), None);
+    }
+
+    #[test]
+    fn deleted_timers_never_pop_and_re_registered_ones_pop_once() {
+        let mut q = TimerQueue::new();
+        q.register(1, 0u8, 10);
+        q.register(2, 0, 10);
+        q.delete(&1, &0, 10);
+        q.delete(&7, &0, 10);
+        q.delete(&2, &0, 99);
+        assert_eq!(q.len(), 1);
+        q.register(1, 0, 10);
+        q.delete(&1, &0, 10);
+        q.register(1, 0, 10);
+        assert_eq!(drain(&mut q, 10), [(10, 1, 0), (10, 2, 0)]);
+        assert_eq!(q.len(), 0);
+    }
+
+    #[test]
+    fn timers_deleted_and_registered_while_their_bucket_fires_keep_the_order() {
+        let mut q = TimerQueue::new();
+        for k in [1, 3, 5, 7] {
+            q.register(k, 0u8, 10);
+        }
+        assert_eq!(q.pop_due(10).map(|t| t.key), Some(1));
+        q.delete(&5, &0, 10);
+        q.delete(&1, &0, 10);
+        assert!(q.register(1, 0, 10));
+        assert!(q.register(4, 0, 10));
+        assert!(!q.register(3, 0, 10));
+        assert_eq!(q.len(), 4);
+        assert_eq!(drain(&mut q, 10), [(10, 1, 0), (10, 3, 0), (10, 4, 0), (10, 7, 0)]);
+        assert!(q.register(2, 0, 10));
+        assert_eq!(drain(&mut q, 10), [(10, 2, 0)]);
+    }
+
+    #[test]
+    fn the_last_bucket_emptied_by_a_delete_is_gone_and_later_timers_come_first() {
+        let mut q = TimerQueue::new();
+        q.register(1, 0u8, 5);
+        q.register(1, 0, 50);
+        q.delete(&1, &0, 5);
+        assert_eq!(q.next(), Some(50));
+        assert_eq!(q.pop_due(49), None);
+        assert!(q.register(1, 0, 5));
+        assert_eq!(drain(&mut q, 100), [(5, 1, 0), (50, 1, 0)]);
+        let mut all: Vec<_> = q.iter().collect();
+        all.sort();
+        assert!(all.is_empty());
+    }
+}
