@@ -8,9 +8,10 @@
 use crate::error::ApiError;
 use crate::watermark::DEFAULT_AUTO_WATERMARK_INTERVAL_MS;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::Arc;
 use weir_core::key_group::check_parallelism;
+use weir_core::RuntimeExecutionMode;
 use weir_graph::{
     ChainingStrategy, ExecutionConfig, NodeKind, Partitioner, StreamEdge, StreamGraph, StreamNode, StreamNodeId,
     DEFAULT_SLOT_SHARING_GROUP,
@@ -28,6 +29,38 @@ pub(crate) struct PendingNode {
     pub slot_sharing_group: Option<String>,
     pub uid: Option<String>,
     pub keyed: bool,
+    /// Sources only: whether the source ends (Flink's `Boundedness`).
+    pub boundedness: Boundedness,
+}
+
+/// Whether a source ends (Flink's `Boundedness`): what `execution.runtime-mode`
+/// AUTOMATIC decides by, and what BATCH requires of every source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Boundedness {
+    /// The source reads a finite input and ends.
+    Bounded,
+    /// The source may run forever (the default of `add_source`, as Flink's
+    /// `SourceFunction`).
+    #[default]
+    ContinuousUnbounded,
+}
+
+/// The runtime mode a job was built in (`STREAMING` or `BATCH`), shared with the
+/// operators whose behaviour depends on it: they read it when they are built on their
+/// task, after the graph was resolved, so a mode decided by AUTOMATIC (which needs every
+/// source of the program) still applies to operators added before the last source.
+#[derive(Debug, Clone, Default)]
+pub struct RuntimeModeHandle(Arc<AtomicBool>);
+
+impl RuntimeModeHandle {
+    /// True when the job runs in BATCH mode.
+    pub fn is_batch(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set(&self, mode: RuntimeExecutionMode) {
+        self.0.store(mode.is_batch(), Ordering::Relaxed);
+    }
 }
 
 /// An edge whose partitioner may still be the default (forward or rebalance).
@@ -70,6 +103,7 @@ pub struct GraphBuilder {
     pub(crate) selectors: HashMap<(StreamNodeId, StreamNodeId), SelectorFactory>,
     pub(crate) errors: Vec<String>,
     pub(crate) watermark_interval: WatermarkInterval,
+    pub(crate) runtime_mode: RuntimeModeHandle,
 }
 
 impl GraphBuilder {
@@ -89,6 +123,7 @@ impl GraphBuilder {
             slot_sharing_group: None,
             uid: None,
             keyed: false,
+            boundedness: Boundedness::ContinuousUnbounded,
         });
         self.factories.push(factory);
         id
@@ -106,6 +141,7 @@ impl GraphBuilder {
         }
         check_parallelism(config.parallelism, config.max_parallelism)
             .map_err(|e| ApiError::InvalidPipeline(e.to_string()))?;
+        let config = &self.resolve_runtime_mode(config)?;
         let nodes: Vec<StreamNode> = self
             .nodes
             .iter()
@@ -168,6 +204,29 @@ impl GraphBuilder {
             },
             factories: self.factories.clone(),
             selectors: self.selectors.clone(),
+        })
+    }
+
+    /// The config with its runtime mode resolved (AUTOMATIC by the sources'
+    /// boundedness); BATCH with an unbounded source is refused naming the source. A
+    /// batch job's sources emit no periodic watermarks, only the final one.
+    fn resolve_runtime_mode(&self, config: &ExecutionConfig) -> Result<ExecutionConfig, ApiError> {
+        let mut sources = self.nodes.iter().filter(|n| n.kind == NodeKind::Source);
+        let unbounded = sources.find(|n| n.boundedness == Boundedness::ContinuousUnbounded);
+        let mode = config.runtime_mode.resolve(unbounded.is_none());
+        if let (true, Some(source)) = (mode.is_batch(), unbounded) {
+            return Err(ApiError::InvalidPipeline(format!(
+                "Detected an UNBOUNDED source with the 'execution.runtime-mode' set to 'BATCH'. This combination is not allowed, please set the 'execution.runtime-mode' to STREAMING or AUTOMATIC (unbounded source: '{}')",
+                source.name
+            )));
+        }
+        self.runtime_mode.set(mode);
+        if mode.is_batch() {
+            self.watermark_interval.set(0);
+        }
+        Ok(ExecutionConfig {
+            runtime_mode: mode,
+            ..config.clone()
         })
     }
 }

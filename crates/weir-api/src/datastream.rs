@@ -137,6 +137,27 @@ impl<T: Data> DataStream<T> {
         }
     }
 
+    /// Declares whether this source ends (Flink's `Source::getBoundedness`); only
+    /// sources have a boundedness, setting it elsewhere is a build error.
+    pub fn set_boundedness(self, boundedness: crate::builder::Boundedness) -> Self {
+        let not_a_source = self.inputs.len() != 1
+            || self
+                .builder
+                .borrow()
+                .nodes
+                .get(self.inputs[0].node as usize)
+                .map(|n| n.kind)
+                != Some(NodeKind::Source);
+        if not_a_source {
+            self.builder
+                .borrow_mut()
+                .errors
+                .push("set_boundedness applies to a source only".into());
+            return self;
+        }
+        self.with_node("set_boundedness", |n| n.boundedness = boundedness)
+    }
+
     fn with_node(self, what: &str, f: impl FnOnce(&mut crate::builder::PendingNode)) -> Self {
         {
             let mut b = self.builder.borrow_mut();

@@ -1,6 +1,6 @@
 //! `StreamExecutionEnvironment`: job settings, sources, and running a job.
 
-use crate::builder::GraphBuilder;
+use crate::builder::{Boundedness, GraphBuilder, RuntimeModeHandle};
 use crate::datastream::DataStream;
 use crate::error::ApiError;
 use crate::watermark::generator::millis;
@@ -12,6 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use weir_connectors::source::{CollectionSource, GeneratorSource, TextFileSource};
 use weir_connectors::Rng;
+use weir_core::RuntimeExecutionMode;
 use weir_graph::{ExecutionConfig, NodeKind};
 use weir_runtime::executor::{ExecutableGraph, JobExecutionResult, LocalExecutor};
 use weir_runtime::network::NetworkConfig;
@@ -72,6 +73,37 @@ impl StreamExecutionEnvironment {
         self
     }
 
+    /// `execution.runtime-mode`: STREAMING (default), BATCH or AUTOMATIC (BATCH when
+    /// every source is bounded), resolved when the graph is built.
+    pub fn set_runtime_mode(&mut self, mode: RuntimeExecutionMode) -> &mut Self {
+        self.config.runtime_mode = mode;
+        self
+    }
+
+    /// The runtime mode asked for (AUTOMATIC until the graph is built).
+    pub fn runtime_mode(&self) -> RuntimeExecutionMode {
+        self.config.runtime_mode
+    }
+
+    /// The runtime mode asked for, resolved over the sources added so far (AUTOMATIC is
+    /// BATCH when all of them are bounded): what a planner that has added every
+    /// source can rely on.
+    pub fn resolve_runtime_mode(&self) -> RuntimeExecutionMode {
+        let all_bounded = self
+            .builder
+            .borrow()
+            .nodes
+            .iter()
+            .filter(|n| n.kind == NodeKind::Source)
+            .all(|n| n.boundedness == Boundedness::Bounded);
+        self.config.runtime_mode.resolve(all_bounded)
+    }
+
+    /// The runtime mode the job is built in, for operators to read on their task.
+    pub fn runtime_mode_handle(&self) -> RuntimeModeHandle {
+        self.builder.borrow().runtime_mode.clone()
+    }
+
     /// The job settings.
     pub fn config(&self) -> &ExecutionConfig {
         &self.config
@@ -83,7 +115,9 @@ impl StreamExecutionEnvironment {
         self
     }
 
-    /// A source built per subtask by `build`; `parallelism` fixes its parallelism.
+    /// A source built per subtask by `build`; `parallelism` fixes its parallelism. It
+    /// counts as unbounded (as Flink's `SourceFunction`) unless declared bounded with
+    /// [`DataStream::set_boundedness`].
     pub fn add_source<T: Data>(
         &self,
         name: impl Into<String>,
@@ -111,6 +145,7 @@ impl StreamExecutionEnvironment {
                 ctx.parallelism,
             )))
         })
+        .set_boundedness(Boundedness::Bounded)
     }
 
     /// `count` records made by `f(index, rng)`, with `rng` seeded from `seed` and the
@@ -140,6 +175,11 @@ impl StreamExecutionEnvironment {
                     .with_rate(records_per_sec),
             ))
         })
+        .set_boundedness(if count == u64::MAX {
+            Boundedness::ContinuousUnbounded
+        } else {
+            Boundedness::Bounded
+        })
     }
 
     /// The lines of a text file (a non-parallel source, lines in file order).
@@ -152,6 +192,7 @@ impl StreamExecutionEnvironment {
                 ctx.parallelism,
             )))
         })
+        .set_boundedness(Boundedness::Bounded)
     }
 
     /// `pipeline.auto-watermark-interval`: how often sources and

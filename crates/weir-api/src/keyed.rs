@@ -1,6 +1,7 @@
 //! `KeyedStream<K, T>`: a stream partitioned by key, with keyed state, timers and
 //! windows.
 
+use crate::builder::RuntimeModeHandle;
 use crate::datastream::DataStream;
 use crate::functions::{Collector, KeyType, KeyedContext, KeyedProcessFunction, TaskInfo};
 use crate::operators::KeyedProcessOperator;
@@ -71,13 +72,16 @@ impl<K: KeyType, T: Data> KeyedStream<K, T> {
     }
 
     /// A rolling reduce: emits `f(previous result, record)` for every record (the first
-    /// record of a key is emitted as it is).
+    /// record of a key is emitted as it is). In BATCH mode only the final result of each
+    /// key is emitted, when the input ends (as Flink's batch reduce).
     pub fn reduce(&self, f: impl Fn(T, T) -> T + Clone + Send + Sync + 'static) -> DataStream<T> {
+        let mode = self.stream.builder.borrow().runtime_mode.clone();
         self.process_named(
             "Keyed Reduce",
             RollingReduce {
                 f,
                 desc: ValueStateDescriptor::new("_reduce"),
+                mode,
             },
         )
     }
@@ -131,6 +135,7 @@ impl<K: KeyType, T: Data> KeyedStream<K, T> {
 struct RollingReduce<T, F> {
     f: F,
     desc: ValueStateDescriptor<T>,
+    mode: RuntimeModeHandle,
 }
 
 impl<K: KeyType, T: Data, F: Fn(T, T) -> T + Clone + Send + Sync + 'static> KeyedProcessFunction<K, T, T>
@@ -143,12 +148,32 @@ impl<K: KeyType, T: Data, F: Fn(T, T) -> T + Clone + Send + Sync + 'static> Keye
         out: &mut Collector<'_, T>,
     ) -> Result<(), UserError> {
         let mut state = ctx.value_state(&self.desc)?;
-        let next = match state.value() {
-            Some(acc) => (self.f)(acc, value),
-            None => value,
+        let (next, first) = match state.value() {
+            Some(acc) => ((self.f)(acc, value), false),
+            None => (value, true),
         };
-        state.update(next.clone());
-        out.collect(next);
+        if !self.mode.is_batch() {
+            state.update(next.clone());
+            out.collect(next);
+            return Ok(());
+        }
+        state.update(next);
+        if first {
+            // The final watermark of a bounded input fires it.
+            ctx.register_event_time_timer(i64::MAX)?;
+        }
+        Ok(())
+    }
+
+    fn on_timer(
+        &mut self,
+        _timestamp: i64,
+        ctx: &mut KeyedContext<'_, K>,
+        out: &mut Collector<'_, T>,
+    ) -> Result<(), UserError> {
+        if let Some(result) = ctx.value_state(&self.desc)?.take() {
+            out.collect(result);
+        }
         Ok(())
     }
 }

@@ -51,6 +51,7 @@ pub mod side_output;
 pub mod watermark;
 pub mod windowing;
 
+pub use builder::{Boundedness, RuntimeModeHandle};
 pub use datastream::DataStream;
 pub use env::StreamExecutionEnvironment;
 pub use error::ApiError;
@@ -62,6 +63,7 @@ pub mod prelude {
         BroadcastConnectedStream, BroadcastContext, BroadcastProcessFunction, BroadcastStream,
         KeyedBroadcastConnectedStream, KeyedBroadcastProcessFunction, ReadOnlyContext,
     };
+    pub use crate::builder::{Boundedness, RuntimeModeHandle};
     pub use crate::co_process::CoProcessFunction;
     pub use crate::connected::{ConnectedStreams, KeyedCoProcessFunction, KeyedConnectedStreams};
     pub use crate::datastream::DataStream;
@@ -86,7 +88,7 @@ pub mod prelude {
     pub use weir_connectors::sink::CollectHandle;
     pub use weir_connectors::Rng;
     pub use weir_core::element::WatermarkStatus;
-    pub use weir_core::{StreamRecord, Watermark};
+    pub use weir_core::{RuntimeExecutionMode, StreamRecord, Watermark};
     pub use weir_graph::{ChainingStrategy, Partitioner};
     pub use weir_runtime::error::UserError;
     pub use weir_state::TimeDomain;

@@ -175,6 +175,8 @@ pub struct ProgramInvocation {
     pub buffer_timeout_ms: i64,
     /// `pipeline.auto-watermark-interval` in ms (0 disables periodic watermarks).
     pub auto_watermark_interval_ms: i64,
+    /// `execution.runtime-mode` as asked for (the program's own setting wins).
+    pub runtime_mode: weir_core::RuntimeExecutionMode,
     /// The job's name.
     pub job_name: String,
 }
@@ -192,6 +194,7 @@ impl ProgramInvocation {
             chaining_enabled: true,
             buffer_timeout_ms: 100,
             auto_watermark_interval_ms: 200,
+            runtime_mode: weir_core::RuntimeExecutionMode::Streaming,
         }
     }
 
@@ -209,6 +212,7 @@ impl ProgramInvocation {
         env.set_auto_watermark_interval(std::time::Duration::from_millis(
             self.auto_watermark_interval_ms.max(0) as u64
         ));
+        env.set_runtime_mode(self.runtime_mode);
         env
     }
 }

@@ -16,7 +16,7 @@
 use std::time::Duration;
 
 use crate::option::{ConfigOption, OptionInfo};
-use weir_core::CheckpointingMode;
+use weir_core::{CheckpointingMode, RuntimeExecutionMode};
 
 use crate::failover::FailoverStrategy;
 use crate::value::{ExternalizedCheckpointRetention, MemorySize, RestartStrategyType};
@@ -82,6 +82,18 @@ config_options! {
         "Whether buffers are flushed on the buffer timeout; false flushes only full buffers (and on events).");
     MAX_PARALLELISM: i32 = ("pipeline.max-parallelism", Some("-1"),
         "Maximum parallelism (number of key groups) of jobs that do not set one; -1 derives it from the parallelism.");
+    RUNTIME_MODE: RuntimeExecutionMode = ("execution.runtime-mode", Some("STREAMING"),
+        "Runtime execution mode of DataStream and SQL jobs: STREAMING, BATCH (every source must be bounded; blocking exchanges, stage-by-stage scheduling, final results only) or AUTOMATIC (BATCH when every source is bounded).");
+    BATCH_AUTO_PARALLELISM_ENABLED: bool = ("execution.batch.adaptive.auto-parallelism.enabled", Some("true"),
+        "In BATCH mode, whether the adaptive batch scheduler decides the parallelism of operators whose parallelism the user did not set, from the bytes their inputs produced.");
+    BATCH_AUTO_PARALLELISM_MIN: u32 = ("execution.batch.adaptive.auto-parallelism.min-parallelism", Some("1"),
+        "The lower bound of a parallelism the adaptive batch scheduler decides.");
+    BATCH_AUTO_PARALLELISM_MAX: Option<u32> = ("execution.batch.adaptive.auto-parallelism.max-parallelism", None,
+        "The upper bound of a parallelism the adaptive batch scheduler decides (and the number of subpartitions its producers write). Unset: parallelism.default when that is set, else 128.");
+    BATCH_AUTO_PARALLELISM_AVG_DATA_VOLUME: MemorySize = ("execution.batch.adaptive.auto-parallelism.avg-data-volume-per-task", Some("16mb"),
+        "The amount of input data a subtask should process on average; the adaptive batch scheduler divides an operator's input bytes by it.");
+    BATCH_AUTO_PARALLELISM_DEFAULT_SOURCE: Option<u32> = ("execution.batch.adaptive.auto-parallelism.default-source-parallelism", None,
+        "The parallelism of sources whose parallelism neither the user nor their splits decide. Unset: the max parallelism.");
     CHAINING_ENABLED: bool = ("pipeline.operator-chaining.enabled", Some("true"),
         "Whether chainable operators are fused into one task.");
     AUTO_WATERMARK_INTERVAL: Duration = ("pipeline.auto-watermark-interval", Some("200 ms"),

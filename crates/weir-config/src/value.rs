@@ -564,6 +564,24 @@ impl ConfigValue for weir_core::CheckpointingMode {
     }
 }
 
+/// `execution.runtime-mode`: `STREAMING`, `BATCH` or `AUTOMATIC`, case-insensitive.
+impl ConfigValue for weir_core::RuntimeExecutionMode {
+    const TYPE_NAME: &'static str = "Enum";
+
+    fn parse_config_value(text: &str) -> Result<Self, String> {
+        weir_core::RuntimeExecutionMode::parse(text).ok_or_else(|| {
+            format!(
+                "{} is an unknown value of RuntimeExecutionMode. Accepted values: STREAMING, BATCH, AUTOMATIC",
+                text.trim()
+            )
+        })
+    }
+
+    fn to_config_string(&self) -> Option<String> {
+        Some(self.flink_name().to_string())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,6 +14,7 @@ pub mod ids;
 pub mod key_group;
 pub mod key_hash;
 pub mod murmur;
+pub mod runtime_mode;
 pub mod sensitive;
 pub mod stats;
 
@@ -23,3 +24,4 @@ pub use checkpoint::{
 pub use element::{Event, StreamRecord, Watermark};
 pub use error::CoreError;
 pub use key_group::KeyGroupRange;
+pub use runtime_mode::RuntimeExecutionMode;

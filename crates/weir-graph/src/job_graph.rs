@@ -25,8 +25,8 @@
 
 use crate::error::GraphError;
 use crate::stream_graph::{
-    ChainingStrategy, DistributionPattern, ExecutionConfig, NodeKind, Partitioner, StreamEdge, StreamGraph, StreamNode,
-    StreamNodeId,
+    ChainingStrategy, DistributionPattern, ExecutionConfig, NodeKind, Partitioner, ResultPartitionType, StreamEdge,
+    StreamGraph, StreamNode, StreamNodeId,
 };
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
@@ -104,6 +104,9 @@ pub struct JobEdge {
     pub distribution: DistributionPattern,
     /// Which input of the consuming operator this edge feeds (0 or 1).
     pub target_input: u32,
+    /// Pipelined, or blocking in a batch job.
+    #[serde(default)]
+    pub partition_type: ResultPartitionType,
 }
 
 /// The output of a vertex towards one consumer (Flink's `IntermediateDataSet`).
@@ -240,6 +243,7 @@ impl JobGraph {
                 ship_strategy: e.partitioner,
                 distribution: e.partitioner.distribution_pattern(),
                 target_input: e.input,
+                partition_type: ResultPartitionType::for_mode(graph.config.runtime_mode),
             });
         }
 

@@ -7,16 +7,20 @@
 //! - [`execution_graph`]: subtasks and their execution attempts, Flink's execution
 //!   states, slot counting and the subtask wiring of each edge.
 //! - [`pipelined_region`]: the subtasks that fail over together.
+//! - [`scheduling_strategy`]: which regions to deploy next (stage by stage in batch).
+//! - [`adaptive_parallelism`]: the adaptive batch scheduler's parallelism decision.
 //! - [`plan`]: the stable JSON (and text) of `weir plan`.
 //! - [`error`]: the crate's error type, [`GraphError`].
 
 #![warn(missing_docs)]
 
+pub mod adaptive_parallelism;
 pub mod error;
 pub mod execution_graph;
 pub mod job_graph;
 pub mod pipelined_region;
 pub mod plan;
+pub mod scheduling_strategy;
 pub mod stream_graph;
 
 pub use error::GraphError;
@@ -24,4 +28,5 @@ pub use execution_graph::*;
 pub use job_graph::*;
 pub use pipelined_region::{PipelinedRegions, SubtaskRef};
 pub use plan::*;
+pub use scheduling_strategy::RegionSchedulingStrategy;
 pub use stream_graph::*;

@@ -1,17 +1,22 @@
 //! Pipelined regions (Flink's `SchedulingPipelinedRegion`): the sets of subtasks that
-//! exchange data through pipelined results, and so must fail over together.
+//! exchange data through pipelined results, and so must be scheduled and fail over
+//! together.
 //!
-//! Every result of a streaming job is pipelined, so a region is a connected component
-//! of the subtask graph: an all-to-all edge joins every producer with every consumer, a
-//! pointwise (forward, rescale) edge only the subtasks it wires together
-//! ([`consumed_subpartitions`]). A job of parallel forward pipelines thus has one region
-//! per pipeline, a job with a keyBy one region for everything connected through it.
+//! A region is a connected component of the subtask graph over the *pipelined* edges:
+//! an all-to-all edge joins every producer with every consumer, a pointwise (forward,
+//! rescale) edge only the subtasks it wires together ([`consumed_subpartitions`]). A
+//! streaming job of parallel forward pipelines thus has one region per pipeline, a job
+//! with a keyBy one region for everything connected through it. A *blocking* edge (every
+//! non-chained edge of a batch job) is a region boundary: the consumer's region reads
+//! the producer subtasks' finished results, its *blocking inputs*.
 //!
 //! Invariants: the regions partition the job's subtasks (each is in exactly one);
-//! regions are numbered in the order of their smallest (vertex, subtask).
+//! regions are numbered in the order of their smallest (vertex, subtask); a region's
+//! blocking inputs are subtasks of other regions.
 
 use crate::execution_graph::consumed_subpartitions;
 use crate::job_graph::JobGraph;
+use crate::stream_graph::ResultPartitionType;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A subtask: (vertex index, subtask index).
@@ -22,11 +27,23 @@ pub type SubtaskRef = (usize, u32);
 pub struct PipelinedRegions {
     regions: Vec<BTreeSet<SubtaskRef>>,
     region_of: BTreeMap<SubtaskRef, usize>,
+    blocking_inputs: Vec<BTreeSet<SubtaskRef>>,
 }
 
 impl PipelinedRegions {
-    /// The regions of `job_graph`.
+    /// The regions of `job_graph`, cut at its blocking edges.
     pub fn compute(job_graph: &JobGraph) -> Self {
+        Self::compute_with(job_graph, true)
+    }
+
+    /// The regions of `job_graph` with every edge taken as pipelined: what fails over
+    /// together while a runtime exchanges even blocking edges as pipelined partitions
+    /// (the JobMaster's failover today, see ARCHITECTURE.md "How a batch job runs").
+    pub fn compute_pipelined(job_graph: &JobGraph) -> Self {
+        Self::compute_with(job_graph, false)
+    }
+
+    fn compute_with(job_graph: &JobGraph, cut_at_blocking_edges: bool) -> Self {
         let mut index: BTreeMap<SubtaskRef, usize> = BTreeMap::new();
         for (vi, v) in job_graph.vertices.iter().enumerate() {
             for i in 0..v.parallelism {
@@ -35,6 +52,7 @@ impl PipelinedRegions {
             }
         }
         let mut parent: Vec<usize> = (0..index.len()).collect();
+        let mut blocking: Vec<(SubtaskRef, SubtaskRef)> = Vec::new();
         for e in &job_graph.edges {
             let (Some(source), Some(target)) = (
                 job_graph.vertices.get(e.source_vertex),
@@ -46,10 +64,10 @@ impl PipelinedRegions {
                 for (producer, _) in
                     consumed_subpartitions(e.distribution, source.parallelism, target.parallelism, consumer)
                 {
-                    if let (Some(&a), Some(&b)) = (
-                        index.get(&(e.source_vertex, producer)),
-                        index.get(&(e.target_vertex, consumer)),
-                    ) {
+                    let (p, c) = ((e.source_vertex, producer), (e.target_vertex, consumer));
+                    if cut_at_blocking_edges && e.partition_type == ResultPartitionType::Blocking {
+                        blocking.push((p, c));
+                    } else if let (Some(&a), Some(&b)) = (index.get(&p), index.get(&c)) {
                         union(&mut parent, a, b);
                     }
                 }
@@ -65,8 +83,37 @@ impl PipelinedRegions {
             .iter()
             .enumerate()
             .flat_map(|(r, set)| set.iter().map(move |s| (*s, r)))
-            .collect();
-        Self { regions, region_of }
+            .collect::<BTreeMap<SubtaskRef, usize>>();
+        let mut blocking_inputs = vec![BTreeSet::new(); regions.len()];
+        for (producer, consumer) in blocking {
+            if let (Some(_), Some(&r)) = (region_of.get(&producer), region_of.get(&consumer)) {
+                blocking_inputs[r].insert(producer);
+            }
+        }
+        Self {
+            regions,
+            region_of,
+            blocking_inputs,
+        }
+    }
+
+    /// The subtasks of region `region` (empty for an unknown region).
+    pub fn region(&self, region: usize) -> impl Iterator<Item = SubtaskRef> + '_ {
+        self.regions.get(region).into_iter().flat_map(|r| r.iter().copied())
+    }
+
+    /// The number of the region holding `subtask`.
+    pub fn region_index(&self, subtask: SubtaskRef) -> Option<usize> {
+        self.region_of.get(&subtask).copied()
+    }
+
+    /// The producer subtasks whose blocking results region `region` reads: it may run
+    /// only once they all finished.
+    pub fn blocking_inputs(&self, region: usize) -> impl Iterator<Item = SubtaskRef> + '_ {
+        self.blocking_inputs
+            .get(region)
+            .into_iter()
+            .flat_map(|r| r.iter().copied())
     }
 
     /// Number of regions.
@@ -111,7 +158,7 @@ fn union(parent: &mut [usize], a: usize, b: usize) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::stream_graph::{
         ChainingStrategy, ExecutionConfig, NodeKind, Partitioner, StreamEdge, StreamGraph, StreamNode,
@@ -133,9 +180,21 @@ mod tests {
 
     /// A chain of `parallelisms`, consecutive nodes joined by `partitioners`.
     fn job(parallelisms: &[u32], partitioners: &[Partitioner]) -> JobGraph {
+        job_in(weir_core::RuntimeExecutionMode::Streaming, parallelisms, partitioners)
+    }
+
+    /// The same job in runtime mode `mode`.
+    pub(crate) fn job_in(
+        mode: weir_core::RuntimeExecutionMode,
+        parallelisms: &[u32],
+        partitioners: &[Partitioner],
+    ) -> JobGraph {
         let g = StreamGraph {
             job_name: "j".into(),
-            config: ExecutionConfig::default(),
+            config: ExecutionConfig {
+                runtime_mode: mode,
+                ..ExecutionConfig::default()
+            },
             nodes: parallelisms
                 .iter()
                 .enumerate()
@@ -185,6 +244,28 @@ mod tests {
         let first = regions.region_of((0, 0)).unwrap();
         assert_eq!(first.len(), 3);
         assert!(first.contains(&(1, 0)) && first.contains(&(1, 1)));
+    }
+
+    #[test]
+    fn blocking_edges_of_a_batch_job_cut_it_into_stage_regions_with_their_inputs() {
+        let jg = job_in(
+            weir_core::RuntimeExecutionMode::Batch,
+            &[2, 2, 1],
+            &[Partitioner::Hash, Partitioner::Rescale],
+        );
+        let regions = PipelinedRegions::compute(&jg);
+        // Never-chained nodes: three vertices, every edge blocking, so no two subtasks
+        // share a region.
+        assert_eq!(regions.len(), 5);
+        let consumer = regions.region_index((1, 0)).unwrap();
+        let inputs: Vec<SubtaskRef> = regions.blocking_inputs(consumer).collect();
+        assert_eq!(inputs, vec![(0, 0), (0, 1)]);
+        let sink = regions.region_index((2, 0)).unwrap();
+        assert_eq!(regions.blocking_inputs(sink).collect::<Vec<_>>(), vec![(1, 0), (1, 1)]);
+        let source = regions.region_index((0, 1)).unwrap();
+        assert_eq!(regions.blocking_inputs(source).count(), 0);
+        assert_eq!(regions.to_restart(&[(1, 0)]), BTreeSet::from([(1, 0)]));
+        assert_eq!(PipelinedRegions::compute_pipelined(&jg).len(), 1);
     }
 
     #[test]

@@ -27,6 +27,9 @@ pub struct ExecutionConfig {
     pub chaining_enabled: bool,
     /// `execution.buffer-timeout.interval` in ms; 0 flushes after every record, -1 only when full.
     pub buffer_timeout_ms: i64,
+    /// `execution.runtime-mode`, resolved: `STREAMING` or `BATCH` once the graph is built.
+    #[serde(default)]
+    pub runtime_mode: weir_core::RuntimeExecutionMode,
 }
 
 impl Default for ExecutionConfig {
@@ -36,6 +39,7 @@ impl Default for ExecutionConfig {
             max_parallelism: None,
             chaining_enabled: true,
             buffer_timeout_ms: 100,
+            runtime_mode: weir_core::RuntimeExecutionMode::Streaming,
         }
     }
 }
@@ -134,6 +138,37 @@ impl fmt::Display for DistributionPattern {
             DistributionPattern::Pointwise => "POINTWISE",
             DistributionPattern::AllToAll => "ALL_TO_ALL",
         })
+    }
+}
+
+/// How a result is exchanged (Flink's `ResultPartitionType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ResultPartitionType {
+    /// Consumed while it is produced, with back pressure (every edge of a streaming job).
+    #[default]
+    Pipelined,
+    /// Produced completely, then consumed (every non-chained edge of a batch job): the
+    /// producer and its consumers are in different pipelined regions.
+    Blocking,
+}
+
+impl ResultPartitionType {
+    /// Flink's name: `PIPELINED_BOUNDED` or `BLOCKING`.
+    pub fn flink_name(self) -> &'static str {
+        match self {
+            ResultPartitionType::Pipelined => "PIPELINED_BOUNDED",
+            ResultPartitionType::Blocking => "BLOCKING",
+        }
+    }
+
+    /// The partition type of every non-chained edge of a job in `mode`.
+    pub fn for_mode(mode: weir_core::RuntimeExecutionMode) -> Self {
+        if mode.is_batch() {
+            ResultPartitionType::Blocking
+        } else {
+            ResultPartitionType::Pipelined
+        }
     }
 }
 

@@ -17,6 +17,7 @@ pub fn to_proto(inv: &ProgramInvocation) -> weir_rpc::ProgramInvocation {
         buffer_timeout_ms: inv.buffer_timeout_ms,
         auto_watermark_interval_ms: inv.auto_watermark_interval_ms,
         job_name: inv.job_name.clone(),
+        runtime_mode: inv.runtime_mode.flink_name().to_string(),
     }
 }
 
@@ -63,6 +64,7 @@ pub fn from_submission(cluster: &Configuration, request: &JobSubmitRequest) -> R
         -1
     };
     inv.auto_watermark_interval_ms = conf.get(&o::AUTO_WATERMARK_INTERVAL)?.as_millis() as i64;
+    inv.runtime_mode = conf.get(&o::RUNTIME_MODE)?;
     inv.job_name = request.job_name.clone().unwrap_or_else(|| request.program.clone());
     Ok(JobSubmission {
         invocation: inv,

@@ -242,7 +242,9 @@ impl JobMaster {
     ) -> Self {
         let execution_graph = ExecutionGraph::new_at(job_id, &job_graph, now_ms);
         let slots_needed = total_slots_required(&job_graph);
-        let regions = weir_graph::PipelinedRegions::compute(&job_graph);
+        // Blocking edges are still exchanged through pipelined partitions by every
+        // deployed task at once, so they do not separate failover regions yet.
+        let regions = weir_graph::PipelinedRegions::compute_pipelined(&job_graph);
         let mut timestamps = BTreeMap::new();
         timestamps.insert(JobStatus::Initializing, now_ms);
         timestamps.insert(JobStatus::Created, now_ms);

@@ -239,8 +239,13 @@ impl JobManager {
             JobGraph::from_stream_graph(&program.stream_graph).map_err(|e| SubmissionError(e.to_string()))?;
         let fingerprint = program.stream_graph.fingerprint();
         let job_id = JobId::random();
-        let checkpoint_config =
+        let mut checkpoint_config =
             weir_checkpoint::CheckpointConfig::from_config(&config).map_err(|e| SubmissionError(e.to_string()))?;
+        if job_graph.config.runtime_mode.is_batch() {
+            // As Flink: no periodic checkpoints in BATCH mode (a failure reruns regions
+            // from their blocking inputs instead).
+            checkpoint_config.interval = None;
+        }
         let restart = RestartBackoffTimeStrategy::from_config(&config, checkpoint_config.is_enabled(), job_id.0 as u64)
             .map_err(|e| SubmissionError(e.to_string()))?;
         let vertices = crate::job_master::vertex_infos(&job_graph, &program.stream_graph);

@@ -71,7 +71,7 @@ fn overview_of(jm: &JobMaster, now: i64) -> JobOverview {
     JobOverview {
         jid: jm.job_id,
         name: jm.invocation.job_name.clone(),
-        job_type: JobType::Streaming,
+        job_type: job_type(jm),
         scheduler_type: SchedulerType::Default,
         start_time: jm.start_ms,
         end_time: end,
@@ -104,7 +104,7 @@ fn plan_of(jm: &JobMaster) -> JobPlan {
                 .map(|(num, e)| PlanInput {
                     id: g.vertices[e.source_vertex].id.to_string(),
                     num: num as u32,
-                    exchange: "pipelined_bounded".into(),
+                    exchange: e.partition_type.flink_name().to_ascii_lowercase(),
                     ship_strategy: e.ship_strategy.ship_strategy().into(),
                 })
                 .collect(),
@@ -113,7 +113,7 @@ fn plan_of(jm: &JobMaster) -> JobPlan {
     JobPlan {
         jid: jm.job_id,
         name: jm.invocation.job_name.clone(),
-        job_type: JobType::Streaming,
+        job_type: job_type(jm),
         nodes,
     }
 }
@@ -190,7 +190,7 @@ fn detail_of(jm: &JobMaster, now: i64) -> JobDetail {
         name: jm.invocation.job_name.clone(),
         is_stoppable: false,
         state: jm.status,
-        job_type: JobType::Streaming,
+        job_type: job_type(jm),
         scheduler_type: SchedulerType::Default,
         start_time: jm.start_ms,
         end_time: end,
@@ -589,5 +589,14 @@ impl RestBackend for JobManagerRest {
             .map_err(|e| RestError::BadRequest(e.to_string()))?;
         let jobid = self.jm.submit(submission).map_err(|e| RestError::BadRequest(e.0))?;
         Ok(JobSubmitResponse { jobid })
+    }
+}
+
+/// Flink's job type: BATCH for a job built in batch runtime mode.
+fn job_type(jm: &JobMaster) -> JobType {
+    if jm.job_graph.config.runtime_mode.is_batch() {
+        JobType::Batch
+    } else {
+        JobType::Streaming
     }
 }

@@ -56,6 +56,7 @@ pub fn events(env: &StreamExecutionEnvironment, cfg: &NexmarkConfig, count: u64,
         strategy,
         "Nexmark",
     )
+    .set_boundedness(weir_api::Boundedness::Bounded)
 }
 
 #[cfg(test)]

@@ -163,10 +163,18 @@ pub fn build_statement(
             .name("Sink: Collect table sink");
         return Ok(());
     }
+    let mut planned = Vec::new();
     for insert in job_inserts(stmt)? {
         let p = plan_insert(&insert, catalog)?;
         let stream = compile(&p.plan, env)?;
-        crate::connectors::sink(&p.sink, &stream, p.plan.updates_from.as_deref())?;
+        planned.push((p, stream));
+    }
+    // Every source is known now: in BATCH mode aggregates emit final rows only, so any
+    // sink takes them.
+    let batch = env.resolve_runtime_mode().is_batch();
+    for (p, stream) in planned {
+        let updates_from = if batch { None } else { p.plan.updates_from.as_deref() };
+        crate::connectors::sink(&p.sink, &stream, updates_from)?;
     }
     Ok(())
 }

@@ -73,6 +73,7 @@ pub fn invocation_from_proto(p: &weir_rpc::ProgramInvocation) -> ProgramInvocati
         chaining_enabled: p.chaining_enabled,
         buffer_timeout_ms: p.buffer_timeout_ms,
         auto_watermark_interval_ms: p.auto_watermark_interval_ms,
+        runtime_mode: weir_core::RuntimeExecutionMode::parse(&p.runtime_mode).unwrap_or_default(),
         job_name: p.job_name.clone(),
     }
 }

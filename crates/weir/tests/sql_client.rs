@@ -4,26 +4,10 @@
 
 mod common;
 
-use common::{read_parts, weir_cli as weir};
+use common::{orders_csv, read_parts, run_sql, weir_cli as weir};
 use std::collections::BTreeMap;
 use std::io::Write;
-use weir::api::prelude::Rng;
-use weir::programs::orders_per_minute::{generate_line, parse_order, GeneratorConfig};
-
-/// A CSV of `n` generated orders (none late) in `dir`.
-fn orders_csv(dir: &std::path::Path, n: u64) -> std::path::PathBuf {
-    let cfg = GeneratorConfig {
-        users: 7,
-        bound_ms: 5_000,
-        late_fraction: 0.0,
-    };
-    let path = dir.join("orders.csv");
-    let mut f = std::fs::File::create(&path).unwrap();
-    for i in 0..n {
-        writeln!(f, "{}", generate_line(&cfg, i, &mut Rng::for_index(42, i))).unwrap();
-    }
-    path
-}
+use weir::programs::orders_per_minute::parse_order;
 
 fn orders_ddl(path: &std::path::Path) -> String {
     format!(
@@ -32,14 +16,6 @@ fn orders_ddl(path: &std::path::Path) -> String {
          WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'csv');\n",
         path.display()
     )
-}
-
-fn run_sql(dir: &std::path::Path, sql: &str, extra: &[&str]) -> (i32, String, String) {
-    let file = dir.join("job.sql");
-    std::fs::write(&file, sql).unwrap();
-    let mut args = vec!["sql", "-f", file.to_str().unwrap()];
-    args.extend(extra);
-    weir(&args)
 }
 
 #[test]

@@ -127,13 +127,17 @@ pub fn source(env: &StreamExecutionEnvironment, t: Arc<ResolvedTable>) -> Result
         };
         gens.push((g, *ty));
     }
+    let boundedness = match rows {
+        Some(_) => weir_api::Boundedness::Bounded,
+        None => weir_api::Boundedness::ContinuousUnbounded,
+    };
     let count = rows.unwrap_or(u64::MAX);
     let gens = Arc::new(gens);
     let f: weir_connectors::source::generator::GeneratorFn<Vec<Value>> =
         Arc::new(move |i, rng: &mut Rng| gens.iter().map(|(g, ty)| value_of(g, *ty, i, rng)).collect());
     let table = t.clone();
     let name = format!("{}[datagen]", t.name);
-    Ok(add_row_source(env, &t, name, move |ctx| {
+    Ok(add_row_source(env, &t, name, boundedness, move |ctx| {
         let inner = GeneratorSource::new(count, 42, f.clone(), ctx.subtask_index, ctx.parallelism).with_rate(rate);
         let t = table.clone();
         Ok(Box::new(RowSource::new(

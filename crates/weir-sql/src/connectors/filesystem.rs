@@ -124,7 +124,7 @@ pub fn source(env: &StreamExecutionEnvironment, t: Arc<ResolvedTable>) -> Result
         });
         Ok(Box::new(RowSource::new(Box::new(inner), convert)))
     };
-    Ok(add_row_source(env, &t, name, build))
+    Ok(add_row_source(env, &t, name, weir_api::Boundedness::Bounded, build))
 }
 
 /// Writes rows of `t`'s physical columns as part files under `t`'s path.

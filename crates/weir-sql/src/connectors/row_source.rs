@@ -89,16 +89,18 @@ pub fn complete(t: &crate::plan::ResolvedTable, physical: Vec<crate::value::Valu
 
 /// Adds the source of table `t` to `env`: with the rowtime column's values as record
 /// timestamps and bounded-out-of-orderness watermarks when `t` has a watermark.
+/// `boundedness` says whether it ends (what BATCH needs and AUTOMATIC decides by).
 pub fn add_row_source(
     env: &weir_api::StreamExecutionEnvironment,
     t: &crate::plan::ResolvedTable,
     description: String,
+    boundedness: weir_api::Boundedness,
     build: impl Fn(&weir_runtime::operator::TaskContext) -> Result<Box<dyn SourceFunction<Row>>, TaskError>
         + Send
         + Sync
         + 'static,
 ) -> weir_api::DataStream<Row> {
-    match t.rowtime {
+    let stream = match t.rowtime {
         Some(i) => {
             let strategy = weir_api::watermark::WatermarkStrategy::for_bounded_out_of_orderness(
                 std::time::Duration::from_millis(t.watermark_delay_ms.max(0) as u64),
@@ -110,5 +112,6 @@ pub fn add_row_source(
             env.from_source(build, strategy, description)
         }
         None => env.add_source(description, None, build),
-    }
+    };
+    stream.set_boundedness(boundedness)
 }

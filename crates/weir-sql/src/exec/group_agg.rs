@@ -2,6 +2,10 @@
 //! accumulators and the row it last emitted (keyed value state, so it checkpoints).
 //! A group's first row is emitted as `+I`, a change as `-U` old / `+U` new, the
 //! retraction of its last row as `-D`; an unchanged result emits nothing.
+//!
+//! In BATCH mode nothing is emitted per row: the key's first row registers an
+//! event-time timer at the end of time, which the final watermark fires, and the
+//! group's final row goes out as `+I` (Flink's batch aggregate emits final results).
 
 use super::acc::{self, Acc};
 use crate::plan::AggCall;
@@ -27,15 +31,19 @@ pub struct GroupAggFunction {
     pub aggs: Arc<Vec<AggCall>>,
     /// The state's descriptor.
     pub desc: ValueStateDescriptor<GroupState>,
+    /// BATCH (final rows only) or STREAMING (a changelog).
+    pub mode: RuntimeModeHandle,
 }
 
 impl GroupAggFunction {
-    /// The function for `aggs` over rows keyed by their first `keys` columns.
-    pub fn new(keys: usize, aggs: Vec<AggCall>) -> Self {
+    /// The function for `aggs` over rows keyed by their first `keys` columns, in the
+    /// runtime mode `mode` gives.
+    pub fn new(keys: usize, aggs: Vec<AggCall>, mode: RuntimeModeHandle) -> Self {
         Self {
             keys,
             aggs: Arc::new(aggs),
             desc: ValueStateDescriptor::new("group-aggregate"),
+            mode,
         }
     }
 
@@ -88,6 +96,7 @@ impl KeyedProcessFunction<Vec<Value>, Row, Row> for GroupAggFunction {
         out: &mut Collector<'_, Row>,
     ) -> Result<(), UserError> {
         let mut state = ctx.value_state(&self.desc)?;
+        let existed = state.value_ref().is_some();
         let mut s = state.value().unwrap_or_default();
         let rows = self.step(&mut s, &row);
         if s.rows <= 0 {
@@ -95,8 +104,29 @@ impl KeyedProcessFunction<Vec<Value>, Row, Row> for GroupAggFunction {
         } else {
             state.update(s);
         }
+        if self.mode.is_batch() {
+            if !existed {
+                ctx.register_event_time_timer(i64::MAX)?;
+            }
+            return Ok(());
+        }
         for r in rows {
             out.collect(r);
+        }
+        Ok(())
+    }
+
+    fn on_timer(
+        &mut self,
+        _timestamp: i64,
+        ctx: &mut KeyedContext<'_, Vec<Value>>,
+        out: &mut Collector<'_, Row>,
+    ) -> Result<(), UserError> {
+        if let Some(GroupState {
+            emitted: Some(values), ..
+        }) = ctx.value_state(&self.desc)?.take()
+        {
+            out.collect(Row::insert(values));
         }
         Ok(())
     }

@@ -59,7 +59,11 @@ pub fn compile(node: &PlanNode, env: &StreamExecutionEnvironment) -> Result<Data
             let upstream = compile(input, env)?;
             upstream
                 .key_by(key_of(*keys))
-                .process(group_agg::GroupAggFunction::new(*keys, aggs.clone()))
+                .process(group_agg::GroupAggFunction::new(
+                    *keys,
+                    aggs.clone(),
+                    env.runtime_mode_handle(),
+                ))
                 .name(desc.clone())
         }
         PlanKind::WindowAggregate {

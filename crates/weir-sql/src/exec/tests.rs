@@ -42,6 +42,7 @@ fn a_group_emits_insert_then_update_pairs_and_a_delete_when_its_last_row_is_retr
                 DataType::Decimal(10, 2),
             ),
         ],
+        RuntimeModeHandle::default(),
     );
     let mut s = GroupState::default();
     let row = |kind, cents| Row {
@@ -114,6 +115,7 @@ fn count_distinct_and_avg_ignore_nulls_and_count_each_value_once() {
             call(AggFunc::Count, true, Some(0), DataType::Int, DataType::BigInt),
             call(AggFunc::Avg, false, Some(0), DataType::Int, DataType::Int),
         ],
+        RuntimeModeHandle::default(),
     );
     let mut s = GroupState::default();
     let mut last = Vec::new();

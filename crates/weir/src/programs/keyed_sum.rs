@@ -58,8 +58,20 @@ pub fn generate(keys: u64) -> impl Fn(u64, &mut Rng) -> (u64, u64) + Send + Sync
     move |_i, rng| (rng.next_below(keys), rng.next_below(1000))
 }
 
+/// The `keys` argument (default `default`), at least 1.
+pub fn keys_arg(args: &ProgramArgs, default: u64) -> Result<u64, ProgramError> {
+    match args.get_u64("keys", default)? {
+        0 => Err(ProgramError::InvalidValue {
+            key: "keys".into(),
+            value: "0".into(),
+            reason: "expected at least 1".into(),
+        }),
+        keys => Ok(keys),
+    }
+}
+
 fn build(env: &StreamExecutionEnvironment, args: &ProgramArgs) -> Result<(), ProgramError> {
-    let keys = args.get_u64("keys", 100)?;
+    let keys = keys_arg(args, 100)?;
     let records = args.get_u64("records", 100_000)?;
     let seed = args.get_u64("seed", 42)?;
     let rate = args.get_f64("rate_per_sec", 0.0)?;
@@ -68,13 +80,6 @@ fn build(env: &StreamExecutionEnvironment, args: &ProgramArgs) -> Result<(), Pro
         Some(_) => Some(args.get_u64(FAIL_ONCE_AFTER, 0)?),
         None => None,
     };
-    if keys == 0 {
-        return Err(ProgramError::InvalidValue {
-            key: "keys".into(),
-            value: "0".into(),
-            reason: "expected at least 1".into(),
-        });
-    }
     let sums = env
         .from_generator_with_rate(records, seed, rate, generate(keys))
         .key_by(|r: &(u64, u64)| r.0)

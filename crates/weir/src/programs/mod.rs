@@ -7,6 +7,7 @@ pub mod enrich;
 pub mod forward_pipelines;
 pub mod keyed_sum;
 pub mod orders_per_minute;
+pub mod rolling_sum;
 pub mod sql;
 pub mod wordcount;
 
@@ -34,6 +35,7 @@ pub fn builtin_registry() -> ProgramRegistry {
     let mut r = ProgramRegistry::new();
     r.register(wordcount::program());
     r.register(keyed_sum::program());
+    r.register(rolling_sum::program());
     r.register(enrich::program());
     r.register(forward_pipelines::program());
     r.register(orders_per_minute::program());

@@ -69,6 +69,7 @@ fn build(env: &StreamExecutionEnvironment, args: &ProgramArgs) -> Result<(), Pro
                     ctx.parallelism,
                 )))
             })
+            .set_boundedness(Boundedness::Bounded)
         }
     };
     let counts = lines

@@ -335,6 +335,34 @@ pub fn weir_with_env(args: &[&str], env: &[(&str, &str)], cwd: Option<&std::path
     )
 }
 
+/// A CSV of `n` orders of the `orders-per-minute` generator (7 users, none late) in
+/// `dir`.
+pub fn orders_csv(dir: &std::path::Path, n: u64) -> std::path::PathBuf {
+    use std::io::Write;
+    let cfg = weir::programs::orders_per_minute::GeneratorConfig {
+        users: 7,
+        bound_ms: 5_000,
+        late_fraction: 0.0,
+    };
+    let path = dir.join("orders.csv");
+    let mut f = std::fs::File::create(&path).unwrap();
+    for i in 0..n {
+        let line =
+            weir::programs::orders_per_minute::generate_line(&cfg, i, &mut weir_api::prelude::Rng::for_index(42, i));
+        writeln!(f, "{line}").unwrap();
+    }
+    path
+}
+
+/// Runs `statements` as `weir sql -f <dir>/job.sql <extra>`.
+pub fn run_sql(dir: &std::path::Path, statements: &str, extra: &[&str]) -> (i32, String, String) {
+    let file = dir.join("job.sql");
+    std::fs::write(&file, statements).unwrap();
+    let mut args = vec!["sql", "-f", file.to_str().unwrap()];
+    args.extend(extra);
+    weir_cli(&args)
+}
+
 /// The sorted output lines (`key,sum`) of `keyed-sum` over `records` records.
 pub fn keyed_sum_output(keys: u64, seed: u64, records: u64) -> Vec<String> {
     let gen = weir::programs::keyed_sum::generate(keys);

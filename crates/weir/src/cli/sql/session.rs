@@ -5,9 +5,10 @@
 
 use super::submit::Executor;
 use super::tableau;
-use anyhow::{bail, Result};
+use anyhow::Result;
 use std::collections::BTreeMap;
 use weir_api::StreamExecutionEnvironment;
+use weir_core::RuntimeExecutionMode;
 use weir_graph::{JobGraph, JobPlan};
 use weir_rest::JobSubmitRequest;
 use weir_sql::catalog::{Catalog, CatalogObject};
@@ -164,7 +165,8 @@ impl Session {
 
     /// The statement built into a local environment (all planning errors surface here).
     fn build_local(&self, stmt: &Statement) -> Result<StreamExecutionEnvironment> {
-        let env = StreamExecutionEnvironment::new();
+        let mut env = StreamExecutionEnvironment::new();
+        env.set_runtime_mode(self.runtime_mode()?);
         weir_sql::program::build_statement(stmt, &self.catalog, &env, None)?;
         Ok(env)
     }
@@ -189,14 +191,22 @@ impl Session {
         Ok(out.trim_end().to_string())
     }
 
-    fn run_job(&mut self, stmt: &Statement, text: &str) -> Result<String> {
-        if let Some(mode) = self.options.get("execution.runtime-mode") {
-            if !mode.eq_ignore_ascii_case("streaming") {
-                bail!("execution.runtime-mode '{mode}' is not supported yet (only 'streaming')");
-            }
+    /// `execution.runtime-mode` as SET in the session (STREAMING when unset).
+    fn runtime_mode(&self) -> Result<RuntimeExecutionMode> {
+        match self.options.get("execution.runtime-mode") {
+            None => Ok(RuntimeExecutionMode::Streaming),
+            Some(v) => RuntimeExecutionMode::parse(v).ok_or_else(|| {
+                anyhow::anyhow!(
+                    "Could not parse value '{v}' for key 'execution.runtime-mode'. Accepted values: STREAMING, BATCH, AUTOMATIC"
+                )
+            }),
         }
+    }
+
+    fn run_job(&mut self, stmt: &Statement, text: &str) -> Result<String> {
         let env = self.build_local(stmt)?;
         let graph = env.build_graph("sql")?;
+        let batch = graph.stream_graph.config.runtime_mode.is_batch();
         let slots = weir_graph::total_slots_required(&JobGraph::from_stream_graph(&graph.stream_graph)?);
         let mut request = JobSubmitRequest::new("sql");
         request.args = self.args(text);
@@ -213,7 +223,7 @@ impl Session {
                 }
                 "pipeline.name" => request.job_name = Some(v.clone()),
                 "table.dml-sync" => sync |= v.trim().eq_ignore_ascii_case("true"),
-                "execution.runtime-mode" | "sql-client.execution.result-mode" => {}
+                "sql-client.execution.result-mode" => {}
                 k if k.starts_with("table.") || k.starts_with("sql-client.") => {}
                 _ => {
                     request.config.insert(k.clone(), v.clone());
@@ -236,6 +246,24 @@ impl Session {
                 collector.address().to_string(),
             );
             let jid = self.executor.submit(request, slots)?;
+            if batch {
+                // A batch result is final: Flink prints it whole, without the changelog
+                // column, sized by its contents.
+                let waited = self.executor.wait(&jid);
+                let rows = collector.finish()?;
+                waited?;
+                let header: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
+                let cells: Vec<Vec<String>> = rows
+                    .into_iter()
+                    .map(|(_, values)| {
+                        values
+                            .into_iter()
+                            .map(|v| v.unwrap_or_else(|| tableau::NULL_CELL.into()))
+                            .collect()
+                    })
+                    .collect();
+                return Ok(tableau::render(&header, &cells).trim_end().to_string());
+            }
             let columns: Vec<(&str, _)> = columns.iter().map(|c| (c.name.as_str(), c.data_type)).collect();
             let executor = &self.executor;
             return super::streaming_result::print_while_running(

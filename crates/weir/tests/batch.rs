@@ -1,0 +1,193 @@
+//! Batch runtime mode end to end (`execution.runtime-mode`): SQL and DataStream jobs on
+//! real processes, compared with direct computations.
+
+mod common;
+
+use common::{get, orders_csv, read_parts, run_sql, weir_cli as weir, Cluster};
+use std::collections::BTreeMap;
+use std::time::Duration;
+use weir::programs::orders_per_minute::{format_cents, parse_order};
+
+fn orders_ddl(path: &std::path::Path) -> String {
+    format!(
+        "CREATE TABLE orders (order_id BIGINT, user_id BIGINT, amount DECIMAL(10, 2), ts_millis BIGINT)\n\
+         WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'csv');\n",
+        path.display()
+    )
+}
+
+/// `user_id,count,sum` per user of the CSV, computed directly, sorted.
+fn direct_aggregate(csv: &std::path::Path) -> Vec<String> {
+    let mut per_user: BTreeMap<i64, (u64, i64)> = BTreeMap::new();
+    for line in std::fs::read_to_string(csv).unwrap().lines() {
+        let o = parse_order(line).unwrap();
+        let e = per_user.entry(o.user_id as i64).or_default();
+        e.0 += 1;
+        e.1 += o.amount_cents;
+    }
+    let mut rows: Vec<String> = per_user
+        .into_iter()
+        .map(|(u, (c, cents))| format!("{u},{c},{}", format_cents(cents)))
+        .collect();
+    rows.sort();
+    rows
+}
+
+fn job_id_line(out: &str) -> String {
+    out.lines()
+        .find_map(|l| l.strip_prefix("Job ID: "))
+        .unwrap_or_else(|| panic!("no Job ID line in {out}"))
+        .trim()
+        .to_string()
+}
+
+#[test]
+fn a_batch_sql_aggregate_on_a_two_taskmanager_cluster_writes_only_final_rows_equal_to_a_direct_computation() {
+    let cluster = Cluster::start(2, 2, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let csv = orders_csv(dir.path(), 3_000);
+    let out_dir = dir.path().join("per-user");
+    // A filesystem sink takes no updates: in STREAMING mode this INSERT is refused at
+    // planning; in BATCH mode the aggregate emits one final row per user.
+    let sql = format!(
+        "{}CREATE TABLE per_user (user_id BIGINT, cnt BIGINT, total DECIMAL(38, 2))\n\
+         WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'csv');\n\
+         SET 'execution.runtime-mode' = 'batch';\n\
+         SET 'parallelism.default' = '2';\n\
+         SET 'table.dml-sync' = 'true';\n\
+         INSERT INTO per_user SELECT user_id, COUNT(*), SUM(amount) FROM orders GROUP BY user_id;\n",
+        orders_ddl(&csv),
+        out_dir.display()
+    );
+    let (code, out, err) = run_sql(dir.path(), &sql, &["-m", &cluster.rest]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let mut rows = read_parts(&out_dir);
+    rows.sort();
+    assert_eq!(rows, direct_aggregate(&csv));
+
+    let jid = job_id_line(&out);
+    let (_, job) = get(&cluster.rest, &format!("/jobs/{jid}"));
+    assert_eq!(job["job-type"], "BATCH", "{job}");
+    assert_eq!(job["state"], "FINISHED", "{job}");
+    let (_, plan) = get(&cluster.rest, &format!("/jobs/{jid}/plan"));
+    let exchanges: Vec<&str> = plan["plan"]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|n| n["inputs"].as_array().cloned().unwrap_or_default())
+        .map(|i| {
+            if i["exchange"] == "blocking" {
+                "blocking"
+            } else {
+                "other"
+            }
+        })
+        .collect();
+    assert!(!exchanges.is_empty(), "{plan}");
+    assert!(exchanges.iter().all(|e| *e == "blocking"), "{plan}");
+}
+
+/// `SELECT user_id, COUNT(*) .. GROUP BY user_id` over 400 orders in runtime mode `mode`,
+/// shown by `weir sql`.
+fn count_per_user(mode: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = orders_csv(dir.path(), 400);
+    let sql = format!(
+        "{}SET 'execution.runtime-mode' = '{mode}';\n\
+         SELECT user_id, COUNT(*) AS cnt FROM orders GROUP BY user_id;\n",
+        orders_ddl(&csv)
+    );
+    let (code, out, err) = run_sql(dir.path(), &sql, &[]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    out
+}
+
+#[test]
+fn a_batch_select_shows_final_rows_without_the_changelog_column() {
+    let out = count_per_user("BATCH");
+    assert!(!out.contains("| op |"), "{out}");
+    assert!(!out.contains("-U") && !out.contains("+U"), "{out}");
+    assert!(out.contains("\n7 rows in set"), "{out}");
+    let streaming = count_per_user("streaming");
+    assert!(streaming.contains("| op |"), "{streaming}");
+    assert!(streaming.contains("| -U |"), "{streaming}");
+}
+
+#[test]
+fn automatic_mode_runs_bounded_sql_as_batch_and_batch_refuses_an_unbounded_source_naming_it() {
+    let out = count_per_user("automatic");
+    assert!(!out.contains("| op |"), "{out}");
+    assert!(out.contains("\n7 rows in set"), "{out}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let sql = "CREATE TABLE endless (id BIGINT) WITH ('connector' = 'datagen');\n\
+               CREATE TABLE sink (id BIGINT) WITH ('connector' = 'blackhole');\n\
+               SET 'execution.runtime-mode' = 'BATCH';\n\
+               INSERT INTO sink SELECT id FROM endless;\n";
+    let (code, out, err) = run_sql(dir.path(), sql, &[]);
+    assert_ne!(code, 0, "{out}");
+    let all = format!("{out}{err}");
+    assert!(
+        all.contains("Detected an UNBOUNDED source with the 'execution.runtime-mode' set to 'BATCH'"),
+        "{all}"
+    );
+    assert!(all.contains("endless[datagen]"), "{all}");
+
+    let (code, out, err) = run_sql(dir.path(), "SET 'execution.runtime-mode' = 'bulk';\nSELECT 1;\n", &[]);
+    assert_ne!(code, 0, "{out}");
+    assert!(format!("{out}{err}").contains("'execution.runtime-mode'"), "{out}{err}");
+}
+
+/// The sorted `key,sum` lines `rolling-sum` wrote under `dir`.
+fn rolling_sum_lines(dir: &std::path::Path, mode: &str) -> Vec<String> {
+    let (code, out, err) = weir(&[
+        "local",
+        "-D",
+        &format!("execution.runtime-mode={mode}"),
+        "rolling-sum",
+        "-p",
+        "2",
+        "--arg",
+        "keys=10",
+        "--arg",
+        "records=1000",
+        "--arg",
+        &format!("output={}", dir.display()),
+    ]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let mut lines = read_parts(dir);
+    lines.sort();
+    lines
+}
+
+#[test]
+fn a_datastream_keyed_sum_in_batch_mode_prints_only_the_final_sums() {
+    let dir = tempfile::tempdir().unwrap();
+    let batch = rolling_sum_lines(&dir.path().join("batch"), "BATCH");
+    assert_eq!(batch, common::keyed_sum_output(10, 42, 1000));
+    let streaming = rolling_sum_lines(&dir.path().join("streaming"), "STREAMING");
+    assert_eq!(streaming.len(), 1000, "one running sum per record");
+    for last in &batch {
+        assert!(streaming.contains(last), "{last} is a running sum too");
+    }
+}
+
+#[test]
+fn no_checkpoint_is_taken_in_batch_mode() {
+    let cluster = Cluster::start(
+        1,
+        2,
+        &["execution.checkpointing.interval=50 ms", "execution.runtime-mode=BATCH"],
+    );
+    let (code, out, err) = common::run_program(
+        &cluster.rest,
+        &[],
+        "keyed-sum",
+        &["records=3000".into(), "rate_per_sec=5000".into()],
+    );
+    assert_eq!(code, 0, "{out}\n{err}");
+    let jid = common::job_id(&out);
+    assert_eq!(cluster.wait_terminal(&jid, Duration::from_secs(60)), "FINISHED");
+    let (_, counts) = get(&cluster.rest, &format!("/jobs/{jid}/checkpoints"));
+    assert_eq!(counts["counts"]["total"], 0, "{counts}");
+}
