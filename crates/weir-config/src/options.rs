@@ -164,6 +164,38 @@ config_options! {
     MEMORY_SEGMENT_SIZE: MemorySize = ("taskmanager.memory.segment-size", Some("32kb"),
         "Size of a network buffer (memory segment).");
 
+    // --- security (Flink's security.ssl.* keys, with PEM files instead of keystores) -----
+    SSL_INTERNAL_ENABLED: bool = ("security.ssl.internal.enabled", Some("false"),
+        "Mutual TLS for the cluster's internal connections: the RPC endpoints of the JobManager and TaskManagers and the TaskManagers' data servers. Every peer must present a certificate signed by security.ssl.internal.trust-cert. Off: anyone who reaches an RPC or data port can act as a cluster member.");
+    SSL_INTERNAL_CERT: Option<String> = ("security.ssl.internal.cert", None,
+        "Weir only (Flink: security.ssl.internal.keystore): PEM file with this process's certificate chain for internal connections.");
+    SSL_INTERNAL_KEY: Option<String> = ("security.ssl.internal.key", None,
+        "Weir only (Flink: security.ssl.internal.keystore): PEM file with the private key of security.ssl.internal.cert.");
+    SSL_INTERNAL_TRUST_CERT: Option<String> = ("security.ssl.internal.trust-cert", None,
+        "Weir only (Flink: security.ssl.internal.truststore): PEM file with the CA certificate(s) a peer's internal certificate must be signed by.");
+    SSL_REST_ENABLED: bool = ("security.ssl.rest.enabled", Some("false"),
+        "HTTPS for the REST endpoint (and the web dashboard); the weir client commands connect with HTTPS when set.");
+    SSL_REST_AUTHENTICATION_ENABLED: bool = ("security.ssl.rest.authentication-enabled", Some("false"),
+        "With security.ssl.rest.enabled: the REST endpoint requires a client certificate signed by security.ssl.rest.trust-cert, and the weir client commands present security.ssl.rest.cert.");
+    SSL_REST_CERT: Option<String> = ("security.ssl.rest.cert", None,
+        "Weir only (Flink: security.ssl.rest.keystore): PEM file with the REST endpoint's certificate chain (a client's certificate when used by the weir client commands).");
+    SSL_REST_KEY: Option<String> = ("security.ssl.rest.key", None,
+        "Weir only (Flink: security.ssl.rest.keystore): PEM file with the private key of security.ssl.rest.cert.");
+    SSL_REST_TRUST_CERT: Option<String> = ("security.ssl.rest.trust-cert", None,
+        "Weir only (Flink: security.ssl.rest.truststore): PEM file with the CA certificate(s) the REST endpoint's certificate (for clients) or a client's certificate (with authentication) must be signed by.");
+    WEB_ACCESS_CONTROL_ALLOW_ORIGIN: Option<String> = ("web.access-control-allow-origin", None,
+        "The Access-Control-Allow-Origin header of REST responses. Unset (Weir's default; Flink's is *): no such header, so web pages of other origins can neither read responses nor make cross-origin requests that need a preflight; every write needs Content-Type: application/json in any case.");
+    REST_SERVER_MAX_CONNECTIONS: u32 = ("rest.server.max-connections", Some("512"),
+        "Weir only: open connections the REST endpoint serves at once; further connections are closed at once (one warning per burst).");
+    REST_SERVER_HEADER_READ_TIMEOUT: Duration = ("rest.server.header-read-timeout", Some("30 s"),
+        "Weir only: how long the REST endpoint waits for a request's headers (and for a TLS handshake) before it closes the connection.");
+    TASKMANAGER_DATA_MAX_CONNECTIONS: u32 = ("taskmanager.data.max-connections", Some("256"),
+        "Weir only: open connections a TaskManager's data server serves at once (each takes two threads); further connections are closed at once (one warning per burst).");
+    TASKMANAGER_DATA_HANDSHAKE_TIMEOUT: Duration = ("taskmanager.data.handshake-timeout", Some("10 s"),
+        "Weir only: how long a new data connection may take for its TLS handshake and hello before the data server closes it.");
+    TASKMANAGER_DATA_IDLE_TIMEOUT: Duration = ("taskmanager.data.idle-timeout", Some("5 min"),
+        "Weir only: how long a data connection that serves no channel may stay silent before the data server closes it.");
+
     // --- failover -----------------------------------------------------------------------
     FAILOVER_STRATEGY: FailoverStrategy = ("jobmanager.execution.failover-strategy", Some("region"),
         "Which tasks a task failure restarts: 'region' restarts the pipelined regions the failure touches (subtasks connected through data exchanges), each restored from the latest checkpoint; 'full' restarts the whole job.");

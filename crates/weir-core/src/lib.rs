@@ -5,6 +5,7 @@
 //!
 //! Nothing here knows about threads, processes or the network.
 
+pub mod admission;
 pub mod checkpoint;
 pub mod codec;
 pub mod element;

@@ -17,18 +17,27 @@ use weir_rpc::{CancelTaskRequest, JobManagerHeartbeat, ReleaseJobRequest, WatchR
 #[derive(Default, Clone)]
 pub struct Clients {
     clients: Arc<std::sync::Mutex<HashMap<String, TaskExecutorGatewayClient<Channel>>>>,
+    /// Mutual TLS of every connection, when internal SSL is on.
+    tls: Option<Arc<weir_security::InternalTls>>,
 }
 
 impl Clients {
+    /// No clients yet; each will connect with `tls` when given.
+    pub fn new(tls: Option<Arc<weir_security::InternalTls>>) -> Self {
+        Self {
+            clients: Arc::default(),
+            tls,
+        }
+    }
+
     /// The client of `address` (connected lazily).
     pub fn get(&self, address: &str) -> Option<TaskExecutorGatewayClient<Channel>> {
         let mut map = self.clients.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(c) = map.get(address) {
             return Some(c.clone());
         }
-        let channel = Channel::from_shared(format!("http://{address}"))
+        let channel = weir_rpc::tls::endpoint(address, self.tls.as_deref(), Duration::from_secs(2))
             .ok()?
-            .connect_timeout(Duration::from_secs(2))
             .timeout(Duration::from_secs(30))
             .connect_lazy();
         let client = TaskExecutorGatewayClient::new(channel);

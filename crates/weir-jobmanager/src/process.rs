@@ -144,30 +144,41 @@ pub async fn start_jobmanager(
     })?;
     let rest_bind = format!("{}:{}", settings.rest_address, settings.rest_port);
     let (reporters, host) = (settings.metric_reporters.clone(), settings.host.clone());
+    let (internal_tls, rest_options) = (settings.internal_tls.clone(), settings.rest_server.clone());
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let jm = Arc::new(JobManager::new(settings, registry, tx));
     let source = Arc::new(JobManagerMetricSource::new(jm.clone(), host.clone()));
     let exporters = start_prometheus_exporters(&reporters, &host, source).await;
     let rest = match rest {
         RestEndpoint::Serve => Some(
-            weir_rest::RestServerHandle::start(rest_bind.clone(), Arc::new(JobManagerRest::new(jm.clone())))
-                .await
-                .map_err(|source| JobManagerError::Bind {
-                    what: "REST server",
-                    address: rest_bind,
-                    source,
-                })?,
+            weir_rest::RestServerHandle::start_with(
+                rest_bind.clone(),
+                Arc::new(JobManagerRest::new(jm.clone())),
+                rest_options,
+            )
+            .await
+            .map_err(|source| JobManagerError::Bind {
+                what: "REST server",
+                address: rest_bind,
+                source,
+            })?,
         ),
         RestEndpoint::Disabled => None,
     };
-    let clients = Clients::default();
+    let clients = Clients::new(internal_tls.clone());
     tokio::spawn(run_actions(jm.clone(), clients.clone(), rx));
     tokio::spawn(run_heartbeats(jm.clone(), clients.clone()));
     tokio::spawn(run_watches(jm.clone(), clients));
     tokio::spawn(run_ticker(jm.clone()));
     let service = JobManagerRpc::new(jm.clone());
+    let mut server = tonic::transport::Server::builder();
+    if let Some(tls) = weir_rpc::tls::server_tls(internal_tls.as_deref()) {
+        server = server
+            .tls_config(tls)
+            .map_err(|e| JobManagerError::Rpc(format!("TLS: {e}")))?;
+    }
     let rpc_server = tokio::spawn(async move {
-        tonic::transport::Server::builder()
+        server
             .add_service(ResourceManagerServer::new(service.clone()))
             .add_service(JobMasterGatewayServer::new(service))
             .serve_with_incoming(TcpIncoming::from(rpc_listener).with_nodelay(Some(true)))

@@ -39,10 +39,11 @@ pub struct JobManagerRest {
 impl JobManagerRest {
     /// The REST view of `jm`.
     pub fn new(jm: Arc<JobManager>) -> Self {
+        let clients = Clients::new(jm.settings.internal_tls.clone());
         Self {
             jm,
             process: ProcessSampler::new(),
-            clients: Clients::default(),
+            clients,
         }
     }
 }

@@ -35,4 +35,10 @@ pub struct JobManagerSettings {
     pub log_file: Option<PathBuf>,
     /// The Prometheus reporters to start (`metrics.reporter.<name>.*`), bound on `host`.
     pub metric_reporters: Vec<weir_metrics::PrometheusReporterConfig>,
+    /// Mutual TLS for the RPC server and the clients of the TaskManagers
+    /// (`security.ssl.internal.*`); `None`: plaintext.
+    pub internal_tls: Option<std::sync::Arc<weir_security::InternalTls>>,
+    /// How the REST endpoint serves: HTTPS (`security.ssl.rest.*`), CORS
+    /// (`web.access-control-allow-origin`), connection limit and header timeout.
+    pub rest_server: weir_rest::RestServerOptions,
 }

@@ -27,6 +27,9 @@
 //! - [`submit`]: Weir's own `POST /jobs` body and its response.
 //! - [`error`]: [`RestError`] and the `{"errors": [...]}` body.
 //! - [`backend`]: [`RestBackend`], what the JobManager implements.
+//! - [`http_policy`]: JSON-only writes (415 otherwise) and the configured CORS header.
+//! - [`server`]: the socket side: HTTP or HTTPS ([`RestServerOptions`]), a connection
+//!   bound and a header read timeout.
 //! - [`router`](mod@router): [`router()`], [`serve`] and [`RestServerHandle`], with the
 //!   routes of [`vertex_routes`], [`metric_routes`] and [`process_routes`], and the
 //!   web dashboard's files (`web_assets`, `web/`).
@@ -43,6 +46,7 @@ pub mod config;
 pub mod environment;
 pub mod error;
 pub mod exceptions;
+pub mod http_policy;
 pub mod jobs;
 /// Flink's metric names (kept in `weir-metrics`, shared with the Prometheus reporter).
 pub use weir_metrics::names as metric_names;
@@ -54,6 +58,7 @@ pub mod process_routes;
 pub mod router;
 pub mod savepoints;
 mod serde_util;
+pub mod server;
 pub mod status;
 pub mod submit;
 pub mod taskmanagers;
@@ -76,6 +81,8 @@ mod observability_router_tests;
 mod router_tests;
 #[cfg(test)]
 mod sample_check;
+#[cfg(test)]
+mod server_tests;
 #[cfg(test)]
 mod test_client;
 
@@ -100,8 +107,9 @@ pub use jobs::{
 };
 pub use metrics::{AggregatedMetric, AggregationMode, ComponentMetrics, Metric, MetricValue};
 pub use overview::Overview;
-pub use router::{router, serve, serve_with_shutdown, RestServerHandle};
+pub use router::{router, router_with_origin, serve, serve_with_shutdown, RestServerHandle};
 pub use savepoints::{SavepointStatusResponse, SavepointTriggerRequest, StopWithSavepointRequest, TriggerResponse};
+pub use server::{serve_app, RestServerOptions};
 pub use status::{
     ExecutionState, ExecutionStateCounts, ExecutionStateTimestamps, JobStatus, JobStatusInfo, JobStatusTimestamps,
     JobTaskCounts,

@@ -8,7 +8,7 @@ use crate::examples::{JID, TM_ID};
 use crate::fake_backend::{subtask, FakeBackend, FINISHED, LOG_TEXT, VID};
 use crate::metrics::Metric;
 use crate::process_routes::NO_SUCH_LOG_FILE;
-use crate::router::router;
+use crate::router::router_with_origin;
 use crate::sample_check::{assert_matches_sample, assert_matches_sample_part, sample};
 use crate::test_client::{get, raw_get, Answer};
 use crate::vertex_subtasks::JobVertexTaskManagers;
@@ -21,7 +21,7 @@ use weir_core::ids::JobId;
 const UNKNOWN: JobId = JobId(0x0123);
 
 fn app() -> Router {
-    router(FakeBackend::new())
+    router_with_origin(FakeBackend::new(), Some(axum::http::HeaderValue::from_static("*")))
 }
 
 /// GET with and without `/v1`, asserting both answer the same; returns the answer.

@@ -50,7 +50,9 @@
 //! - a known path with another method: 405 with an `Allow` header;
 //! - a backend that panics: 500, and the server keeps serving.
 //!
-//! Every response carries `Access-Control-Allow-Origin: *`, as Flink's does by default.
+//! Every write must be JSON (else 415) and responses carry the configured
+//! `Access-Control-Allow-Origin` (see [`http_policy`](crate::http_policy)); sockets,
+//! TLS and connection bounds are [`server`](crate::server)'s.
 //! Invariant: no input makes a handler panic.
 
 use crate::backend::RestBackend;
@@ -59,13 +61,14 @@ use crate::exceptions::JobExceptions;
 use crate::jobs::JobPlanInfo;
 use crate::path_params::is_hex_id;
 use crate::savepoints::{SavepointTriggerRequest, StopWithSavepointRequest};
+use crate::server::{serve_app, RestServerOptions};
 use crate::status::JobStatusInfo;
 use crate::submit::JobSubmitRequest;
-use crate::{metric_routes, process_routes, vertex_routes, web_assets};
+use crate::{http_policy, metric_routes, process_routes, vertex_routes, web_assets};
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
-use axum::http::{header, HeaderValue, Method, StatusCode, Uri};
+use axum::http::{HeaderValue, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
@@ -89,8 +92,15 @@ pub(crate) type Backend = Arc<dyn RestBackend>;
 /// Query parameters as sent, in order; a key may repeat.
 pub(crate) type QueryPairs = Vec<(String, String)>;
 
-/// The router serving every path of the module table, with and without `/v1`.
+/// The router serving every path of the module table, with and without `/v1`, with no
+/// `Access-Control-Allow-Origin` header.
 pub fn router(backend: Arc<dyn RestBackend>) -> Router {
+    router_with_origin(backend, None)
+}
+
+/// [`router()`] whose responses carry `Access-Control-Allow-Origin: allow_origin`
+/// when given.
+pub fn router_with_origin(backend: Arc<dyn RestBackend>, allow_origin: Option<HeaderValue>) -> Router {
     let mut r: Router<Backend> = Router::new();
     for prefix in ["", "/v1"] {
         r = r
@@ -129,13 +139,23 @@ pub fn router(backend: Arc<dyn RestBackend>) -> Router {
     r = web_assets::add(r);
     r.fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
-        .layer(axum::middleware::map_response(allow_any_origin))
+        .layer(axum::middleware::from_fn(http_policy::require_json))
+        .layer(axum::middleware::map_response(move |response: Response| {
+            let origin = allow_origin.clone();
+            async move { http_policy::allow_origin(origin.as_ref(), response) }
+        }))
         .with_state(backend)
 }
 
 /// Serves [`router()`] on `listener` until the listener fails.
 pub async fn serve(listener: TcpListener, backend: Arc<dyn RestBackend>) -> io::Result<()> {
-    axum::serve(listener, router(backend)).await
+    serve_app(
+        listener,
+        router(backend),
+        RestServerOptions::default(),
+        std::future::pending(),
+    )
+    .await
 }
 
 /// Serves [`router()`] on `listener` until `signal` completes, then stops accepting
@@ -144,9 +164,7 @@ pub async fn serve_with_shutdown<F>(listener: TcpListener, backend: Arc<dyn Rest
 where
     F: Future<Output = ()> + Send + 'static,
 {
-    axum::serve(listener, router(backend))
-        .with_graceful_shutdown(signal)
-        .await
+    serve_app(listener, router(backend), RestServerOptions::default(), signal).await
 }
 
 /// A REST server running on the current tokio runtime; dropping the handle asks the
@@ -162,6 +180,15 @@ impl RestServerHandle {
     /// Binds `addr` (e.g. `127.0.0.1:0` for an ephemeral port) and serves `backend`
     /// on a task of the current tokio runtime. Must be called within a runtime.
     pub async fn start(addr: impl ToSocketAddrs, backend: Arc<dyn RestBackend>) -> io::Result<Self> {
+        Self::start_with(addr, backend, RestServerOptions::default()).await
+    }
+
+    /// [`start`](Self::start) with TLS, CORS and connection bounds of `options`.
+    pub async fn start_with(
+        addr: impl ToSocketAddrs,
+        backend: Arc<dyn RestBackend>,
+        options: RestServerOptions,
+    ) -> io::Result<Self> {
         let listener = TcpListener::bind(addr).await?;
         let local_addr = listener.local_addr()?;
         let (tx, rx) = oneshot::channel::<()>();
@@ -169,7 +196,8 @@ impl RestServerHandle {
             // Either an explicit shutdown or a dropped handle stops the server.
             let _ = rx.await;
         };
-        let task = tokio::spawn(serve_with_shutdown(listener, backend, signal));
+        let app = router_with_origin(backend, options.allow_origin.clone());
+        let task = tokio::spawn(serve_app(listener, app, options, signal));
         Ok(Self {
             local_addr,
             shutdown: Some(tx),
@@ -534,11 +562,4 @@ async fn method_not_allowed(method: Method, uri: Uri) -> Response {
         StatusCode::METHOD_NOT_ALLOWED,
         &ErrorResponse::single(format!("Request method {method} is not supported for {}.", uri.path())),
     )
-}
-
-async fn allow_any_origin(mut response: Response) -> Response {
-    response
-        .headers_mut()
-        .insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, HeaderValue::from_static("*"));
-    response
 }

@@ -3,7 +3,7 @@
 
 use crate::examples::{self, JID, TM_ID};
 use crate::fake_backend::{FakeBackend, FINISHED, NEW_JOB, PANICKY};
-use crate::router::{router, RestServerHandle};
+use crate::router::{router_with_origin, RestServerHandle};
 use crate::sample_check::sample;
 use crate::test_client::{get, raw_get, send};
 use axum::body::Body;
@@ -16,7 +16,8 @@ use tower::ServiceExt;
 
 fn app() -> (Arc<FakeBackend>, Router) {
     let fake = FakeBackend::new();
-    let app = router(fake.clone());
+    // Flink's default CORS header, configured.
+    let app = router_with_origin(fake.clone(), Some(axum::http::HeaderValue::from_static("*")));
     (fake, app)
 }
 

@@ -26,11 +26,11 @@ impl Answer {
 
 /// Sends a request through `app`: status, headers and body.
 async fn exchange(app: &Router, method: Method, uri: &str, body: &str) -> (StatusCode, HeaderMap, Bytes) {
-    let request = Request::builder()
-        .method(method)
-        .uri(uri)
-        .body(Body::from(body.to_string()))
-        .expect("valid request");
+    let mut request = Request::builder().method(method.clone()).uri(uri);
+    if method != Method::GET && method != Method::HEAD {
+        request = request.header(header::CONTENT_TYPE, "application/json");
+    }
+    let request = request.body(Body::from(body.to_string())).expect("valid request");
     let response = app.clone().oneshot(request).await.expect("infallible");
     let status = response.status();
     let headers = response.headers().clone();

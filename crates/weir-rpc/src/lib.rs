@@ -6,6 +6,7 @@
 //! - [`convert`]: state handles and barriers to and from their wire form.
 //! - [`process`]: how a process samples its own [`ProcessMetrics`] (CPU, memory,
 //!   threads) and describes its [`LogFile`]s.
+//! - [`tls`]: server and client endpoints over mutual TLS (`security.ssl.internal.*`).
 
 #![allow(missing_docs)]
 
@@ -18,3 +19,4 @@ pub use v1::*;
 
 pub mod convert;
 pub mod process;
+pub mod tls;

@@ -110,7 +110,11 @@ pub async fn start_taskmanager(
     })?;
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
     let executor = TaskExecutor::new(settings.clone(), registry, network, tx);
-    tokio::spawn(run_reporter(settings.jobmanager_rpc.clone(), rx));
+    tokio::spawn(run_reporter(
+        settings.jobmanager_rpc.clone(),
+        settings.internal_tls.clone(),
+        rx,
+    ));
     tokio::spawn(run_registration(
         executor.clone(),
         advertised(&settings.host, rpc_address),
@@ -119,8 +123,14 @@ pub async fn start_taskmanager(
     let source = Arc::new(TaskManagerMetricSource::new(executor.clone(), settings.host.clone()));
     let exporters = start_prometheus_exporters(&settings.metric_reporters, &settings.bind_host, source).await;
     let service = TaskExecutorService::new(executor.clone());
+    let mut server = tonic::transport::Server::builder();
+    if let Some(tls) = weir_rpc::tls::server_tls(settings.internal_tls.as_deref()) {
+        server = server
+            .tls_config(tls)
+            .map_err(|e| TaskManagerError::Rpc(format!("TLS: {e}")))?;
+    }
     let rpc_server = tokio::spawn(async move {
-        tonic::transport::Server::builder()
+        server
             .add_service(TaskExecutorGatewayServer::new(service))
             .serve_with_incoming(TcpIncoming::from(listener).with_nodelay(Some(true)))
             .await

@@ -18,12 +18,16 @@ use weir_rpc::job_master_gateway_client::JobMasterGatewayClient;
 use weir_rpc::process::{log_file, ProcessSampler};
 use weir_rpc::resource_manager_client::ResourceManagerClient;
 use weir_rpc::{Hardware, RegisterTaskExecutorRequest, TaskExecutorHeartbeat};
+use weir_security::InternalTls;
 
-async fn connect(address: &str) -> Option<Channel> {
-    let endpoint = Channel::from_shared(format!("http://{address}"))
-        .ok()?
-        .connect_timeout(Duration::from_secs(2));
-    endpoint.connect().await.ok()
+async fn connect(address: &str, tls: Option<&InternalTls>) -> Option<Channel> {
+    try_connect(address, tls).await.ok()
+}
+
+async fn try_connect(address: &str, tls: Option<&InternalTls>) -> Result<Channel, tonic::transport::Error> {
+    weir_rpc::tls::endpoint(address, tls, Duration::from_secs(2))?
+        .connect()
+        .await
 }
 
 fn hardware() -> Hardware {
@@ -56,11 +60,19 @@ fn meminfo() -> (u64, u64) {
 pub async fn run_registration(executor: Arc<TaskExecutor>, rpc_address: String, data_address: String) {
     let settings = executor.settings().clone();
     let process = ProcessSampler::new();
+    let mut unreachable = false;
     loop {
-        let Some(channel) = connect(&settings.jobmanager_rpc).await else {
-            tokio::time::sleep(Duration::from_millis(300)).await;
-            continue;
+        let channel = match try_connect(&settings.jobmanager_rpc, settings.internal_tls.as_deref()).await {
+            Ok(channel) => channel,
+            Err(e) => {
+                if !std::mem::replace(&mut unreachable, true) {
+                    tracing::warn!("cannot connect to the JobManager at {}: {e:?}", settings.jobmanager_rpc);
+                }
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                continue;
+            }
         };
+        unreachable = false;
         let mut client = ResourceManagerClient::new(channel);
         let request = RegisterTaskExecutorRequest {
             resource_id: settings.resource_id.clone(),
@@ -122,12 +134,18 @@ pub async fn run_registration(executor: Arc<TaskExecutor>, rpc_address: String, 
 
 /// Sends task state reports and checkpoint acknowledgements to the JobMaster, in
 /// order, retrying while it is unreachable.
-pub async fn run_reporter(jobmanager_rpc: String, mut reports: UnboundedReceiver<Report>) {
+pub async fn run_reporter(
+    jobmanager_rpc: String,
+    tls: Option<Arc<InternalTls>>,
+    mut reports: UnboundedReceiver<Report>,
+) {
     let mut client: Option<JobMasterGatewayClient<Channel>> = None;
     while let Some(report) = reports.recv().await {
         for attempt in 0..50 {
             if client.is_none() {
-                client = connect(&jobmanager_rpc).await.map(JobMasterGatewayClient::new);
+                client = connect(&jobmanager_rpc, tls.as_deref())
+                    .await
+                    .map(JobMasterGatewayClient::new);
             }
             if let Some(c) = client.as_mut() {
                 let sent = match report.clone() {

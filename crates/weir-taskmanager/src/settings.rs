@@ -42,4 +42,7 @@ pub struct TaskManagerSettings {
     /// The Prometheus reporters to start (`metrics.reporter.<name>.*`), bound on
     /// `bind_host`.
     pub metric_reporters: Vec<PrometheusReporterConfig>,
+    /// Mutual TLS for the RPC server and the client of the JobManager
+    /// (`security.ssl.internal.*`; the data plane's is in `network`); `None`: plaintext.
+    pub internal_tls: Option<std::sync::Arc<weir_security::InternalTls>>,
 }

@@ -6,6 +6,7 @@
 //! least one credit (exclusive or floating) so that no channel can starve forever.
 
 use super::error::NetworkError;
+use super::remote::DataPlaneTls;
 use serde::{Deserialize, Serialize};
 
 /// Sizes of the network buffer pool and of each channel's share of it.
@@ -29,6 +30,33 @@ pub struct NetworkConfig {
     /// [`NetworkError::PartitionNotFound`], in milliseconds (60 000).
     #[serde(default = "default_partition_request_timeout_ms")]
     pub partition_request_timeout_ms: u64,
+    /// Connections the data server serves at once (`taskmanager.data.max-connections`,
+    /// 256); further ones are closed at once.
+    #[serde(default = "default_data_max_connections")]
+    pub data_max_connections: usize,
+    /// How long a new data connection may take for its TLS handshake and hello, in
+    /// milliseconds (`taskmanager.data.handshake-timeout`, 10 000).
+    #[serde(default = "default_data_handshake_timeout_ms")]
+    pub data_handshake_timeout_ms: u64,
+    /// How long a data connection serving no channel may stay silent before the data
+    /// server closes it, in milliseconds (`taskmanager.data.idle-timeout`, 300 000).
+    #[serde(default = "default_data_idle_timeout_ms")]
+    pub data_idle_timeout_ms: u64,
+    /// Mutual TLS for data connections (`security.ssl.internal.*`); `None`: plain TCP.
+    #[serde(skip)]
+    pub tls: Option<DataPlaneTls>,
+}
+
+fn default_data_max_connections() -> usize {
+    256
+}
+
+fn default_data_handshake_timeout_ms() -> u64 {
+    10_000
+}
+
+fn default_data_idle_timeout_ms() -> u64 {
+    300_000
 }
 
 fn default_partition_request_timeout_ms() -> u64 {
@@ -44,6 +72,10 @@ impl Default for NetworkConfig {
             max_buffers_per_channel: 10,
             total_buffers: 2048,
             partition_request_timeout_ms: default_partition_request_timeout_ms(),
+            data_max_connections: default_data_max_connections(),
+            data_handshake_timeout_ms: default_data_handshake_timeout_ms(),
+            data_idle_timeout_ms: default_data_idle_timeout_ms(),
+            tls: None,
         }
     }
 }

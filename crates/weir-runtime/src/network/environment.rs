@@ -142,7 +142,7 @@ impl NetworkEnvironment {
                 s.local_addr()
             )));
         }
-        let started = DataServer::start(bind, self.registry.clone())?;
+        let started = DataServer::start(bind, self.registry.clone(), &self.config)?;
         let addr = started.local_addr();
         *server = Some(started);
         Ok(addr)
@@ -263,7 +263,7 @@ impl NetworkEnvironment {
                 return Ok(c.clone());
             }
         }
-        let conn = ClientConnShared::connect(address)?;
+        let conn = ClientConnShared::connect(address, self.config.tls.as_ref().map(|t| &t.client))?;
         conns.insert(address.to_owned(), conn.clone());
         Ok(conn)
     }

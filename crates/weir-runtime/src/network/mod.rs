@@ -57,5 +57,5 @@ pub use error::NetworkError;
 pub use input_gate::InputGate;
 pub use record_reader::{ReaderEvent, RecordReader};
 pub use record_writer::RecordWriter;
-pub use remote::{ChannelSpec, PartitionId};
+pub use remote::{ChannelSpec, DataPlaneTls, PartitionId};
 pub use result_partition::ResultPartitionWriter;

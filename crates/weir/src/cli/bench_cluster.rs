@@ -22,6 +22,10 @@ pub struct BenchClusterArgs {
     /// Distinct keys.
     #[arg(long, default_value_t = 10_000)]
     pub keys: u64,
+    /// A configuration entry `key=value` for every started process (e.g.
+    /// `security.ssl.internal.*` to measure internal TLS); repeatable.
+    #[arg(short = 'D', value_name = "KEY=VALUE")]
+    pub dynamic: Vec<String>,
 }
 
 fn daemon(role: &str, dynamic: &[String]) -> Result<Daemon> {
@@ -43,13 +47,16 @@ fn rss_mib(pid: u32) -> f64 {
 /// Runs the comparison and prints the figures.
 pub fn run(args: &BenchClusterArgs) -> Result<()> {
     let start = Instant::now();
-    let jm = daemon("jobmanager", &["jobmanager.rpc.port=0".into(), "rest.port=0".into()])?;
+    let mut jm_conf = vec!["jobmanager.rpc.port=0".to_string(), "rest.port=0".to_string()];
+    jm_conf.extend(args.dynamic.iter().cloned());
+    let jm = daemon("jobmanager", &jm_conf)?;
     let rest = jm.field("rest")?;
     let rpc_port = jm.field("rpc")?.rsplit(':').next().unwrap_or("0").to_string();
-    let tm_conf = vec![
+    let mut tm_conf = vec![
         format!("jobmanager.rpc.port={rpc_port}"),
         "taskmanager.numberOfTaskSlots=1".to_string(),
     ];
+    tm_conf.extend(args.dynamic.iter().cloned());
     let tms = [daemon("taskmanager", &tm_conf)?, daemon("taskmanager", &tm_conf)?];
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {

@@ -1,23 +1,71 @@
 //! `weir run`, `weir list`, `weir cancel`: clients of the Dispatcher's REST API.
 //! (`weir savepoint` and `weir stop` are in `savepoint.rs`.)
+//!
+//! Every REST call of the process goes through one agent, plain HTTP unless
+//! [`configure`] found `security.ssl.rest.enabled` (HTTPS trusting
+//! `security.ssl.rest.trust-cert`, presenting `security.ssl.rest.cert` when
+//! `security.ssl.rest.authentication-enabled`).
 
 use super::JobArgs;
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
+use std::sync::OnceLock;
 use std::time::Duration;
 use weir_rest::JobSubmitRequest;
 
-/// Where the JobManager's REST endpoint is.
+/// Where the JobManager's REST endpoint is, and how to reach it.
 #[derive(Debug, Args, Clone)]
 pub struct Target {
     /// host:port of the JobManager's REST endpoint.
     #[arg(short = 'm', long = "jobmanager", default_value = "127.0.0.1:8081")]
     pub jobmanager: String,
+    /// A configuration option `key=value` (over `config.yaml` and `$WEIR_PROPERTIES`):
+    /// `security.ssl.rest.*` to connect with HTTPS; for `weir run` the others are the
+    /// job's configuration (restart strategy, checkpointing, …). Repeatable.
+    #[arg(short = 'D', value_name = "KEY=VALUE")]
+    pub dynamic: Vec<String>,
+}
+
+/// The REST client of this process.
+struct RestClient {
+    agent: ureq::Agent,
+    scheme: &'static str,
+}
+
+static CLIENT: OnceLock<RestClient> = OnceLock::new();
+
+/// Sets up this process's REST client from the configuration (`config.yaml`,
+/// `$WEIR_PROPERTIES`, then `dynamic`): HTTPS when `security.ssl.rest.enabled`. The
+/// first call decides; without one, calls are plain HTTP.
+pub fn configure(dynamic: &[String]) -> Result<()> {
+    let config = super::cluster::ConfigArgs {
+        conf_dir: None,
+        dynamic: dynamic.to_vec(),
+    }
+    .load()?;
+    let client = match weir_security::rest_client_tls(&config)? {
+        Some(tls) => RestClient {
+            agent: ureq::AgentBuilder::new().tls_config(tls).build(),
+            scheme: "https",
+        },
+        None => plain_client(),
+    };
+    // A client set up before (by an earlier call) stays.
+    drop(CLIENT.set(client));
+    Ok(())
+}
+
+fn plain_client() -> RestClient {
+    RestClient {
+        agent: ureq::AgentBuilder::new().build(),
+        scheme: "http",
+    }
 }
 
 fn call(method: &str, address: &str, path: &str, body: Option<&str>) -> Result<(u16, String)> {
-    let url = format!("http://{address}{path}");
-    let request = ureq::request(method, &url).timeout(Duration::from_secs(30));
+    let client = CLIENT.get_or_init(plain_client);
+    let url = format!("{}://{address}{path}", client.scheme);
+    let request = client.agent.request(method, &url).timeout(Duration::from_secs(30));
     let result = match body {
         Some(b) => request.set("Content-Type", "application/json").send_string(b),
         None => request.call(),
@@ -78,10 +126,6 @@ pub struct RunArgs {
     /// Start even when savepoint state belongs to no operator of the program.
     #[arg(short = 'n', long = "allowNonRestoredState")]
     pub allow_non_restored_state: bool,
-    /// A job configuration option `key=value` (restart strategy, checkpointing, …);
-    /// repeatable. Unknown keys and bad values are refused by the JobManager.
-    #[arg(short = 'D', value_name = "KEY=VALUE")]
-    pub dynamic: Vec<String>,
     /// The program and its settings.
     #[command(flatten)]
     pub job: JobArgs,
@@ -125,11 +169,15 @@ pub fn submit_request(job: &JobArgs) -> Result<JobSubmitRequest> {
 /// `weir run`: submits a job; without `-d` waits for it to end and prints its final state.
 pub fn run(args: &RunArgs) -> Result<()> {
     let mut request = submit_request(&args.job)?;
-    for entry in &args.dynamic {
+    for entry in &args.target.dynamic {
         let (key, value) = entry
             .split_once('=')
             .filter(|(k, _)| !k.trim().is_empty())
             .ok_or_else(|| anyhow!("invalid -D '{entry}': expected key=value"))?;
+        // The client's own settings, not the job's.
+        if key.trim().starts_with("security.ssl.") {
+            continue;
+        }
         request.config.insert(key.trim().to_string(), value.trim().to_string());
     }
     request.savepoint_path = args.from_savepoint.clone();

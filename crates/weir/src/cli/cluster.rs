@@ -104,6 +104,8 @@ pub fn jobmanager_settings(config: &Configuration) -> Result<JobManagerSettings>
         object_stores: ObjectStoreOptions::from_config(config)?,
         log_file: None,
         metric_reporters: prometheus_reporters(config)?,
+        internal_tls: super::security::internal_tls(config)?,
+        rest_server: super::security::rest_server_options(config)?,
     })
 }
 
@@ -159,7 +161,8 @@ pub fn taskmanager_settings(config: &Configuration) -> Result<TaskManagerSetting
         .trim()
         .parse()
         .context("taskmanager.rpc.port: Weir accepts a single port number (0 = any free port)")?;
-    let network = NetworkConfig {
+    let internal_tls = super::security::internal_tls(config)?;
+    let mut network = NetworkConfig {
         segment_size: segment_size as usize,
         buffers_per_channel: config.get(&o::NETWORK_BUFFERS_PER_CHANNEL)? as usize,
         floating_buffers_per_gate: config.get(&o::NETWORK_FLOATING_BUFFERS_PER_GATE)? as usize,
@@ -167,6 +170,7 @@ pub fn taskmanager_settings(config: &Configuration) -> Result<TaskManagerSetting
         total_buffers: memory.network_buffers(segment_size),
         ..NetworkConfig::default()
     };
+    super::security::secure_data_plane(&mut network, config, internal_tls.as_deref())?;
     network.validate()?;
     let jm_host: String = config.get(&o::JOBMANAGER_RPC_ADDRESS)?;
     let jm_port: u16 = config.get(&o::JOBMANAGER_RPC_PORT)?;
@@ -197,6 +201,7 @@ pub fn taskmanager_settings(config: &Configuration) -> Result<TaskManagerSetting
         object_stores: ObjectStoreOptions::from_config(config)?,
         log_file: None,
         metric_reporters: prometheus_reporters(config)?,
+        internal_tls,
     })
 }
 

@@ -58,7 +58,31 @@ pub fn main_with(name: &'static str, version: &'static str, programs: Vec<Progra
     ) {
         restore_default_sigpipe();
     }
-    let result = match &cli.command {
+    let result = client_settings(&cli.command)
+        .map_or(Ok(()), client::configure)
+        .and_then(|()| run_command(&cli.command));
+    if let Err(e) = result {
+        let chain: Vec<String> = e.chain().map(|c| c.to_string()).collect();
+        eprintln!("error: {}", chain.join(": "));
+        std::process::exit(1);
+    }
+}
+
+/// The `-D` entries a REST client command connects with (`security.ssl.rest.*`).
+fn client_settings(command: &Command) -> Option<&[String]> {
+    match command {
+        Command::Run(args) => Some(&args.target.dynamic),
+        Command::List(target) | Command::Cancel { target, .. } => Some(&target.dynamic),
+        Command::Savepoint(args) => Some(&args.target.dynamic),
+        Command::Stop(args) => Some(&args.target.dynamic),
+        Command::Top(args) => Some(&args.target.dynamic),
+        Command::Sql(args) if args.jobmanager.is_some() => Some(&args.dynamic),
+        _ => None,
+    }
+}
+
+fn run_command(command: &Command) -> anyhow::Result<()> {
+    match command {
         Command::Local(job) => commands::local(job),
         Command::Plan { job, json } => commands::plan(job, *json),
         Command::Programs => {
@@ -78,11 +102,6 @@ pub fn main_with(name: &'static str, version: &'static str, programs: Vec<Progra
         Command::Stop(args) => savepoint::stop(args),
         Command::Top(args) => top::run(args),
         Command::Sql(args) => sql::run(args),
-    };
-    if let Err(e) = result {
-        let chain: Vec<String> = e.chain().map(|c| c.to_string()).collect();
-        eprintln!("error: {}", chain.join(": "));
-        std::process::exit(1);
     }
 }
 

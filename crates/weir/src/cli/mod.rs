@@ -12,6 +12,7 @@ pub mod embedded;
 pub mod entry;
 pub mod mini_cluster;
 pub mod savepoint;
+pub mod security;
 pub mod sql;
 pub mod top;
 

@@ -20,6 +20,7 @@
 //! a leaf.
 
 use super::protocol::{self, ControlFrame, ErrorCode, Frame, HELLO_LEN, KIND_DATA, KIND_PRIORITY_EVENT};
+use super::transport::{self, Halves};
 use super::{PartitionId, EVENT_WINDOW};
 use crate::network::buffer::{lock, BufferOrEvent, PriorityEvent};
 use crate::network::cancel::CancelToken;
@@ -83,8 +84,9 @@ struct PendingControl {
 }
 
 impl ClientConnShared {
-    /// Connects to `address`, shakes hands and starts the connection's threads.
-    pub(crate) fn connect(address: &str) -> Result<Arc<Self>, NetworkError> {
+    /// Connects to `address` (over TLS with `tls`), shakes hands and starts the
+    /// connection's threads.
+    pub(crate) fn connect(address: &str, tls: Option<&Arc<rustls::ClientConfig>>) -> Result<Arc<Self>, NetworkError> {
         let err = |reason: String| NetworkError::Connect {
             address: address.to_owned(),
             reason,
@@ -104,15 +106,20 @@ impl ClientConnShared {
                 Err(e) => last = Some(e),
             }
         }
-        let mut stream = connected
+        let stream = connected
             .ok_or_else(|| err(last.map_or_else(|| "the address resolves to nothing".to_owned(), |e| e.to_string())))?;
-        stream
+        let Halves {
+            reader: mut input,
+            writer: mut output,
+        } = stream
             .set_nodelay(true)
-            .and_then(|()| stream.set_read_timeout(Some(HANDSHAKE_TIMEOUT)))
-            .and_then(|()| stream.write_all(&protocol::hello()))
+            .and_then(|()| transport::connect(&stream, tls, address, HANDSHAKE_TIMEOUT))
+            .map_err(|e| err(format!("handshake failed: {e}")))?;
+        output
+            .write_all(&protocol::hello())
             .map_err(|e| err(format!("handshake failed: {e}")))?;
         let mut hello = [0u8; HELLO_LEN];
-        stream.read_exact(&mut hello).map_err(|e| {
+        input.read_exact(&mut hello).map_err(|e| {
             err(format!(
                 "no handshake answer ({e}): not a Weir data server, or it rejected this client"
             ))
@@ -127,9 +134,11 @@ impl ClientConnShared {
                 protocol::PROTOCOL_VERSION
             )));
         }
-        let clone = |s: &TcpStream| s.try_clone().map_err(|e| err(e.to_string()));
-        stream.set_read_timeout(None).map_err(|e| err(e.to_string()))?;
-        let (reader, writer) = (clone(&stream)?, clone(&stream)?);
+        stream
+            .set_read_timeout(None)
+            .and_then(|()| stream.set_write_timeout(None))
+            .map_err(|e| err(e.to_string()))?;
+        let (reader, writer) = (input, output);
         let conn = Arc::new(Self {
             address: address.to_owned(),
             stream,
@@ -276,7 +285,7 @@ impl ClientConnShared {
         }
     }
 
-    fn read_loop(self: Arc<Self>, stream: TcpStream) {
+    fn read_loop(self: Arc<Self>, stream: Box<dyn Read + Send>) {
         let mut input = BufReader::with_capacity(READ_BUFFER, stream);
         let mut scratch = Vec::new();
         let reason = loop {
@@ -358,7 +367,7 @@ impl ClientConnShared {
         Ok(())
     }
 
-    fn write_loop(self: Arc<Self>, stream: TcpStream) {
+    fn write_loop(self: Arc<Self>, stream: Box<dyn Write + Send>) {
         let mut out = BufWriter::with_capacity(WRITE_BUFFER, stream);
         let mut dirty = false;
         loop {

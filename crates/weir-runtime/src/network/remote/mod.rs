@@ -16,7 +16,12 @@
 //!   remote channel is an input channel of an ordinary
 //!   [`InputGate`](super::InputGate), next to local ones; its gate owns real receive
 //!   buffers (see below) and drives the same [`ReceiverCredits`](super::ReceiverCredits).
-//! - `protocol` encodes and decodes the frames.
+//! - `protocol` encodes and decodes the frames; `transport` carries them over plain
+//!   TCP or mutual TLS ([`DataPlaneTls`]).
+//! - Bounds: the data server serves at most `data_max_connections` connections (a
+//!   refused burst logs one warning), closes a connection whose TLS handshake and
+//!   hello take longer than `data_handshake_timeout_ms`, and one that serves no
+//!   channel and stays silent for `data_idle_timeout_ms`.
 //!
 //! # Wire protocol (version [`PROTOCOL_VERSION`])
 //!
@@ -117,9 +122,12 @@
 pub(crate) mod client;
 pub(crate) mod protocol;
 pub(crate) mod server;
+pub(crate) mod transport;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tls_tests;
 
 use super::buffer::{lock, wait_slice};
 use super::cancel::CancelToken;
@@ -132,6 +140,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 pub use protocol::{MAGIC, MAX_FRAME_LENGTH, PROTOCOL_VERSION};
+pub use transport::DataPlaneTls;
 
 /// Events one remote channel may have in flight (sent and not yet taken by the
 /// consumer).

@@ -19,21 +19,21 @@
 use super::protocol::{
     self, ControlFrame, ErrorCode, Frame, WireError, HELLO_LEN, KIND_DATA, KIND_EVENT, KIND_PRIORITY_EVENT,
 };
+use super::transport::{self, Halves};
 use super::{Lookup, PartitionId, PartitionRegistry, MAX_CONTROL_QUEUE};
 use crate::network::buffer::lock;
+use crate::network::config::NetworkConfig;
 use crate::network::error::NetworkError;
 use crate::network::subpartition::{RemoteTaken, Subpartition};
 use std::collections::{HashMap, VecDeque};
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufRead, BufReader, BufWriter, ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+use weir_core::admission::{Admitted, ConnectionLimit};
 use weir_core::Event;
-
-/// How long a new connection may take to send its hello.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Capacity of a connection's read and write buffers.
 const IO_BUFFER: usize = 256 * 1024;
@@ -50,11 +50,22 @@ pub(crate) struct ServerShared {
     conns: Mutex<HashMap<u64, Arc<ServerConnShared>>>,
     next_conn: AtomicU64,
     shutdown: AtomicBool,
+    /// TLS for every connection (`None`: plain TCP).
+    tls: Option<Arc<rustls::ServerConfig>>,
+    /// The bound on open connections, counted from accept to close.
+    limit: ConnectionLimit,
+    handshake_timeout: Duration,
+    idle_timeout: Duration,
 }
 
 impl DataServer {
-    /// Binds `bind` and starts accepting connections.
-    pub(crate) fn start(bind: &str, registry: Arc<PartitionRegistry>) -> Result<Self, NetworkError> {
+    /// Binds `bind` and starts accepting connections, with the TLS, connection limit
+    /// and timeouts of `config`.
+    pub(crate) fn start(
+        bind: &str,
+        registry: Arc<PartitionRegistry>,
+        config: &NetworkConfig,
+    ) -> Result<Self, NetworkError> {
         let bind_err = |e: std::io::Error| NetworkError::Bind {
             address: bind.to_owned(),
             reason: e.to_string(),
@@ -66,6 +77,10 @@ impl DataServer {
             conns: Mutex::new(HashMap::new()),
             next_conn: AtomicU64::new(0),
             shutdown: AtomicBool::new(false),
+            tls: config.tls.as_ref().map(|t| t.server.clone()),
+            limit: ConnectionLimit::new(config.data_max_connections),
+            handshake_timeout: Duration::from_millis(config.data_handshake_timeout_ms.max(1)),
+            idle_timeout: Duration::from_millis(config.data_idle_timeout_ms.max(1)),
         });
         let accept = shared.clone();
         thread::Builder::new()
@@ -126,13 +141,27 @@ impl ServerShared {
             }
             match stream {
                 Ok(stream) => {
+                    let admitted = match self.limit.try_admit(Instant::now()) {
+                        Ok(admitted) => admitted,
+                        Err(refused) => {
+                            if let Some(refused) = refused.warn {
+                                tracing::warn!(
+                                    limit = self.limit.limit(),
+                                    refused,
+                                    "data server at its connection limit (taskmanager.data.max-connections): closing new connections"
+                                );
+                            }
+                            drop(stream);
+                            continue;
+                        }
+                    };
                     let me = self.clone();
                     let peer = stream
                         .peer_addr()
                         .map_or_else(|_| "unknown peer".to_owned(), |a| a.to_string());
                     let spawned = thread::Builder::new()
                         .name(format!("weir-data-in-{peer}"))
-                        .spawn(move || me.serve(stream, peer));
+                        .spawn(move || me.serve(stream, peer, admitted));
                     if let Err(e) = spawned {
                         tracing::warn!(error = %e, "cannot start a data connection thread");
                     }
@@ -146,30 +175,47 @@ impl ServerShared {
         tracing::debug!("data server stopped accepting");
     }
 
-    /// Runs one connection: handshake, writer thread, then the read loop.
-    fn serve(self: Arc<Self>, stream: TcpStream, peer: String) {
+    /// Runs one connection: handshake, writer thread, then the read loop. `admitted`
+    /// holds the connection's place under the limit until it ends (freed before the
+    /// connection leaves `conns`, so a place is free once it is gone from there).
+    fn serve(self: Arc<Self>, stream: TcpStream, peer: String, admitted: Admitted) {
         let Some(conn) = self.handshake(stream, &peer) else {
             return;
         };
-        let reason = conn.read_loop(&self.registry);
+        let reason = conn.read_loop(&self.registry, self.idle_timeout);
         match &reason {
-            Ok(()) => tracing::debug!(peer = %peer, "data connection closed by the peer"),
+            Ok(Closed::ByPeer) => tracing::debug!(peer = %peer, "data connection closed by the peer"),
+            Ok(Closed::Idle) => tracing::debug!(peer = %peer, "closing an idle data connection"),
             Err(e) => tracing::warn!(peer = %peer, error = %e, "closing data connection"),
         }
+        drop(admitted);
         lock(&self.conns).remove(&conn.id);
-        conn.close(&match reason {
-            Ok(()) => "closed by the peer".to_owned(),
+        conn.close(match &reason {
+            Ok(Closed::ByPeer) => "closed by the peer",
+            Ok(Closed::Idle) => "idle",
             Err(e) => e,
         });
     }
 
-    fn handshake(&self, mut stream: TcpStream, peer: &str) -> Option<Arc<ServerConnShared>> {
+    fn handshake(&self, stream: TcpStream, peer: &str) -> Option<Arc<ServerConnShared>> {
+        let log_failure = |e: &std::io::Error| {
+            if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) {
+                tracing::debug!(peer = %peer, "data connection sent no hello in time");
+            } else {
+                tracing::warn!(peer = %peer, error = %e, "data connection closed during the handshake");
+            }
+        };
+        let Halves { mut reader, mut writer } =
+            match transport::accept(&stream, self.tls.as_ref(), self.handshake_timeout) {
+                Ok(halves) => halves,
+                Err(e) => {
+                    log_failure(&e);
+                    return None;
+                }
+            };
         let mut hello = [0u8; HELLO_LEN];
-        let read = stream
-            .set_read_timeout(Some(HANDSHAKE_TIMEOUT))
-            .and_then(|()| stream.read_exact(&mut hello));
-        if let Err(e) = read {
-            tracing::warn!(peer = %peer, error = %e, "data connection closed during the handshake");
+        if let Err(e) = reader.read_exact(&mut hello) {
+            log_failure(&e);
             return None;
         }
         let (magic, version) = protocol::parse_hello(&hello);
@@ -181,7 +227,7 @@ impl ServerShared {
             );
             return None;
         }
-        if let Err(e) = stream.write_all(&protocol::hello()) {
+        if let Err(e) = writer.write_all(&protocol::hello()) {
             tracing::warn!(peer = %peer, error = %e, "data connection closed during the handshake");
             return None;
         }
@@ -192,7 +238,7 @@ impl ServerShared {
             );
             tracing::warn!(peer = %peer, "rejecting data connection: {message}");
             let _ = protocol::write_control(
-                &mut stream,
+                &mut writer,
                 &ControlFrame::ErrorResponse {
                     channel: None,
                     code: ErrorCode::VersionMismatch,
@@ -202,21 +248,18 @@ impl ServerShared {
             return None;
         }
         let prepared = stream
-            .set_read_timeout(None)
-            .and_then(|()| stream.set_nodelay(true))
-            .and_then(|()| stream.try_clone());
-        let (writer_stream, shutdown_stream) = match prepared.and_then(|w| Ok((w, stream.try_clone()?))) {
-            Ok(s) => s,
-            Err(e) => {
-                tracing::warn!(peer = %peer, error = %e, "cannot set up a data connection");
-                return None;
-            }
-        };
+            .set_read_timeout(Some(self.idle_timeout))
+            .and_then(|()| stream.set_write_timeout(None))
+            .and_then(|()| stream.set_nodelay(true));
+        if let Err(e) = prepared {
+            tracing::warn!(peer = %peer, error = %e, "cannot set up a data connection");
+            return None;
+        }
         let conn = Arc::new(ServerConnShared {
             id: self.next_conn.fetch_add(1, Ordering::Relaxed),
             peer: peer.to_owned(),
-            stream: shutdown_stream,
-            reader: Mutex::new(Some(stream)),
+            stream,
+            reader: Mutex::new(Some(reader)),
             state: Mutex::new(ServerConnState {
                 channels: HashMap::new(),
                 available: VecDeque::new(),
@@ -235,10 +278,10 @@ impl ServerShared {
             }
             conns.insert(conn.id, conn.clone());
         }
-        let writer = conn.clone();
+        let conn_for_writer = conn.clone();
         let spawned = thread::Builder::new()
             .name(format!("weir-data-out-{peer}"))
-            .spawn(move || writer.write_loop(writer_stream));
+            .spawn(move || conn_for_writer.write_loop(writer));
         if let Err(e) = spawned {
             tracing::warn!(peer = %peer, error = %e, "cannot start a data connection writer");
             lock(&self.conns).remove(&conn.id);
@@ -265,8 +308,8 @@ pub(crate) struct ServerConnShared {
     peer: String,
     /// A handle on the socket for shutting it down.
     stream: TcpStream,
-    /// The reading end, taken by the read loop.
-    reader: Mutex<Option<TcpStream>>,
+    /// The reading half, taken by the read loop.
+    reader: Mutex<Option<Box<dyn Read + Send>>>,
     state: Mutex<ServerConnState>,
     /// Wakes the writer.
     wake: Condvar,
@@ -279,6 +322,14 @@ struct ServerConnState {
     available: VecDeque<u64>,
     control: VecDeque<ControlFrame>,
     closed: bool,
+}
+
+/// How a connection ended without a protocol error.
+enum Closed {
+    /// The peer closed it.
+    ByPeer,
+    /// It served no channel and stayed silent for the idle timeout.
+    Idle,
 }
 
 enum Work {
@@ -397,21 +448,38 @@ impl ServerConnShared {
         }
     }
 
-    /// Reads requests until the peer closes (`Ok`) or misbehaves (`Err` with the reason).
-    fn read_loop(self: &Arc<Self>, registry: &PartitionRegistry) -> Result<(), String> {
+    /// Reads requests until the peer closes or the connection idles (`Ok`), or the
+    /// peer misbehaves (`Err` with the reason). The socket's read timeout is `idle`:
+    /// a timeout between frames closes a connection that serves no channel; one
+    /// inside a frame is an error.
+    fn read_loop(self: &Arc<Self>, registry: &PartitionRegistry, idle: Duration) -> Result<Closed, String> {
         let Some(stream) = lock(&self.reader).take() else {
             return Err("no reading end".into());
         };
         let mut input = BufReader::with_capacity(64 * 1024, stream);
         let mut scratch = Vec::new();
         loop {
+            match input.fill_buf() {
+                Ok([]) => return Ok(Closed::ByPeer),
+                Ok(_) => {}
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                    if self.state().channels.is_empty() {
+                        tracing::debug!(peer = %self.peer, idle_ms = idle.as_millis() as u64, "data connection idle");
+                        return Ok(Closed::Idle);
+                    }
+                    continue;
+                }
+                Err(_) if self.state().closed => return Ok(Closed::ByPeer),
+                Err(e) => return Err(format!("read failed: {e}")),
+            }
             let frame = match protocol::read_frame(&mut input, &mut scratch) {
                 Ok(Some(Frame::Control(frame))) => frame,
                 Ok(Some(Frame::Buffer(_))) => return Err("a client sent a BufferResponse".into()),
-                Ok(None) => return Ok(()),
+                Ok(None) => return Ok(Closed::ByPeer),
                 Err(WireError::Io(e)) if self.state().closed => {
                     tracing::debug!(peer = %self.peer, error = %e, "data connection closed");
-                    return Ok(());
+                    return Ok(Closed::ByPeer);
                 }
                 Err(e) => return Err(e.to_string()),
             };
@@ -507,7 +575,7 @@ impl ServerConnShared {
     }
 
     /// Sends control frames and channel data until the connection closes.
-    fn write_loop(self: Arc<Self>, stream: TcpStream) {
+    fn write_loop(self: Arc<Self>, stream: Box<dyn Write + Send>) {
         let mut out = BufWriter::with_capacity(IO_BUFFER, stream);
         let mut dirty = false;
         let result = loop {

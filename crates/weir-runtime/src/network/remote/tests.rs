@@ -14,12 +14,12 @@ use weir_core::{Event, StreamRecord, Watermark};
 
 const JOB: &str = "00000000000000000000000000000abc";
 
-struct Node {
-    env: Arc<NetworkEnvironment>,
-    addr: String,
+pub(super) struct Node {
+    pub(super) env: Arc<NetworkEnvironment>,
+    pub(super) addr: String,
 }
 
-fn config() -> NetworkConfig {
+pub(super) fn config() -> NetworkConfig {
     NetworkConfig {
         segment_size: 256,
         total_buffers: 256,
@@ -28,13 +28,13 @@ fn config() -> NetworkConfig {
     }
 }
 
-fn node(config: NetworkConfig) -> Node {
+pub(super) fn node(config: NetworkConfig) -> Node {
     let env = NetworkEnvironment::new(config);
     let addr = env.start_data_server("127.0.0.1:0").unwrap().to_string();
     Node { env, addr }
 }
 
-fn pid(edge: u32, subtask: u32) -> PartitionId {
+pub(super) fn pid(edge: u32, subtask: u32) -> PartitionId {
     PartitionId {
         job_id: JOB.into(),
         job_edge: edge,
@@ -43,7 +43,7 @@ fn pid(edge: u32, subtask: u32) -> PartitionId {
     }
 }
 
-fn remote(addr: &str, partition: PartitionId, subpartition: u32) -> ChannelSpec {
+pub(super) fn remote(addr: &str, partition: PartitionId, subpartition: u32) -> ChannelSpec {
     ChannelSpec::Remote {
         address: addr.to_owned(),
         partition,
@@ -59,7 +59,7 @@ fn by_channel() -> Box<dyn ChannelSelector<(u32, u64)>> {
 /// Writes `records` records `(seq % n, seq)` with timestamp `seq` round-robin over the
 /// partition's `n` subpartitions, a watermark to all after every `every`-th, then
 /// EndOfPartition.
-fn produce(w: ResultPartitionWriter, records: u64, every: u64) -> thread::JoinHandle<Duration> {
+pub(super) fn produce(w: ResultPartitionWriter, records: u64, every: u64) -> thread::JoinHandle<Duration> {
     thread::spawn(move || {
         let n = w.num_subpartitions() as u64;
         let mut writer = RecordWriter::new(w, by_channel());
@@ -77,7 +77,7 @@ fn produce(w: ResultPartitionWriter, records: u64, every: u64) -> thread::JoinHa
 }
 
 /// What [`read_all`] returns for a [`produce`]d partition of `n` subpartitions.
-fn expected(n: u64, records: u64, every: u64) -> Vec<Vec<String>> {
+pub(super) fn expected(n: u64, records: u64, every: u64) -> Vec<Vec<String>> {
     (0..n)
         .map(|c| {
             let mut out = Vec::new();
@@ -96,7 +96,7 @@ fn expected(n: u64, records: u64, every: u64) -> Vec<Vec<String>> {
 }
 
 /// Everything a reader delivers, per channel, as `r<seq>`, `w<watermark>` and `end`.
-fn read_all(reader: &mut RecordReader<(u32, u64)>) -> Result<Vec<Vec<String>>, NetworkError> {
+pub(super) fn read_all(reader: &mut RecordReader<(u32, u64)>) -> Result<Vec<Vec<String>>, NetworkError> {
     let mut out = vec![Vec::new(); reader.num_channels()];
     loop {
         match reader.next(Some(Duration::from_secs(10)))? {
@@ -121,7 +121,7 @@ fn read_all(reader: &mut RecordReader<(u32, u64)>) -> Result<Vec<Vec<String>>, N
     }
 }
 
-fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
+pub(super) fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
     let start = Instant::now();
     while !f() {
         assert!(
@@ -299,14 +299,14 @@ fn a_partition_that_never_registers_fails_with_partition_not_found() {
 }
 
 /// A raw connection to a data server.
-fn raw(addr: &str) -> TcpStream {
+pub(super) fn raw(addr: &str) -> TcpStream {
     let s = TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     s
 }
 
 /// Reads until the server closes the connection; returns what it sent.
-fn read_until_closed(s: &mut TcpStream) -> Vec<u8> {
+pub(super) fn read_until_closed(s: &mut TcpStream) -> Vec<u8> {
     let mut got = Vec::new();
     let mut buf = [0u8; 256];
     loop {
