@@ -10,12 +10,17 @@ pub mod codec;
 pub mod element;
 pub mod error;
 pub mod excerpt;
+#[cfg(any(test, feature = "fuzz"))]
+pub mod fuzz;
 pub mod ids;
 pub mod key_group;
 pub mod key_hash;
 pub mod murmur;
 pub mod sensitive;
 pub mod stats;
+
+#[cfg(test)]
+mod codec_fuzz;
 
 pub use checkpoint::{
     AlignmentType, CheckpointBarrier, CheckpointId, CheckpointOptions, CheckpointingMode, SnapshotType,

@@ -13,6 +13,8 @@ pub mod executor;
 pub mod metrics_source;
 pub mod process;
 pub mod registration;
+pub mod report_text;
+pub mod reporter;
 pub mod rpc_service;
 pub mod settings;
 pub mod task_identity;

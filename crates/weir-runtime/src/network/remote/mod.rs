@@ -116,6 +116,8 @@
 
 pub(crate) mod client;
 pub(crate) mod protocol;
+#[cfg(test)]
+mod protocol_fuzz;
 pub(crate) mod server;
 
 #[cfg(test)]
