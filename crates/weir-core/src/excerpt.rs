@@ -6,11 +6,16 @@
 pub const MAX_QUOTED_CHARS: usize = 120;
 
 /// `text` as an error quotes it: whole when it has at most [`MAX_QUOTED_CHARS`]
-/// characters, else its first ones followed by `… (<n> bytes)`.
+/// characters, else its first ones followed by how long it was:
+/// `… (<n> bytes; first <MAX_QUOTED_CHARS> characters shown)`.
 pub fn excerpt(text: &str) -> String {
     match text.char_indices().nth(MAX_QUOTED_CHARS) {
         None => text.to_string(),
-        Some((cut, _)) => format!("{}… ({} bytes)", &text[..cut], text.len()),
+        Some((cut, _)) => format!(
+            "{}… ({} bytes; first {MAX_QUOTED_CHARS} characters shown)",
+            &text[..cut],
+            text.len()
+        ),
     }
 }
 
@@ -23,7 +28,10 @@ mod tests {
         assert_eq!(excerpt("1,2,x,4"), "1,2,x,4");
         let long = "é".repeat(1_000_000);
         let quoted = excerpt(&long);
-        assert!(quoted.chars().count() < MAX_QUOTED_CHARS + 30, "{}", quoted.len());
-        assert!(quoted.ends_with("… (2000000 bytes)"), "{quoted}");
+        assert!(quoted.chars().count() < MAX_QUOTED_CHARS + 60, "{}", quoted.len());
+        assert!(
+            quoted.ends_with("… (2000000 bytes; first 120 characters shown)"),
+            "{quoted}"
+        );
     }
 }

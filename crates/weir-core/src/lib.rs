@@ -11,6 +11,8 @@ pub mod codec;
 pub mod element;
 pub mod error;
 pub mod excerpt;
+#[cfg(any(test, feature = "fuzz"))]
+pub mod fuzz;
 pub mod ids;
 pub mod key_group;
 pub mod key_hash;
@@ -18,6 +20,9 @@ pub mod murmur;
 pub mod runtime_mode;
 pub mod sensitive;
 pub mod stats;
+
+#[cfg(test)]
+mod codec_fuzz;
 
 pub use checkpoint::{
     AlignmentType, CheckpointBarrier, CheckpointId, CheckpointOptions, CheckpointingMode, SnapshotType,

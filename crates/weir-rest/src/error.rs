@@ -12,8 +12,13 @@
 //! | [`RestError::JobNotFound`] | 404 | `["org.apache.flink.runtime.rest.NotFoundException: Job <jid> not found\nCaused by: …FlinkJobNotFoundException: Could not find Flink job (<jid>)"]` |
 //! | [`RestError::BadRequest`] | 400 | `[message]` |
 //! | [`RestError::Conflict`] | 409 | `[message]` |
-//! | [`RestError::TaskManagerNotFound`] | **500** (as Flink) | `["Internal server error.", "<Exception on server side:\n…UnknownTaskExecutorException: No TaskExecutor registered under <id>.\n\nEnd of exception on server side>"]` |
+//! | [`RestError::TaskManagerNotFound`] | 404 (Flink 2.3 answers 500, see below) | `["…RestHandlerException: Could not find TaskExecutor <id>\nCaused by: …UnknownTaskExecutorException: No TaskExecutor registered under <id>."]` |
 //! | [`RestError::Internal`] | 500 | `["Internal server error.", "<Exception on server side:\n<message>\n\nEnd of exception on server side>"]` |
+//!
+//! An unknown TaskManager departs from Flink 2.3, which answers `GET /taskmanagers/<id>`
+//! with a 500 (its handler's 404 mapping misses the wrapped exception): Weir answers
+//! the 404 Flink's handler means, with the text Flink's log routes use, so that no
+//! client-supplied id ever produces a server error.
 //!
 //! Flink's Java class names stay in the texts because clients search error texts for
 //! them (e.g. `FlinkJobNotFoundException`, `Could not find Flink job`).
@@ -50,7 +55,7 @@ pub enum RestError {
     /// The job named in the path does not exist: 404 with Flink's text.
     #[error("Job {0} not found")]
     JobNotFound(JobId),
-    /// No TaskManager has this id: 500 with Flink's text (Flink answers 500 here).
+    /// No TaskManager has this id: 404 with Flink's texts (see the module docs).
     #[error("No TaskExecutor registered under {0}.")]
     TaskManagerNotFound(String),
     /// The request is malformed or asks for something impossible: 400 with `message`.
@@ -126,10 +131,12 @@ impl RestError {
     /// The HTTP status of this error.
     pub fn status(&self) -> StatusCode {
         match self {
-            RestError::NotFound(_) | RestError::JobNotFound(_) => StatusCode::NOT_FOUND,
+            RestError::NotFound(_) | RestError::JobNotFound(_) | RestError::TaskManagerNotFound(_) => {
+                StatusCode::NOT_FOUND
+            }
             RestError::BadRequest(_) => StatusCode::BAD_REQUEST,
             RestError::Conflict(_) => StatusCode::CONFLICT,
-            RestError::TaskManagerNotFound(_) | RestError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+            RestError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
 
@@ -144,8 +151,9 @@ impl RestError {
                  Caused by: org.apache.flink.runtime.messages.FlinkJobNotFoundException: \
                  Could not find Flink job ({jid})"
             )),
-            RestError::TaskManagerNotFound(id) => internal_body(&format!(
-                "org.apache.flink.runtime.resourcemanager.exceptions.UnknownTaskExecutorException: \
+            RestError::TaskManagerNotFound(id) => ErrorResponse::single(format!(
+                "org.apache.flink.runtime.rest.handler.RestHandlerException: Could not find TaskExecutor {id}\n\
+                 Caused by: org.apache.flink.runtime.resourcemanager.exceptions.UnknownTaskExecutorException: \
                  No TaskExecutor registered under {id}."
             )),
             RestError::Internal(m) => internal_body(m),
@@ -208,7 +216,7 @@ mod tests {
         assert_eq!(RestError::JobNotFound(JobId(1)).status(), 404);
         assert_eq!(RestError::BadRequest(String::new()).status(), 400);
         assert_eq!(RestError::Conflict(String::new()).status(), 409);
-        assert_eq!(RestError::TaskManagerNotFound(String::new()).status(), 500);
+        assert_eq!(RestError::TaskManagerNotFound(String::new()).status(), 404);
         assert_eq!(RestError::Internal(String::new()).status(), 500);
     }
 
@@ -226,17 +234,25 @@ mod tests {
     }
 
     #[test]
-    fn unknown_task_manager_is_flinks_500() {
+    fn unknown_task_manager_is_a_404_naming_flinks_exception() {
         let body = RestError::TaskManagerNotFound("127.0.0.1:1-deadbeef".to_string()).body();
-        assert_matches_sample(&body, "error_500_unknown_taskmanager.json");
         let flink = sample("error_500_unknown_taskmanager.json");
-        assert_eq!(body.errors[0], flink["errors"][0]);
-        let flink_detail = flink["errors"][1].as_str().unwrap_or_default();
-        let first_two: Vec<&str> = flink_detail.lines().take(2).collect();
-        let ours: Vec<&str> = body.errors[1].lines().take(2).collect();
-        assert_eq!(ours, first_two);
-        assert!(body.errors[1].ends_with("\n\nEnd of exception on server side>"));
-        assert!(flink_detail.ends_with("\n\nEnd of exception on server side>"));
+        let flink_cause = flink["errors"][1]
+            .as_str()
+            .unwrap_or_default()
+            .lines()
+            .nth(1)
+            .unwrap_or_default();
+        assert_eq!(
+            body.errors,
+            vec![format!(
+                "org.apache.flink.runtime.rest.handler.RestHandlerException: Could not find TaskExecutor 127.0.0.1:1-deadbeef\nCaused by: {flink_cause}"
+            )]
+        );
+        assert_eq!(
+            RestError::taskexecutor_not_found("127.0.0.1:1-deadbeef").body().errors[0],
+            body.errors[0].lines().next().unwrap_or_default()
+        );
     }
 
     #[test]

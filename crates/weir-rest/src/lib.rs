@@ -78,6 +78,8 @@ mod fake_backend;
 #[cfg(test)]
 mod observability_router_tests;
 #[cfg(test)]
+mod router_fuzz;
+#[cfg(test)]
 mod router_tests;
 #[cfg(test)]
 mod sample_check;

@@ -180,17 +180,15 @@ async fn malformed_job_ids_are_400() {
 }
 
 #[tokio::test]
-async fn unknown_taskmanager_is_flinks_500() {
+async fn unknown_taskmanager_is_a_404_not_a_server_error() {
     let (_, app) = app();
     for prefix in ["", "/v1"] {
         let a = get(&app, &format!("{prefix}/taskmanagers/127.0.0.1:1-deadbeef")).await;
-        assert_eq!(a.status, StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(a.status, StatusCode::NOT_FOUND);
         let errors = a.errors();
-        let flink = sample("error_500_unknown_taskmanager.json");
-        assert_eq!(errors.len(), 2);
-        assert_eq!(errors[0], flink["errors"][0]);
-        assert!(errors[1].starts_with(
-            "<Exception on server side:\norg.apache.flink.runtime.resourcemanager.exceptions.UnknownTaskExecutorException: No TaskExecutor registered under 127.0.0.1:1-deadbeef."
+        assert_eq!(errors.len(), 1);
+        assert!(errors[0].starts_with(
+            "org.apache.flink.runtime.rest.handler.RestHandlerException: Could not find TaskExecutor 127.0.0.1:1-deadbeef\nCaused by: org.apache.flink.runtime.resourcemanager.exceptions.UnknownTaskExecutorException: No TaskExecutor registered under 127.0.0.1:1-deadbeef."
         ));
     }
 }

@@ -3,6 +3,7 @@
 
 use crate::v1::{state_handle, CheckpointingSettings, FileStateHandle, StateHandle};
 use weir_core::checkpoint::StreamStateHandle;
+use weir_core::excerpt::excerpt;
 use weir_core::{AlignmentType, CheckpointBarrier, CheckpointOptions, CheckpointingMode, SnapshotType};
 
 impl From<&StreamStateHandle> for StateHandle {
@@ -62,13 +63,15 @@ pub fn barrier_from_wire(
         "CHECKPOINT" => SnapshotType::Checkpoint,
         "SAVEPOINT" => SnapshotType::Savepoint,
         "SYNC_SAVEPOINT" => SnapshotType::SyncSavepoint,
-        other => return Err(format!("unknown snapshot type '{other}'")),
+        other => return Err(format!("unknown snapshot type '{}'", excerpt(other))),
     };
-    let mode = CheckpointingMode::parse(mode).ok_or_else(|| format!("unknown checkpointing mode '{mode}'"))?;
+    let mode =
+        CheckpointingMode::parse(mode).ok_or_else(|| format!("unknown checkpointing mode '{}'", excerpt(mode)))?;
     let alignment = if alignment.is_empty() {
         AlignmentType::Aligned
     } else {
-        AlignmentType::parse(alignment).ok_or_else(|| format!("unknown checkpoint alignment '{alignment}'"))?
+        AlignmentType::parse(alignment)
+            .ok_or_else(|| format!("unknown checkpoint alignment '{}'", excerpt(alignment)))?
     };
     Ok(CheckpointBarrier {
         id: checkpoint_id,

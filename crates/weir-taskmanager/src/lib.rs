@@ -14,6 +14,8 @@ pub mod log_files;
 pub mod metrics_source;
 pub mod process;
 pub mod registration;
+pub mod report_text;
+pub mod reporter;
 pub mod rpc_service;
 pub mod settings;
 pub mod task_identity;

@@ -8,7 +8,8 @@
 use crate::error::TaskManagerError;
 use crate::executor::TaskExecutor;
 use crate::metrics_source::TaskManagerMetricSource;
-use crate::registration::{run_registration, run_reporter};
+use crate::registration::run_registration;
+use crate::reporter::run_reporter;
 use crate::rpc_service::TaskExecutorService;
 use crate::settings::TaskManagerSettings;
 use std::net::SocketAddr;

@@ -1,28 +1,21 @@
-//! Registration with the ResourceManager, heartbeats, and delivery of task state
-//! reports to the JobMaster.
+//! Registration with the ResourceManager and heartbeats.
 //!
 //! The TaskManager registers, then heartbeats every `heartbeat.interval` with its slot
 //! report, the live counters of its tasks, and its process metrics: CPU, memory and
 //! threads sampled from `/proc/self`, its network buffer pool, and its log file. If the
 //! JobManager does not know it (it restarted) it registers again; if the JobManager
 //! cannot be reached for `heartbeat.timeout`, every task is cancelled and every slot
-//! freed (the JobManager has failed them over) before registering again.
+//! freed (the JobManager has failed them over) before registering again. Reports to
+//! the JobMaster go through [`crate::reporter`].
 
-use crate::checkpointing::Report;
 use crate::executor::TaskExecutor;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::mpsc::UnboundedReceiver;
 use tonic::transport::Channel;
-use weir_rpc::job_master_gateway_client::JobMasterGatewayClient;
 use weir_rpc::process::{log_file, ProcessSampler};
 use weir_rpc::resource_manager_client::ResourceManagerClient;
 use weir_rpc::{Hardware, RegisterTaskExecutorRequest, TaskExecutorHeartbeat};
 use weir_security::InternalTls;
-
-async fn connect(address: &str, tls: Option<&InternalTls>) -> Option<Channel> {
-    try_connect(address, tls).await.ok()
-}
 
 async fn try_connect(address: &str, tls: Option<&InternalTls>) -> Result<Channel, tonic::transport::Error> {
     weir_rpc::tls::endpoint(address, tls, Duration::from_secs(2))?
@@ -128,40 +121,6 @@ pub async fn run_registration(executor: Arc<TaskExecutor>, rpc_address: String, 
                     }
                 }
             }
-        }
-    }
-}
-
-/// Sends task state reports and checkpoint acknowledgements to the JobMaster, in
-/// order, retrying while it is unreachable.
-pub async fn run_reporter(
-    jobmanager_rpc: String,
-    tls: Option<Arc<InternalTls>>,
-    mut reports: UnboundedReceiver<Report>,
-) {
-    let mut client: Option<JobMasterGatewayClient<Channel>> = None;
-    while let Some(report) = reports.recv().await {
-        for attempt in 0..50 {
-            if client.is_none() {
-                client = connect(&jobmanager_rpc, tls.as_deref())
-                    .await
-                    .map(JobMasterGatewayClient::new);
-            }
-            if let Some(c) = client.as_mut() {
-                let sent = match report.clone() {
-                    Report::State(s) => c.update_task_execution_state(s).await.map(|_| ()),
-                    Report::Acknowledge(a) => c.acknowledge_checkpoint(a).await.map(|_| ()),
-                    Report::Decline(d) => c.decline_checkpoint(d).await.map(|_| ()),
-                };
-                match sent {
-                    Ok(()) => break,
-                    Err(e) => {
-                        tracing::debug!("report to the JobMaster failed (attempt {attempt}): {e}");
-                        client = None;
-                    }
-                }
-            }
-            tokio::time::sleep(Duration::from_millis(200)).await;
         }
     }
 }

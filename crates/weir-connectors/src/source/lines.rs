@@ -2,6 +2,10 @@
 //! the numbered text-file sources share. Every subtask scans the whole file from the
 //! least advanced of its splits and keeps the lines its splits own ([`SplitSet`]).
 //!
+//! Lines are read as bytes and decoded one by one: a line that is not valid UTF-8
+//! fails the source naming its line number and file, or is counted and skipped when
+//! the source skips invalid lines.
+//!
 //! Invariant: `line_no` lines (ending at byte `byte_offset`) have been consumed, and
 //! the split set has been told so before every snapshot.
 
@@ -20,6 +24,8 @@ pub struct LineSplitReader {
     line_no: u64,
     byte_offset: u64,
     splits: SplitSet,
+    skip_invalid_utf8: bool,
+    skipped_invalid_utf8: u64,
 }
 
 impl LineSplitReader {
@@ -32,7 +38,32 @@ impl LineSplitReader {
             line_no: 0,
             byte_offset: 0,
             splits: SplitSet::fresh(subtask, parallelism),
+            skip_invalid_utf8: false,
+            skipped_invalid_utf8: 0,
         }
+    }
+
+    /// Counts and skips lines that are not valid UTF-8 instead of failing on them.
+    pub fn skip_invalid_utf8(mut self, skip: bool) -> Self {
+        self.skip_invalid_utf8 = skip;
+        self
+    }
+
+    /// How many owned lines were skipped as not valid UTF-8 so far.
+    pub fn skipped_invalid_utf8(&self) -> u64 {
+        self.skipped_invalid_utf8
+    }
+
+    fn invalid_utf8(&self, line_index: u64, e: std::str::Utf8Error) -> TaskError {
+        TaskError::user(
+            self.name,
+            format!(
+                "line {} of {}: not valid UTF-8 (first invalid byte at column {})",
+                line_index + 1,
+                self.path.display(),
+                e.valid_up_to() + 1
+            ),
+        )
     }
 
     fn error(&self, e: std::io::Error) -> TaskError {
@@ -40,7 +71,8 @@ impl LineSplitReader {
     }
 
     /// Reads up to a batch of lines, calling `emit(line_index, line)` for the owned
-    /// ones (the index counts from 0; the line has no line terminator).
+    /// ones (the index counts from 0; the line has no line terminator). An owned line
+    /// that is not valid UTF-8 is an error, or skipped (see [`Self::skip_invalid_utf8`]).
     pub fn read_batch(
         &mut self,
         mut emit: impl FnMut(u64, &str) -> Result<(), TaskError>,
@@ -56,22 +88,38 @@ impl LineSplitReader {
             self.byte_offset = byte_offset;
             self.reader = Some(BufReader::new(f));
         }
-        let mut line = String::new();
+        let mut line = Vec::new();
         for _ in 0..SOURCE_BATCH {
             line.clear();
             let n = match self.reader.as_mut() {
-                Some(r) => r.read_line(&mut line),
+                Some(r) => r.read_until(b'\n', &mut line),
                 None => return Ok(SourceStatus::Finished),
             };
             let n = n.map_err(|e| self.error(e))?;
             if n == 0 {
+                if self.skipped_invalid_utf8 > 0 {
+                    tracing::warn!(
+                        skipped = self.skipped_invalid_utf8,
+                        "{} skipped lines of {} that are not valid UTF-8",
+                        self.name,
+                        self.path.display()
+                    );
+                }
                 return Ok(SourceStatus::Finished);
             }
             let index = self.line_no;
             self.byte_offset += n as u64;
             self.line_no += 1;
-            if self.splits.owns(index) {
-                emit(index, line.trim_end_matches(['\n', '\r']))?;
+            if !self.splits.owns(index) {
+                continue;
+            }
+            while matches!(line.last(), Some(b'\n' | b'\r')) {
+                line.pop();
+            }
+            match std::str::from_utf8(&line) {
+                Ok(text) => emit(index, text)?,
+                Err(_) if self.skip_invalid_utf8 => self.skipped_invalid_utf8 += 1,
+                Err(e) => return Err(self.invalid_utf8(index, e)),
             }
         }
         Ok(SourceStatus::More)

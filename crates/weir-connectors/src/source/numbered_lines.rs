@@ -21,6 +21,13 @@ impl NumberedLinesSource {
             lines: LineSplitReader::new(path.into(), "numbered lines source", subtask, parallelism),
         }
     }
+
+    /// Counts and skips lines that are not valid UTF-8 instead of failing on them.
+    pub fn skip_invalid_utf8(self, skip: bool) -> Self {
+        Self {
+            lines: self.lines.skip_invalid_utf8(skip),
+        }
+    }
 }
 
 impl SourceFunction<(u64, String)> for NumberedLinesSource {

@@ -19,6 +19,13 @@ impl TextFileSource {
             lines: LineSplitReader::new(path.into(), "text file source", subtask, parallelism),
         }
     }
+
+    /// Counts and skips lines that are not valid UTF-8 instead of failing on them.
+    pub fn skip_invalid_utf8(self, skip: bool) -> Self {
+        Self {
+            lines: self.lines.skip_invalid_utf8(skip),
+        }
+    }
 }
 
 impl SourceFunction<String> for TextFileSource {

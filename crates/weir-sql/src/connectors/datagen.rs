@@ -142,7 +142,7 @@ pub fn source(env: &StreamExecutionEnvironment, t: Arc<ResolvedTable>) -> Result
         let t = table.clone();
         Ok(Box::new(RowSource::new(
             Box::new(inner),
-            Arc::new(move |v| complete(&t, v)),
+            Arc::new(move |v| complete(&t, v).map(Some)),
         )))
     }))
 }

@@ -1,5 +1,7 @@
 //! The `filesystem` connector: `'path'` (a file, or a directory whose visible files are
-//! read in name order) and `'format'` (`csv` or `json`). As a sink it writes part files
+//! read in name order) and `'format'` (`csv` or `json`). A line that is not valid UTF-8
+//! or does not parse fails the job naming it, or is skipped when
+//! `'<format>.ignore-parse-errors' = 'true'` (Flink's option). As a sink it writes part files
 //! into the directory through the exactly-once file sink (committed per checkpoint and
 //! at the end of input); it takes only insert-only input.
 
@@ -14,15 +16,35 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use weir_api::prelude::*;
 use weir_connectors::source::TextFileSource;
+use weir_core::excerpt::excerpt;
 use weir_runtime::operator::{Output, SourceFunction, SourceStatus};
 use weir_runtime::TaskError;
 
-const OPTIONS: [&str; 4] = [
+const OPTIONS: [&str; 5] = [
     "format",
     "source.monitor-interval",
     "sink.rolling-policy.file-size",
     "csv.ignore-parse-errors",
+    "json.ignore-parse-errors",
 ];
+
+/// Whether the table skips lines that do not parse (`'<format>.ignore-parse-errors'`).
+fn ignore_parse_errors(t: &ResolvedTable, format: &str) -> Result<bool> {
+    let key = format!("{format}.ignore-parse-errors");
+    match t.options.get(&key).map(|v| v.to_ascii_lowercase()) {
+        None => Ok(false),
+        Some(v) if v == "true" => Ok(true),
+        Some(v) if v == "false" => Ok(false),
+        Some(v) => Err(SqlError::TableOption {
+            table: crate::catalog::qualified(&t.name),
+            is_source: true,
+            reason: format!(
+                "Unrecognized option for boolean: {}. Expected either true or false(case insensitive)",
+                excerpt(&v)
+            ),
+        }),
+    }
+}
 
 fn format_of(t: &ResolvedTable, source: bool) -> Result<&'static str> {
     match t.options.get("format").map(String::as_str) {
@@ -96,13 +118,17 @@ impl SourceFunction<String> for FilesSource {
 pub fn source(env: &StreamExecutionEnvironment, t: Arc<ResolvedTable>) -> Result<DataStream<Row>> {
     check_options(&t, true, &["path"], &OPTIONS, &["json.", "csv."])?;
     let format = format_of(&t, true)?;
+    let skip_malformed = ignore_parse_errors(&t, format)?;
     let path = PathBuf::from(&t.options["path"]);
     let name = format!("{}[filesystem]", t.name);
     let table = t.clone();
     let build = move |ctx: &weir_runtime::operator::TaskContext| -> std::result::Result<Box<dyn SourceFunction<Row>>, TaskError> {
         let files = input_files(&path).map_err(|e| TaskError::io(format!("cannot read input path {}", path.display()), e))?;
         let inner = FilesSource {
-            files: files.into_iter().map(|f| TextFileSource::new(f, ctx.subtask_index, ctx.parallelism)).collect(),
+            files: files
+                .into_iter()
+                .map(|f| TextFileSource::new(f, ctx.subtask_index, ctx.parallelism).skip_invalid_utf8(skip_malformed))
+                .collect(),
             current: 0,
         };
         let t = table.clone();
@@ -111,13 +137,14 @@ pub fn source(env: &StreamExecutionEnvironment, t: Arc<ResolvedTable>) -> Result
         let convert = Arc::new(move |line: String| {
             let parsed = if format == "csv" { parse_csv(&line, &types) } else { parse_json(&line, &t.physical) };
             match parsed {
-                Ok(values) => complete(&t, values),
+                Ok(values) => complete(&t, values).map(Some),
+                Err(_) if skip_malformed => Ok(None),
                 Err(cause) => Err(TaskError::user(
                     &op,
                     format!(
                         "Failed to deserialize {} row '{}'. Caused by: {cause}",
                         format.to_uppercase(),
-                        weir_core::excerpt::excerpt(&line)
+                        excerpt(&line)
                     ),
                 )),
             }

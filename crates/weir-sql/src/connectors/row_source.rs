@@ -9,8 +9,9 @@ use weir_core::{StreamRecord, Watermark};
 use weir_runtime::operator::{Output, SourceFunction, SourceStatus};
 use weir_runtime::TaskError;
 
-/// Converts one raw record into a row.
-pub type Convert<X> = Arc<dyn Fn(X) -> Result<Row, TaskError> + Send + Sync>;
+/// Converts one raw record into a row, or `None` to skip it (a malformed line the
+/// table ignores).
+pub type Convert<X> = Arc<dyn Fn(X) -> Result<Option<Row>, TaskError> + Send + Sync>;
 
 /// Rows from the records of `inner`.
 pub struct RowSource<X> {
@@ -32,11 +33,13 @@ struct Converting<'a, X> {
 
 impl<X> Output<X> for Converting<'_, X> {
     fn collect(&mut self, record: StreamRecord<X>) -> Result<(), TaskError> {
-        let row = (self.convert)(record.value)?;
-        self.out.collect(StreamRecord {
-            value: row,
-            timestamp: record.timestamp,
-        })
+        match (self.convert)(record.value)? {
+            Some(row) => self.out.collect(StreamRecord {
+                value: row,
+                timestamp: record.timestamp,
+            }),
+            None => Ok(()),
+        }
     }
     fn emit_watermark(&mut self, watermark: Watermark) -> Result<(), TaskError> {
         self.out.emit_watermark(watermark)

@@ -6,9 +6,10 @@ use super::time::{parse_date, parse_time, parse_timestamp};
 use super::{as_decimal, rescale, EvalError, EvalResult};
 use crate::types::DataType;
 use crate::value::Value;
+use weir_core::excerpt::excerpt;
 
 fn number_error(s: &str) -> EvalError {
-    EvalError(format!("For input string: '{s}'. Invalid character found."))
+    EvalError(format!("For input string: '{}'. Invalid character found.", excerpt(s)))
 }
 
 /// An integer narrowed to `t` as Java's primitive casts do.
@@ -51,7 +52,7 @@ pub fn cast(v: Value, from: DataType, to: DataType) -> EvalResult {
         (DataType::Boolean, Value::Str(s)) => match s.trim().to_ascii_lowercase().as_str() {
             "true" | "t" | "yes" | "y" | "1" => Value::Bool(true),
             "false" | "f" | "no" | "n" | "0" => Value::Bool(false),
-            _ => return Err(EvalError(format!("Cannot parse '{s}' as BOOLEAN."))),
+            _ => return Err(EvalError(format!("Cannot parse '{}' as BOOLEAN.", excerpt(&s)))),
         },
         (DataType::Boolean, n) => Value::Bool(n.as_f64().unwrap_or(0.0) != 0.0),
         (t, Value::Str(s)) if t.is_integer() => match s.trim().parse::<i64>() {
@@ -83,24 +84,29 @@ pub fn cast(v: Value, from: DataType, to: DataType) -> EvalResult {
         }
         (DataType::Date, Value::Str(s)) => match parse_date(&s) {
             Some(d) => Value::Date(d),
-            None => return Err(EvalError(format!("Invalid date '{s}'."))),
+            None => return Err(EvalError(format!("Invalid date '{}'.", excerpt(&s)))),
         },
         (DataType::Date, Value::Timestamp(ms)) => Value::Date(ms.div_euclid(86_400_000) as i32),
         (DataType::Date, Value::Date(d)) => Value::Date(d),
         (DataType::Time, Value::Str(s)) => match parse_time(&s) {
             Some(t) => Value::Time(t),
-            None => return Err(EvalError(format!("Invalid time '{s}'."))),
+            None => return Err(EvalError(format!("Invalid time '{}'.", excerpt(&s)))),
         },
         (DataType::Time, Value::Timestamp(ms)) => Value::Time(ms.rem_euclid(86_400_000) as i32),
         (DataType::Time, Value::Time(t)) => Value::Time(t),
         (t, Value::Str(s)) if t.is_timestamp() => match parse_timestamp(&s) {
             Some(ms) => Value::Timestamp(ms),
-            None => return Err(EvalError(format!("Invalid timestamp '{s}'."))),
+            None => return Err(EvalError(format!("Invalid timestamp '{}'.", excerpt(&s)))),
         },
         (t, Value::Timestamp(ms)) if t.is_timestamp() => Value::Timestamp(ms),
         (t, Value::Date(d)) if t.is_timestamp() => Value::Timestamp(d as i64 * 86_400_000),
         (t, Value::Int(i)) if t.is_timestamp() => Value::Timestamp(i.saturating_mul(1000)),
-        (t, v) => return Err(EvalError(format!("Unsupported cast from '{from}' to '{t}' of '{v}'."))),
+        (t, v) => {
+            return Err(EvalError(format!(
+                "Unsupported cast from '{from}' to '{t}' of '{}'.",
+                excerpt(&v.to_string())
+            )))
+        }
     })
 }
 

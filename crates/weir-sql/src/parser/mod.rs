@@ -10,9 +10,11 @@
 //!   ([`tvf`]) to `TUMBLE(t, ...)`, which `sqlparser` parses as a table function; the
 //!   tokens keep their locations, so errors point into the original text.
 //!
-//! Syntax errors read `SQL parse failed. Encountered "<token>" at line L, column C.`
+//! Statements whose expressions nest deeper than [`depth::MAX_EXPRESSION_DEPTH`] are
+//! refused before parsing. Syntax errors read `SQL parse failed. Encountered "<token>" at line L, column C.`
 
 pub mod ddl;
+pub mod depth;
 pub mod tvf;
 
 use crate::error::{Result, SqlError};
@@ -145,6 +147,7 @@ pub fn parser_over(tokens: Vec<TokenWithSpan>) -> Parser<'static> {
 /// Parses one statement (a trailing `;` is allowed).
 pub fn parse_statement(sql: &str) -> Result<Statement> {
     let mut tokens = tokenize(sql)?;
+    depth::check_depth(&tokens)?;
     while tokens.len() >= 2 && matches!(tokens[tokens.len() - 2].token, Token::SemiColon) {
         tokens.remove(tokens.len() - 2);
     }

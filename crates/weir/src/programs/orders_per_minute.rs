@@ -408,11 +408,10 @@ fn build(env: &StreamExecutionEnvironment, args: &ProgramArgs) -> Result<(), Pro
             let path = path.to_string();
             env.from_source(
                 move |ctx| {
-                    Ok(Box::new(NumberedLinesSource::new(
-                        path.clone(),
-                        ctx.subtask_index,
-                        ctx.parallelism,
-                    )))
+                    Ok(Box::new(
+                        NumberedLinesSource::new(path.clone(), ctx.subtask_index, ctx.parallelism)
+                            .skip_invalid_utf8(skip_malformed),
+                    ))
                 },
                 strategy,
                 "orders",
@@ -528,7 +527,7 @@ mod tests {
         let err = parse_order(&format!("1,2,3.00,{huge}x")).unwrap_err();
         assert!(err.len() < 300, "{} bytes of error", err.len());
         assert!(
-            err.contains("ts_millis '999") && err.contains("(5000001 bytes)"),
+            err.contains("ts_millis '999") && err.contains("(5000001 bytes; first 120 characters shown)"),
             "{err}"
         );
     }

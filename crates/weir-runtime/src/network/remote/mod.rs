@@ -121,6 +121,8 @@
 
 pub(crate) mod client;
 pub(crate) mod protocol;
+#[cfg(test)]
+mod protocol_fuzz;
 pub(crate) mod server;
 pub(crate) mod transport;
 
