@@ -9,6 +9,7 @@ use crate::format::{day, euros_between_1m_and_50m, hour_minute};
 use crate::model::{Auction, Bid, Event, Person};
 use crate::queries::aggregates::{price_rank, RankedCounts};
 use crate::queries::ranking::{price_order, recency_order, TOP_N};
+use crate::queries::seller_prices::{Sale, PRECEDING};
 use crate::rows;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -52,9 +53,11 @@ pub fn expected(name: &str, events: &[Event]) -> Vec<String> {
         "q3" => q3(events),
         "q4" => q4(events),
         "q5" => q5(events),
+        "q6" => q6(events),
         "q7" => q7(events),
         "q8" => q8(events),
         "q9" => q9(events),
+        "q10" => bids(events).map(rows::partitioned_bid).collect(),
         "q11" => q11(events),
         "q14" => bids(events)
             .filter(|b| euros_between_1m_and_50m(b.price))
@@ -66,6 +69,7 @@ pub fn expected(name: &str, events: &[Event]) -> Vec<String> {
         "q18" => q18(events),
         "q19" => q19(events),
         "q20" => q20(events),
+        "q21" => bids(events).filter_map(rows::with_channel_id).collect(),
         "q22" => bids(events).map(rows::url_directories).collect(),
         other => panic!("no reference for query {other}"),
     })
@@ -122,6 +126,27 @@ fn q4(events: &[Event]) -> Vec<String> {
         .iter()
         .map(|(c, prices)| format!("{c},{}", prices.iter().sum::<i64>() / prices.len() as i64))
         .collect()
+}
+
+fn q6(events: &[Event]) -> Vec<String> {
+    let mut per_seller: BTreeMap<i64, Vec<Sale>> = BTreeMap::new();
+    for (a, b) in winners(events) {
+        per_seller.entry(a.seller).or_default().push(Sale {
+            time: b.date_time,
+            auction: a.id,
+            price: b.price,
+        });
+    }
+    let mut lines = Vec::new();
+    for (seller, mut sales) in per_seller {
+        sales.sort_unstable();
+        for i in 0..sales.len() {
+            let window = &sales[i.saturating_sub(PRECEDING)..=i];
+            let sum: i64 = window.iter().map(|s| s.price).sum();
+            lines.push(format!("{seller},{}", sum / window.len() as i64));
+        }
+    }
+    lines
 }
 
 fn q9(events: &[Event]) -> Vec<String> {

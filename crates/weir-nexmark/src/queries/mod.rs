@@ -14,6 +14,9 @@
 //! - q4 (stage one), q9: the winning bid of an auction is final once the watermark
 //!   passes the auction's `expires` (later bids cannot join); it goes out then, which
 //!   is Flink's last row per auction.
+//! - q6 (a moving average over each seller's winners in winning-bid time): a winner's
+//!   window is final only when the input ends, and its rows go out then (see
+//!   [`seller_prices`]; Flink SQL does not support the query).
 //! - q4 (the average per category), q15, q16, q17 (unbounded group aggregations),
 //!   q18 (deduplication), q19 (top 10): Flink emits a changelog of updates per key; here
 //!   the final row per key goes out when the input ends (an event-time timer at the
@@ -30,6 +33,7 @@ pub mod aggregates;
 pub mod at_end;
 pub mod joins;
 pub mod ranking;
+pub mod seller_prices;
 pub mod simple;
 pub mod windows;
 pub mod winning_bids;
@@ -42,8 +46,8 @@ use weir_api::program::ArgSpec;
 
 /// The queries this crate implements, in suite order.
 pub const QUERIES: &[&str] = &[
-    "q0", "q1", "q2", "q3", "q4", "q5", "q7", "q8", "q9", "q11", "q12", "q14", "q15", "q16", "q17", "q18", "q19",
-    "q20", "q22",
+    "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "q8", "q9", "q10", "q11", "q12", "q14", "q15", "q16", "q17", "q18",
+    "q19", "q20", "q21", "q22",
 ];
 
 /// The program arguments of every query.
@@ -124,9 +128,11 @@ fn query(name: &str, events: &DataStream<Event>) -> DataStream<String> {
         "q3" => joins::q3(events),
         "q4" => winning_bids::q4(events),
         "q5" => windows::q5(events),
+        "q6" => seller_prices::q6(events),
         "q7" => windows::q7(events),
         "q8" => joins::q8(events),
         "q9" => winning_bids::q9(events),
+        "q10" => simple::q10(events),
         "q11" => windows::q11(events),
         "q12" => windows::q12(events),
         "q14" => simple::q14(events),
@@ -136,6 +142,7 @@ fn query(name: &str, events: &DataStream<Event>) -> DataStream<String> {
         "q18" => ranking::q18(events),
         "q19" => ranking::q19(events),
         "q20" => joins::q20(events),
+        "q21" => simple::q21(events),
         _ => simple::q22(events),
     }
 }
@@ -172,9 +179,11 @@ programs! {
     q3: "Nexmark q3: sellers in OR/ID/CA of category-10 auctions (person-auction join)",
     q4: "Nexmark q4: average winning price per category",
     q5: "Nexmark q5: hot items, most bids in 10 s sliding windows every 2 s",
+    q6: "Nexmark q6: average selling price per seller over their last 10 closed auctions",
     q7: "Nexmark q7: highest bids per 10 s tumbling window",
     q8: "Nexmark q8: new people who opened auctions in the same 10 s window",
     q9: "Nexmark q9: winning bid of each auction",
+    q10: "Nexmark q10: bids with yyyy-MM-dd and HH:mm partition columns",
     q11: "Nexmark q11: bids per bidder session (10 s gap)",
     q12: "Nexmark q12: bids per bidder per 10 s processing-time window",
     q14: "Nexmark q14: bids priced 1M-50M euros with time-of-day class and 'c' count",
@@ -184,6 +193,7 @@ programs! {
     q18: "Nexmark q18: last bid per bidder and auction",
     q19: "Nexmark q19: top 10 bids per auction",
     q20: "Nexmark q20: bids joined with their category-10 auctions",
+    q21: "Nexmark q21: bids with their channel id (hot channel or URL parameter)",
     q22: "Nexmark q22: URL directories of bids",
 }
 

@@ -1,5 +1,6 @@
 //! The stateless queries: q0 (pass-through), q1 (currency conversion), q2 (selection),
-//! q14 (calculation with a UDF), q22 (URL directories).
+//! q10 (bids with date/time partition columns), q14 (calculation with a UDF), q21 (channel
+//! ids), q22 (URL directories).
 
 use super::bids;
 use crate::format::euros_between_1m_and_50m;
@@ -22,6 +23,19 @@ pub fn q2(events: &DataStream<Event>) -> DataStream<String> {
     bids(events)
         .filter(|b: &Bid| b.auction % 123 == 0)
         .map(|b: Bid| format!("{},{}", b.auction, b.price))
+}
+
+/// q10: every bid with its partition columns `dt` (`yyyy-MM-dd`) and `hm` (`HH:mm`).
+/// The suite writes to a filesystem sink partitioned by them; here they are the last
+/// two columns of the line, written to the query's usual sink.
+pub fn q10(events: &DataStream<Event>) -> DataStream<String> {
+    bids(events).map(|b: Bid| rows::partitioned_bid(&b))
+}
+
+/// q21: `auction, bidder, price, channel, channel_id` of the bids with a channel id: the
+/// hot channels' fixed ids, else the URL's `channel_id` parameter.
+pub fn q21(events: &DataStream<Event>) -> DataStream<String> {
+    bids(events).flat_map(|b: Bid| rows::with_channel_id(&b))
 }
 
 /// q14: bids priced between 1M and 50M euros with their time-of-day class and the
