@@ -429,7 +429,7 @@ impl TaskExecutor {
         match result {
             Ok(counts) => self.report_with_counts(&job, &attempt, "FINISHED", None, counts),
             Err(TaskError::Cancelled) => self.report(&job, &attempt, "CANCELED", None),
-            Err(TaskError::Network(e)) if e.is_cancelled() || cancel.is_cancelled() => {
+            Err(TaskError::Network(e)) if e.is_cancelled() || e.is_peer_gone() || cancel.is_cancelled() => {
                 self.report(&job, &attempt, "CANCELED", None)
             }
             Err(e) => {

@@ -1,19 +1,20 @@
 //! Delivery of task state reports and checkpoint acknowledgements/declines to the
 //! JobMaster.
 //!
-//! Reports of one attempt go in order on that attempt's own queue; attempts are
-//! independent, so a report that cannot be delivered delays only its own attempt's
-//! later reports, never another attempt's or another job's. Every report's free text
-//! is bounded ([`crate::report_text`]) before it is sent. A report the JobMaster
-//! refuses permanently (too large, invalid) is retried once with a tighter bound, then
-//! logged and dropped; a transient failure (JobManager unreachable) is retried for up
-//! to [`MAX_ATTEMPTS`] × [`RETRY_DELAY`].
+//! Reports go out one at a time in the order they were made, across all attempts: the
+//! first failure the JobMaster hears of becomes the job's root cause, so a source's
+//! real error must not be overtaken by its consumers' "producer released" errors. No
+//! report holds the others back for long: every report's free text is bounded
+//! ([`crate::report_text`]) before it is sent, and a report the JobMaster refuses
+//! permanently (too large, invalid) is retried once with a tighter bound, then logged
+//! and dropped. A transient failure (JobManager unreachable) is retried for up to
+//! [`MAX_ATTEMPTS`] × [`RETRY_DELAY`]; the reports behind it wait, as they would fail
+//! the same way.
 
 use crate::checkpointing::Report;
 use crate::report_text::{MAX_REPORT_TEXT_BYTES, RETRY_REPORT_TEXT_BYTES};
-use std::collections::HashMap;
 use std::time::Duration;
-use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
+use tokio::sync::mpsc::UnboundedReceiver;
 use tonic::transport::Channel;
 use tonic::Code;
 use weir_rpc::job_master_gateway_client::JobMasterGatewayClient;
@@ -56,7 +57,7 @@ pub fn next_step(code: Code, attempt: u32, retried_truncated: bool) -> NextStep 
     }
 }
 
-/// Routes reports to one ordered queue per attempt until the channel closes.
+/// Delivers reports in order until the channel closes.
 pub async fn run_reporter(
     jobmanager_rpc: String,
     tls: Option<std::sync::Arc<weir_security::InternalTls>>,
@@ -69,30 +70,8 @@ pub async fn run_reporter(
             return;
         }
     };
-    let client = JobMasterGatewayClient::new(endpoint.connect_lazy());
-    let mut queues: HashMap<String, UnboundedSender<Report>> = HashMap::new();
+    let mut client = JobMasterGatewayClient::new(endpoint.connect_lazy());
     while let Some(report) = reports.recv().await {
-        let attempt = report.attempt_id().to_string();
-        let terminal = report.is_terminal();
-        let queue = queues.entry(attempt.clone()).or_insert_with(|| {
-            let (tx, rx) = unbounded_channel();
-            tokio::spawn(deliver_in_order(client.clone(), rx));
-            tx
-        });
-        if let Err(unsent) = queue.send(report) {
-            tracing::error!(
-                "report of attempt {attempt} dropped: its delivery task ended ({:?})",
-                unsent.0
-            );
-        }
-        if terminal {
-            queues.remove(&attempt);
-        }
-    }
-}
-
-async fn deliver_in_order(mut client: JobMasterGatewayClient<Channel>, mut queue: UnboundedReceiver<Report>) {
-    while let Some(report) = queue.recv().await {
         deliver(&mut client, report).await;
     }
 }

@@ -121,4 +121,16 @@ impl NetworkError {
     pub fn is_cancelled(&self) -> bool {
         matches!(self, NetworkError::Cancelled)
     }
+
+    /// True when the task at the other end of a local exchange went away first (its
+    /// producer released the partition before EndOfPartition, or its consumer released
+    /// the subpartition): that task failed or was cancelled and reports its own cause,
+    /// so this one ends as cancelled, as Flink's `ProducerFailedException` (a
+    /// `CancelTaskException`) makes it.
+    pub fn is_peer_gone(&self) -> bool {
+        matches!(
+            self,
+            NetworkError::ProducerReleased { .. } | NetworkError::ConsumerReleased { .. }
+        )
+    }
 }
