@@ -92,11 +92,6 @@ impl Report {
         }
     }
 
-    /// Whether this is the attempt's last report (it reached a terminal state).
-    pub fn is_terminal(&self) -> bool {
-        matches!(self, Report::State(s) if matches!(s.state.as_str(), "FINISHED" | "FAILED" | "CANCELED"))
-    }
-
     /// The report with its free text (failure message, decline reason) cut to `max`
     /// bytes; returns whether anything was cut.
     pub fn bound_text(&mut self, max: usize) -> bool {
@@ -195,7 +190,6 @@ mod tests {
             failure_message: "y".repeat(5_000_000),
             ..Default::default()
         });
-        assert!(report.is_terminal());
         assert_eq!(report.attempt_id(), "a1");
         assert!(report.bound_text(RETRY_REPORT_TEXT_BYTES));
         let Report::State(s) = &report else {

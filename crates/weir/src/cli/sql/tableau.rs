@@ -13,15 +13,9 @@ pub const MAX_COLUMN_WIDTH: usize = 30;
 /// How NULL is shown.
 pub const NULL_CELL: &str = "<NULL>";
 
-/// Renders `rows` under `header` as a boxed table, ending with `N rows in set`.
+/// Renders `rows` under `header` as a boxed table, the columns as wide as their widest
+/// cell (at most [`MAX_COLUMN_WIDTH`]), ending with `N rows in set`.
 pub fn render(header: &[&str], rows: &[Vec<String>]) -> String {
-    let footer = format!("{} row{} in set", rows.len(), if rows.len() == 1 { "" } else { "s" });
-    render_with_footer(header, rows, &footer)
-}
-
-/// Renders `rows` under `header` as a boxed table followed by `footer`, the columns as
-/// wide as their widest cell (at most [`MAX_COLUMN_WIDTH`]).
-pub fn render_with_footer(header: &[&str], rows: &[Vec<String>], footer: &str) -> String {
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for r in rows {
         for (i, c) in r.iter().enumerate() {
@@ -41,8 +35,11 @@ pub fn render_with_footer(header: &[&str], rows: &[Vec<String>], footer: &str) -
         out.push_str(&row(&widths, r));
     }
     out.push_str(&border(&widths));
-    out.push_str(footer);
-    out.push('\n');
+    out.push_str(&format!(
+        "{} row{} in set\n",
+        rows.len(),
+        if rows.len() == 1 { "" } else { "s" }
+    ));
     out
 }
 
