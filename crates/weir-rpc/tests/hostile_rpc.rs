@@ -63,6 +63,7 @@ fn valid_tdd(inline: Vec<u8>, path: String, size: u64) -> Vec<u8> {
         checkpointing: Some(CheckpointingSettings {
             directory: "/tmp/chk".into(),
             inline_threshold: 1024,
+            periodic: true,
         }),
         restore: Some(TaskRestoreDescriptor {
             checkpoint_id: 3,

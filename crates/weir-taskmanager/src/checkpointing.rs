@@ -119,5 +119,6 @@ pub fn task_checkpointing(
             reports,
         }),
         restore,
+        final_checkpoint: settings.periodic,
     }))
 }

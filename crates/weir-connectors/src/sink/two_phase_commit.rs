@@ -18,22 +18,29 @@
 //!   completed, so its data belongs to the result; commits are idempotent) and every
 //!   restored open transaction is aborted (its data came after the checkpoint and is
 //!   replayed);
-//! * at the end of a bounded input the current transaction is pre-committed and
-//!   everything is committed: Weir takes no checkpoint after a task finished, so a
-//!   finished job's output is complete without one. (A failover after that restores an
-//!   earlier checkpoint and aborts the restored open transaction; the sink's `abort`
-//!   must then also undo what was committed after it, see `file.rs`.)
-//!
-//! Without checkpointing the operator simply commits at the end of input.
+//! * at the end of a bounded input, in a job with periodic checkpoints, the current
+//!   transaction stays open and the operator **awaits the final checkpoint** (Flink's
+//!   FLIP-147): the task does not finish until a checkpoint after the end of input
+//!   pre-committed it and completed, and every pending transaction is committed; a
+//!   snapshot then records that the input had **ended**. Restored from such a
+//!   snapshot, the operator commits as above and writes nothing more: everything its
+//!   input could still bring was in the committed transactions, so records replayed
+//!   after the restore are dropped;
+//! * without periodic checkpoints the operator pre-commits the current transaction and
+//!   commits everything at the end of input (nothing else would commit it). A failover
+//!   after that restores an earlier savepoint and aborts the restored open
+//!   transaction; the sink's `abort` must then also undo what was committed after it,
+//!   see `file.rs`.
 //!
 //! Invariants: pending transactions are ordered by checkpoint id and commit in that
 //! order; a failed commit, pre-commit or abort is the task's error, never swallowed;
 //! corrupt state bytes are a [`TaskError::Restore`] naming what was wrong.
 //!
-//! State format (version 1): a version byte, a big-endian u32 count of pending
+//! State format (version 2): a version byte, a big-endian u32 count of pending
 //! transactions, each a u64 checkpoint id and a u32-length-prefixed transaction,
-//! then a flag byte (1: an open transaction follows, u32-length-prefixed) and nothing
-//! after it.
+//! then a flag byte (1: an open transaction follows, u32-length-prefixed), then a byte
+//! saying whether the input had ended (0 or 1), and nothing after it. Version 1, read
+//! too, has no end-of-input byte.
 
 use std::marker::PhantomData;
 use thiserror::Error;
@@ -47,7 +54,10 @@ use weir_state::OperatorSnapshot;
 pub const TWO_PHASE_COMMIT_STATE: &str = "two-phase-commit-transactions";
 
 /// The version byte of the operator's state element.
-const STATE_VERSION: u8 = 1;
+const STATE_VERSION: u8 = 2;
+
+/// The oldest version of the state element this build reads.
+const OLDEST_STATE_VERSION: u8 = 1;
 
 /// Why state bytes could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -103,16 +113,26 @@ impl<'a> StateReader<'a> {
     /// A reader of `bytes` holding `what` (named in errors), checking its leading
     /// version byte against `version`.
     pub fn new(what: &'static str, bytes: &'a [u8], version: u8) -> Result<Self, StateDecodeError> {
+        Self::versioned(what, bytes, version..=version).map(|(r, _)| r)
+    }
+
+    /// A reader of `bytes` whose leading version byte is one of `versions`, with the
+    /// version found.
+    pub fn versioned(
+        what: &'static str,
+        bytes: &'a [u8],
+        versions: std::ops::RangeInclusive<u8>,
+    ) -> Result<(Self, u8), StateDecodeError> {
         let mut r = Self { what, bytes, offset: 0 };
         let found = r.u8()?;
-        if found != version {
+        if !versions.contains(&found) {
             return Err(StateDecodeError::Version {
                 what,
                 found,
-                supported: version,
+                supported: *versions.end(),
             });
         }
-        Ok(r)
+        Ok((r, found))
     }
 
     fn take(&mut self, n: usize) -> Result<&'a [u8], StateDecodeError> {
@@ -217,10 +237,12 @@ pub trait TwoPhaseCommitSink<T> {
 struct TransactionState<X> {
     pending: Vec<(CheckpointId, X)>,
     open: Option<X>,
+    /// The subtask's input had ended.
+    ended: bool,
 }
 
 impl<X: TransactionCodec> TransactionState<X> {
-    fn encode(pending: &[(CheckpointId, X)], open: Option<&X>) -> Vec<u8> {
+    fn encode(pending: &[(CheckpointId, X)], open: Option<&X>, ended: bool) -> Vec<u8> {
         let mut out = vec![STATE_VERSION];
         out.extend_from_slice(&(pending.len() as u32).to_be_bytes());
         for (id, txn) in pending {
@@ -234,11 +256,13 @@ impl<X: TransactionCodec> TransactionState<X> {
             }
             None => out.push(0),
         }
+        out.push(u8::from(ended));
         out
     }
 
     fn decode(bytes: &[u8]) -> Result<Self, StateDecodeError> {
-        let mut r = StateReader::new("two-phase-commit state", bytes, STATE_VERSION)?;
+        let what = "two-phase-commit state";
+        let (mut r, version) = StateReader::versioned(what, bytes, OLDEST_STATE_VERSION..=STATE_VERSION)?;
         let n = r.u32()?;
         let mut pending = Vec::new();
         for _ in 0..n {
@@ -250,13 +274,26 @@ impl<X: TransactionCodec> TransactionState<X> {
             1 => Some(X::decode(r.bytes()?)?),
             flag => {
                 return Err(StateDecodeError::Invalid {
-                    what: "two-phase-commit state",
+                    what,
                     reason: format!("open-transaction flag {flag} is neither 0 nor 1"),
                 })
             }
         };
+        let ended = match version {
+            1 => false,
+            _ => match r.u8()? {
+                0 => false,
+                1 => true,
+                flag => {
+                    return Err(StateDecodeError::Invalid {
+                        what,
+                        reason: format!("end-of-input flag {flag} is neither 0 nor 1"),
+                    })
+                }
+            },
+        };
         r.finish()?;
-        Ok(Self { pending, open })
+        Ok(Self { pending, open, ended })
     }
 }
 
@@ -264,7 +301,18 @@ impl<X: TransactionCodec> TransactionState<X> {
 pub struct TwoPhaseCommitOperator<T, S: TwoPhaseCommitSink<T>> {
     sink: S,
     current: Option<S::Transaction>,
+    /// Records went into `current`.
+    written: bool,
     pending: Vec<(CheckpointId, S::Transaction)>,
+    /// A checkpoint will come after the end of input (the job checkpoints
+    /// periodically).
+    final_checkpoint: bool,
+    /// The input ended; the last transactions wait for the final checkpoint.
+    ended: bool,
+    /// Restored from a snapshot taken after the end of input: nothing more is written.
+    restored_ended: bool,
+    /// Records dropped because the operator was restored after its end of input.
+    dropped: u64,
     _records: PhantomData<fn(T)>,
 }
 
@@ -280,7 +328,12 @@ impl<T, S: TwoPhaseCommitSink<T>> TwoPhaseCommitOperator<T, S> {
         let mut op = Self {
             sink,
             current: None,
+            written: false,
             pending: Vec::new(),
+            final_checkpoint: false,
+            ended: false,
+            restored_ended: false,
+            dropped: 0,
             _records: PhantomData,
         };
         let elements = restored
@@ -295,6 +348,7 @@ impl<T, S: TwoPhaseCommitSink<T>> TwoPhaseCommitOperator<T, S> {
             })?;
             pending.extend(state.pending);
             open.extend(state.open);
+            op.restored_ended |= state.ended;
         }
         if !elements.is_empty() {
             op.sink.restore(&open)?;
@@ -306,8 +360,17 @@ impl<T, S: TwoPhaseCommitSink<T>> TwoPhaseCommitOperator<T, S> {
         for txn in open {
             op.sink.abort(txn)?;
         }
-        op.current = Some(op.sink.begin_transaction()?);
+        if !op.restored_ended {
+            op.current = Some(op.sink.begin_transaction()?);
+        }
         Ok(op)
+    }
+
+    /// The same operator in a job that takes periodic checkpoints: at the end of input
+    /// it awaits the final checkpoint instead of committing at once.
+    pub fn with_final_checkpoint(mut self, expected: bool) -> Self {
+        self.final_checkpoint = expected;
+        self
     }
 
     /// The operator of `sink` for the subtask of `ctx`, restored from the task's
@@ -319,12 +382,19 @@ impl<T, S: TwoPhaseCommitSink<T>> TwoPhaseCommitOperator<T, S> {
     {
         let restored = ctx.state().restored(ctx.key_group_range());
         let checkpoint_id = ctx.state().restored_checkpoint().unwrap_or(0);
-        register_checkpointed(ctx, Self::restore(sink, restored, checkpoint_id)?)
+        let op = Self::restore(sink, restored, checkpoint_id)?.with_final_checkpoint(ctx.final_checkpoint_expected());
+        register_checkpointed(ctx, op)
     }
 
     /// The sink.
     pub fn sink(&self) -> &S {
         &self.sink
+    }
+
+    /// Records dropped because the operator was restored from a snapshot taken after its
+    /// end of input.
+    pub fn dropped_after_end_of_input(&self) -> u64 {
+        self.dropped
     }
 
     /// Checkpoint ids of the transactions waiting for their checkpoint to complete.
@@ -344,10 +414,19 @@ impl<T, S: TwoPhaseCommitSink<T>> TwoPhaseCommitOperator<T, S> {
 
 impl<T, S: TwoPhaseCommitSink<T>> Output<T> for TwoPhaseCommitOperator<T, S> {
     fn collect(&mut self, record: StreamRecord<T>) -> Result<(), TaskError> {
-        let txn = self
-            .current
-            .as_mut()
-            .ok_or_else(|| TaskError::Build("the two-phase-commit sink got a record after its end of input".into()))?;
+        if self.restored_ended {
+            self.dropped += 1;
+            return Ok(());
+        }
+        let txn = match self.current.as_mut() {
+            Some(txn) if !self.ended => txn,
+            _ => {
+                return Err(TaskError::Build(
+                    "the two-phase-commit sink got a record after its end of input".into(),
+                ))
+            }
+        };
+        self.written = true;
         self.sink.invoke(txn, record.value)
     }
 
@@ -355,8 +434,22 @@ impl<T, S: TwoPhaseCommitSink<T>> Output<T> for TwoPhaseCommitOperator<T, S> {
         Ok(())
     }
 
-    /// Pre-commits the current transaction and commits everything.
+    /// Awaits the final checkpoint when one will come and there is something to commit;
+    /// otherwise pre-commits the current transaction and commits everything.
     fn end_input(&mut self) -> Result<(), TaskError> {
+        if self.restored_ended {
+            if self.dropped > 0 {
+                tracing::info!(
+                    "a two-phase-commit sink restored after its end of input dropped {} replayed records",
+                    self.dropped
+                );
+            }
+            return Ok(());
+        }
+        if self.final_checkpoint && (self.written || !self.pending.is_empty()) {
+            self.ended = true;
+            return Ok(());
+        }
         if let Some(mut txn) = self.current.take() {
             self.sink.pre_commit(&mut txn)?;
             self.pending.push((CheckpointId::MAX, txn));
@@ -370,12 +463,18 @@ impl<T, S: TwoPhaseCommitSink<T>> CheckpointedOperator for TwoPhaseCommitOperato
         // A failed pre-commit declines the checkpoint and keeps the transaction current.
         if let Some(txn) = self.current.as_mut() {
             self.sink.pre_commit(txn)?;
-            let next = self.sink.begin_transaction()?;
-            if let Some(done) = self.current.replace(next) {
+            // After the end of input no new transaction begins: nothing more comes.
+            let next = match self.ended {
+                true => None,
+                false => Some(self.sink.begin_transaction()?),
+            };
+            if let Some(done) = std::mem::replace(&mut self.current, next) {
                 self.pending.push((checkpoint_id, done));
             }
+            self.written = false;
         }
-        let element = TransactionState::encode(&self.pending, self.current.as_ref());
+        let ended = self.ended || self.restored_ended;
+        let element = TransactionState::encode(&self.pending, self.current.as_ref(), ended);
         let mut s = OperatorSnapshot::default();
         s.list.insert(TWO_PHASE_COMMIT_STATE.to_string(), vec![element]);
         Ok(s)
@@ -388,6 +487,10 @@ impl<T, S: TwoPhaseCommitSink<T>> CheckpointedOperator for TwoPhaseCommitOperato
     /// Keeps the pending transactions: a later completion commits them.
     fn notify_checkpoint_aborted(&mut self, _checkpoint_id: CheckpointId) -> Result<(), TaskError> {
         Ok(())
+    }
+
+    fn awaits_final_checkpoint(&self) -> bool {
+        self.ended && (self.current.is_some() || !self.pending.is_empty())
     }
 }
 

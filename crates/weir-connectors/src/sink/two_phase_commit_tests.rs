@@ -223,13 +223,16 @@ fn corrupt_truncated_or_foreign_state_bytes_are_restore_errors_naming_the_proble
     let mut trailing = good.clone();
     trailing.push(0);
     let mut bad_flag = good.clone();
-    let flag_at = good.len() - 1 - 4 - 9;
+    let flag_at = good.len() - 1 - 1 - 4 - 9;
     bad_flag[flag_at] = 7;
-    let cases: [(Vec<u8>, &str); 5] = [
+    let mut bad_ended = good.clone();
+    *bad_ended.last_mut().unwrap() = 3;
+    let cases: [(Vec<u8>, &str); 6] = [
         (future, "format version 9 is not supported"),
         (good[..good.len() - 3].to_vec(), "truncated"),
         (trailing, "1 unexpected bytes after the end"),
-        (bad_flag, "flag 7 is neither 0 nor 1"),
+        (bad_flag, "open-transaction flag 7 is neither 0 nor 1"),
+        (bad_ended, "end-of-input flag 3 is neither 0 nor 1"),
         (Vec::new(), "truncated"),
     ];
     for (bytes, expected) in cases {
@@ -240,4 +243,86 @@ fn corrupt_truncated_or_foreign_state_bytes_are_restore_errors_naming_the_proble
         assert!(matches!(err, TaskError::Restore { checkpoint_id: 5, .. }), "{err}");
         assert!(err.to_string().contains(expected), "{err} (expected {expected})");
     }
+}
+
+/// The operator of a job with periodic checkpoints.
+fn checkpointed(log: &Log) -> Op {
+    fresh(log).with_final_checkpoint(true)
+}
+
+#[test]
+fn with_periodic_checkpoints_the_end_of_input_waits_for_the_final_checkpoint_to_commit() {
+    let log = Log::default();
+    let mut op = checkpointed(&log);
+    write(&mut op, "a");
+    op.snapshot_state(1).unwrap();
+    write(&mut op, "b");
+    drain(&log);
+    op.end_input().unwrap();
+    assert!(drain(&log).is_empty(), "nothing is committed at the end of input");
+    assert!(op.awaits_final_checkpoint());
+    assert!(op.collect(StreamRecord::new("late")).is_err());
+
+    op.snapshot_state(2).unwrap();
+    assert_eq!(drain(&log), ["pre-commit 1"], "no transaction begins after the end");
+    assert_eq!(op.pending_checkpoints(), [1, 2]);
+    op.notify_checkpoint_aborted(2).unwrap();
+    assert!(
+        op.awaits_final_checkpoint(),
+        "an aborted final checkpoint keeps the task waiting"
+    );
+
+    op.snapshot_state(3).unwrap();
+    assert!(drain(&log).is_empty());
+    op.notify_checkpoint_complete(3).unwrap();
+    assert_eq!(drain(&log), ["commit 0", "commit 1"]);
+    assert!(!op.awaits_final_checkpoint());
+}
+
+#[test]
+fn with_periodic_checkpoints_and_nothing_to_commit_the_end_of_input_does_not_wait() {
+    let log = Log::default();
+    let mut op = checkpointed(&log);
+    op.snapshot_state(1).unwrap();
+    op.notify_checkpoint_complete(1).unwrap();
+    drain(&log);
+    op.end_input().unwrap();
+    assert!(!op.awaits_final_checkpoint());
+    assert_eq!(drain(&log), ["pre-commit 1", "commit 1"]);
+}
+
+#[test]
+fn restored_from_the_final_checkpoint_the_sink_commits_it_and_drops_replayed_records() {
+    let log = Log::default();
+    let mut op = checkpointed(&log);
+    write(&mut op, "a");
+    op.end_input().unwrap();
+    let state = op.snapshot_state(4).unwrap();
+    drain(&log);
+    let mut restored_op = Op::restore(LoggingSink::new(&log), restored(vec![element(&state)]), 4)
+        .unwrap()
+        .with_final_checkpoint(true);
+    assert_eq!(drain(&log), ["restore []", "commit 0"], "no new transaction begins");
+    write(&mut restored_op, "a again");
+    restored_op.end_input().unwrap();
+    assert!(drain(&log).is_empty());
+    assert_eq!(restored_op.dropped_after_end_of_input(), 1);
+    assert!(!restored_op.awaits_final_checkpoint());
+    // A later checkpoint of the restored operator still says the input had ended.
+    let again = restored_op.snapshot_state(5).unwrap();
+    let mut third = Op::restore(LoggingSink::new(&log), restored(vec![element(&again)]), 5).unwrap();
+    write(&mut third, "a once more");
+    assert_eq!(third.dropped_after_end_of_input(), 1);
+}
+
+#[test]
+fn state_of_format_version_1_is_still_read_as_not_ended() {
+    let log = Log::default();
+    // Version 1: no pending transaction, open transaction 7, no end-of-input byte.
+    let mut v1 = vec![1, 0, 0, 0, 0, 1];
+    put_bytes(&mut v1, &Txn(7).encode());
+    let mut op = Op::restore(LoggingSink::new(&log), restored(vec![v1]), 3).unwrap();
+    assert_eq!(drain(&log), ["restore [Txn(7)]", "abort 7", "begin 7"]);
+    write(&mut op, "x");
+    assert_eq!(drain(&log), ["write 7 x"]);
 }

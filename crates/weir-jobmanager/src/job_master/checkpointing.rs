@@ -76,6 +76,7 @@ impl JobMaster {
         self.checkpoint_settings = Some(CheckpointingSettings {
             directory: config.checkpoint_dir.clone().unwrap_or_default(),
             inline_threshold: config.data_inline_threshold,
+            periodic: config.interval.is_some(),
         });
         self.restore_vertices = vertices
             .iter()

@@ -95,14 +95,15 @@ impl JobMaster {
                 self.job_id, self.status
             )));
         }
+        // Finished tasks go into the savepoint as finished (FLIP-147), as in checkpoints.
         let all_running = self.execution_graph.job_vertices.iter().all(|v| {
             v.task_vertices
                 .iter()
-                .all(|t| t.current.state == ExecutionState::Running)
+                .all(|t| matches!(t.current.state, ExecutionState::Running | ExecutionState::Finished))
         });
         if !all_running {
             return Err(not_possible(
-                "Cannot trigger a savepoint: not all tasks of the job are running (some are still deploying or have finished).",
+                "Cannot trigger a savepoint: not all tasks of the job are running (some are still being deployed).",
             ));
         }
         if request.stop_drain.is_some() && self.stop_in_progress() {

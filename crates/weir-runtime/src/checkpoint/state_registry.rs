@@ -33,6 +33,12 @@ pub trait CheckpointedOperator {
         let _ = checkpoint_id;
         Ok(())
     }
+    /// After the end of input: true while the operator has work that only a completed
+    /// checkpoint may finish (a two-phase-commit sink's last transactions), so the task
+    /// must not finish yet (Flink's final checkpoint, FLIP-147).
+    fn awaits_final_checkpoint(&self) -> bool {
+        false
+    }
 }
 
 /// A registered operator.
@@ -128,6 +134,15 @@ impl StateRegistry {
             op.borrow_mut().notify_checkpoint_complete(checkpoint_id)?;
         }
         Ok(())
+    }
+
+    /// True while a registered operator waits for a checkpoint to complete before the
+    /// task may finish.
+    pub fn awaits_final_checkpoint(&self) -> bool {
+        self.operators
+            .borrow()
+            .iter()
+            .any(|(_, op)| op.borrow().awaits_final_checkpoint())
     }
 
     /// Tells every registered operator that `checkpoint_id` was aborted.

@@ -69,6 +69,7 @@ pub struct TaskContext {
     flushables: RefCell<Vec<NetworkFlushable>>,
     processing_time: ProcessingTimeService,
     state: StateRegistry,
+    final_checkpoint: bool,
 }
 
 impl TaskContext {
@@ -93,6 +94,7 @@ impl TaskContext {
             flushables: RefCell::new(Vec::new()),
             processing_time: ProcessingTimeService::system(),
             state: StateRegistry::default(),
+            final_checkpoint: false,
         }
     }
 
@@ -100,6 +102,21 @@ impl TaskContext {
     pub fn with_restored_state(mut self, restored: Option<RestoredState>) -> Self {
         self.state = StateRegistry::new(restored);
         self
+    }
+
+    /// The same context in a job that takes periodic checkpoints: a task whose input
+    /// ended waits for a checkpoint when one of its operators asks
+    /// ([`CheckpointedOperator::awaits_final_checkpoint`](crate::checkpoint::CheckpointedOperator::awaits_final_checkpoint)).
+    pub fn with_final_checkpoint(mut self, expected: bool) -> Self {
+        self.final_checkpoint = expected;
+        self
+    }
+
+    /// Whether a checkpoint will come after this task's end of input (the job takes
+    /// periodic checkpoints), so that an operator may leave work to it (a two-phase-commit
+    /// sink its last commit) instead of finishing it at the end of input.
+    pub fn final_checkpoint_expected(&self) -> bool {
+        self.final_checkpoint
     }
 
     /// The chain's stateful operators and the state they restore from.

@@ -38,10 +38,18 @@
 //! waits for its snapshot uploads before it finishes, so that its acknowledgements
 //! reach the JobMaster before its FINISHED state.
 //!
+//! The final checkpoint (Flink's FLIP-147): in a job with periodic checkpoints, a task
+//! whose input ended does not finish while one of its operators awaits a checkpoint
+//! (a two-phase-commit sink holding its last transaction, `final_checkpoint.rs`): it
+//! serves only its mailbox, takes the next checkpoint it is triggered for (its
+//! upstream tasks have finished, so it is a root) without sending a barrier (its
+//! outputs have ended), and finishes once the notifications let every operator go.
+//!
 //! At the end of input pending processing-time timers are dropped, not fired (as in
 //! Flink, where a finished task quiesces its timer service).
 
 mod checkpoint;
+mod final_checkpoint;
 mod finished_on_restore;
 
 use crate::checkpoint::{BarrierOutcome, CheckpointResponder, EndOfInputTrigger, TaskRestore, TaskStateStorage};
@@ -71,6 +79,9 @@ pub struct TaskCheckpointing {
     pub responder: Arc<dyn CheckpointResponder>,
     /// The state to start from, if the task is restored.
     pub restore: Option<TaskRestore>,
+    /// The job takes periodic checkpoints: a task whose input ended waits for one when
+    /// an operator asks (a two-phase-commit sink, to commit its last transaction).
+    pub final_checkpoint: bool,
 }
 
 /// Everything a subtask needs to run.
@@ -172,7 +183,8 @@ fn run_task_inner(mut spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> 
         spec.attempt_number,
         spec.program.stream_graph.config.buffer_timeout_ms,
     )
-    .with_restored_state(restored);
+    .with_restored_state(restored)
+    .with_final_checkpoint(checkpointing.as_ref().is_some_and(|c| c.final_checkpoint));
     let invokable = build_chain(
         &spec.program,
         &spec.job_graph,
@@ -198,6 +210,7 @@ fn run_task_inner(mut spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> 
         unaligned: None,
         end_of_input_triggers: Vec::new(),
         uploads: Vec::new(),
+        outputs_ended: false,
     };
     task.next_flush = task.timeout.map(|t| Instant::now() + t);
     if let Some(on_running) = spec.on_running.take() {
@@ -295,6 +308,8 @@ fn run_task_inner(mut spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> 
         }
     };
     ctx.flush_all()?;
+    task.outputs_ended = true;
+    task.await_final_checkpoint(records_in)?;
     task.publish(records_in);
     task.wait_for_uploads();
     Ok(spec.metrics.snapshot())
@@ -356,6 +371,9 @@ struct TaskLoop<'a> {
     end_of_input_triggers: Vec<CheckpointBarrier>,
     /// Snapshot uploads still running.
     uploads: Vec<std::thread::JoinHandle<()>>,
+    /// The chain's input ended and every output sent EndOfPartition: a checkpoint now
+    /// (the final one) sends no barrier.
+    outputs_ended: bool,
 }
 
 /// An unaligned checkpoint's snapshot, waiting for its channel state.

@@ -87,6 +87,11 @@ impl TaskLoop<'_> {
                 None
             }
         };
+        if self.outputs_ended {
+            // The final checkpoint: every consumer has its EndOfPartition, which counts
+            // as the barrier.
+            return Ok(snapshot);
+        }
         if !barrier.options.is_unaligned() {
             self.ctx.broadcast_event(Event::CheckpointBarrier(barrier))?;
             return Ok(snapshot);
