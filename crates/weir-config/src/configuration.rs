@@ -136,21 +136,19 @@ impl Configuration {
     /// error naming key, value, expected type and origin.
     pub fn get<T: ConfigValue>(&self, option: &ConfigOption<T>) -> Result<T, ConfigError> {
         if let Some((key, value)) = self.configured_entry(option) {
-            return T::parse_config_value(value).map_err(|reason| ConfigError::InvalidValue {
-                key: key.to_string(),
-                value: value.clone(),
-                expected: T::TYPE_NAME,
-                reason,
-                origin: self.origin_suffix(key),
+            return T::parse_config_value(value).map_err(|reason| {
+                ConfigError::invalid_value(key, value, T::TYPE_NAME, reason, self.origin_suffix(key))
             });
         }
         match option.default_text() {
-            Some(default) => T::parse_config_value(default).map_err(|reason| ConfigError::InvalidValue {
-                key: option.key().to_string(),
-                value: default.to_string(),
-                expected: T::TYPE_NAME,
-                reason,
-                origin: " (the registry default)".to_string(),
+            Some(default) => T::parse_config_value(default).map_err(|reason| {
+                ConfigError::invalid_value(
+                    option.key(),
+                    default,
+                    T::TYPE_NAME,
+                    reason,
+                    " (the registry default)".to_string(),
+                )
             }),
             None => T::when_unset().ok_or_else(|| ConfigError::MissingValue {
                 key: option.key().to_string(),
@@ -290,12 +288,8 @@ impl Configuration {
     pub fn validate(&self) -> Result<(), ConfigError> {
         for (key, value) in &self.values {
             if let Some(info) = find_option(key) {
-                (info.check)(value).map_err(|reason| ConfigError::InvalidValue {
-                    key: key.clone(),
-                    value: value.clone(),
-                    expected: info.type_name,
-                    reason,
-                    origin: self.origin_suffix(key),
+                (info.check)(value).map_err(|reason| {
+                    ConfigError::invalid_value(key.as_str(), value, info.type_name, reason, self.origin_suffix(key))
                 })?;
             }
         }

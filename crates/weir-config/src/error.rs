@@ -7,22 +7,26 @@
 use std::path::PathBuf;
 
 use thiserror::Error;
+use weir_core::excerpt::excerpt;
 
 use crate::value::MemorySize;
 
 /// What went wrong while loading, reading or interpreting the configuration.
 #[derive(Debug, Clone, PartialEq, Error)]
 pub enum ConfigError {
-    /// A value does not parse as the option's type.
+    /// A value does not parse as the option's type. Built with
+    /// [`ConfigError::invalid_value`], which keeps both texts bounded.
     #[error("Could not parse value '{value}' for key '{key}'{origin} (expected {expected}): {reason}")]
     InvalidValue {
         /// The option's key.
         key: String,
-        /// The value as configured.
+        /// The value as configured, or an excerpt of it (`weir_core::excerpt`) when it
+        /// is long.
         value: String,
         /// The option's type name (`Duration`, `MemorySize`, `Integer`, …).
         expected: &'static str,
-        /// Why it does not parse (Flink's wording where Flink has one).
+        /// Why it does not parse (Flink's wording where Flink has one); cut to an
+        /// excerpt when the value was long, since the reason may quote it.
         reason: String,
         /// Where the value came from: `" (from <file>)"`, `" (from -D)"` or empty.
         origin: String,
@@ -119,4 +123,32 @@ pub enum ConfigError {
     /// Any other inconsistent configuration (Flink's `IllegalConfigurationException`).
     #[error("{0}")]
     IllegalConfiguration(String),
+}
+
+impl ConfigError {
+    /// [`ConfigError::InvalidValue`] for `value` of `key`, quoting at most an excerpt of
+    /// the value, and of `reason` when the value is too long to quote whole (a reason
+    /// quotes the value or a part of it): a megabyte-long `-D` value gives an error of a
+    /// few hundred bytes that still says how long the value was.
+    pub fn invalid_value(
+        key: impl Into<String>,
+        value: &str,
+        expected: &'static str,
+        reason: String,
+        origin: String,
+    ) -> Self {
+        let quoted = excerpt(value);
+        let reason = if quoted.len() == value.len() {
+            reason
+        } else {
+            excerpt(&reason)
+        };
+        ConfigError::InvalidValue {
+            key: key.into(),
+            value: quoted,
+            expected,
+            reason,
+            origin,
+        }
+    }
 }

@@ -194,7 +194,7 @@ config_options! {
     TASKMANAGER_DATA_HANDSHAKE_TIMEOUT: Duration = ("taskmanager.data.handshake-timeout", Some("10 s"),
         "Weir only: how long a new data connection may take for its TLS handshake and hello before the data server closes it.");
     TASKMANAGER_DATA_IDLE_TIMEOUT: Duration = ("taskmanager.data.idle-timeout", Some("5 min"),
-        "Weir only: how long a data connection that serves no channel may stay silent before the data server closes it.");
+        "Weir only: how long a data connection that serves no channel may stay silent before the data server, or the TaskManager that opened it, closes it.");
 
     // --- failover -----------------------------------------------------------------------
     FAILOVER_STRATEGY: FailoverStrategy = ("jobmanager.execution.failover-strategy", Some("region"),

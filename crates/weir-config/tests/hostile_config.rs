@@ -75,3 +75,28 @@ fn the_config_corpus_replays_without_panicking() {
         }
     }
 }
+
+#[test]
+fn a_megabyte_long_value_is_quoted_as_an_excerpt_naming_its_length() {
+    let value = format!("1{}", "x".repeat(1 << 20));
+    let mut conf = Configuration::new();
+    conf.apply_dynamic_properties(&[format!("taskmanager.numberOfTaskSlots={value}")])
+        .expect("-D entries are parsed when read");
+    let err = conf.validate().expect_err("not an integer");
+    let text = err.to_string();
+    assert!(text.len() < 1024, "the error is {} bytes", text.len());
+    assert!(text.contains("'taskmanager.numberOfTaskSlots'"), "{text}");
+    assert!(
+        text.contains(&format!("({} bytes; first 120 characters shown)", value.len())),
+        "{text}"
+    );
+    assert!(text.contains("not an integer in the range"), "{text}");
+
+    let mut short = Configuration::new();
+    short.set_string("taskmanager.numberOfTaskSlots", "two");
+    assert_eq!(
+        short.validate().expect_err("not an integer").to_string(),
+        "Could not parse value 'two' for key 'taskmanager.numberOfTaskSlots' (expected Integer): \
+         not an integer in the range 0..=4294967295: 'two'"
+    );
+}

@@ -51,9 +51,9 @@ fn read_file(bytes: &[u8]) {
         ),
         (expected, got) => panic!("first invalid line {expected:?}, read {got:?}"),
     }
-    let skipping = drain(&mut TextFileSource::new(path, 0, 1).skip_invalid_utf8(true)).expect("skips");
+    let skipping = drain(&mut TextFileSource::new(path, 0, 1).skip_malformed_lines(true)).expect("skips");
     assert_eq!(skipping, valid);
-    let numbered = drain(&mut NumberedLinesSource::new(path, 0, 1).skip_invalid_utf8(true)).expect("skips");
+    let numbered = drain(&mut NumberedLinesSource::new(path, 0, 1).skip_malformed_lines(true)).expect("skips");
     let expected_numbers: Vec<u64> = (1..=lines.len() as u64)
         .filter(|n| std::str::from_utf8(lines[*n as usize - 1]).is_ok())
         .collect();
@@ -94,7 +94,7 @@ fn a_binary_line_fails_with_its_number_or_is_skipped() {
             file.path().display()
         )
     );
-    let got = drain(&mut NumberedLinesSource::new(file.path(), 0, 1).skip_invalid_utf8(true)).expect("skips");
+    let got = drain(&mut NumberedLinesSource::new(file.path(), 0, 1).skip_malformed_lines(true)).expect("skips");
     assert_eq!(got, vec![(1, "a".to_string()), (3, "b".to_string())]);
 }
 
@@ -104,4 +104,38 @@ fn the_lines_corpus_replays() {
     for (_, bytes) in corpus(&dir).expect("corpus readable") {
         read_file(&bytes);
     }
+}
+
+#[test]
+fn a_line_over_the_bound_fails_naming_file_line_and_length_or_is_skipped() {
+    let mut file = tempfile::NamedTempFile::new().expect("a temp file");
+    write!(file, "short\n{}\nafter\n", "y".repeat(5_000)).expect("writes");
+    let err = drain(&mut TextFileSource::new(file.path(), 0, 1).max_line_length(64))
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        err,
+        format!(
+            "text file source: line 2 of {} is longer than the limit of 64 bytes (65 bytes read so far); \
+             raise the source's max line length or skip malformed lines",
+            file.path().display()
+        )
+    );
+    let skipping = NumberedLinesSource::new(file.path(), 0, 1)
+        .max_line_length(64)
+        .skip_malformed_lines(true);
+    let got = drain(&mut { skipping }).expect("skips");
+    assert_eq!(got, vec![(1, "short".to_string()), (3, "after".to_string())]);
+}
+
+#[test]
+fn a_long_line_another_subtask_owns_is_passed_over_and_the_owner_fails_on_it() {
+    let mut file = tempfile::NamedTempFile::new().expect("a temp file");
+    write!(file, "a\n{}\nc\nd\n", "y".repeat(5_000)).expect("writes");
+    let first =
+        drain(&mut NumberedLinesSource::new(file.path(), 0, 2).max_line_length(64)).expect("line 2 is not its own");
+    assert_eq!(first, vec![(1, "a".to_string()), (3, "c".to_string())]);
+    let second = drain(&mut NumberedLinesSource::new(file.path(), 1, 2).max_line_length(64));
+    let err = second.unwrap_err().to_string();
+    assert!(err.contains("line 2 of"), "{err}");
 }

@@ -9,6 +9,10 @@
 //!   so no page can submit or change anything.
 //! - `Access-Control-Allow-Origin` is the configured value, or absent when none is
 //!   configured (Weir's default; Flink's is `*`).
+//! - A CORS preflight (`OPTIONS`) is answered 200 with the methods and request headers
+//!   the API uses ([`PREFLIGHT_ALLOW_METHODS`], [`PREFLIGHT_ALLOW_HEADERS`]) only when an
+//!   origin is configured; otherwise `OPTIONS` is an unsupported method (405) without
+//!   any `Access-Control-*` header, so a browser lets no other origin send a JSON write.
 
 use crate::error::{json_response, ErrorResponse};
 use axum::extract::Request;
@@ -66,6 +70,31 @@ pub(crate) async fn require_json(request: Request, next: Next) -> Response {
         ),
         None => next.run(request).await,
     }
+}
+
+/// The methods a preflight allows: those the API serves.
+pub const PREFLIGHT_ALLOW_METHODS: &str = "GET, POST, PATCH, OPTIONS";
+/// The request headers a preflight allows: `Content-Type`, which every write sets.
+pub const PREFLIGHT_ALLOW_HEADERS: &str = "Content-Type";
+
+/// Answers an `OPTIONS` request with the allowed methods and headers when `origin` is
+/// configured (the `Access-Control-Allow-Origin` header is added by [`allow_origin`]);
+/// passes every other request, and every request when no origin is configured, on.
+pub(crate) async fn answer_preflight(origin: Option<HeaderValue>, request: Request, next: Next) -> Response {
+    if request.method() != Method::OPTIONS || origin.is_none() {
+        return next.run(request).await;
+    }
+    let mut response = Response::new(axum::body::Body::empty());
+    let headers = response.headers_mut();
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_METHODS,
+        HeaderValue::from_static(PREFLIGHT_ALLOW_METHODS),
+    );
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_HEADERS,
+        HeaderValue::from_static(PREFLIGHT_ALLOW_HEADERS),
+    );
+    response
 }
 
 /// Sets `Access-Control-Allow-Origin: origin` on `response` when an origin is given.

@@ -99,7 +99,7 @@ pub fn router(backend: Arc<dyn RestBackend>) -> Router {
 }
 
 /// [`router()`] whose responses carry `Access-Control-Allow-Origin: allow_origin`
-/// when given.
+/// when given, and which then answers CORS preflights (`OPTIONS`).
 pub fn router_with_origin(backend: Arc<dyn RestBackend>, allow_origin: Option<HeaderValue>) -> Router {
     let mut r: Router<Backend> = Router::new();
     for prefix in ["", "/v1"] {
@@ -137,9 +137,13 @@ pub fn router_with_origin(backend: Arc<dyn RestBackend>, allow_origin: Option<He
         r = process_routes::add(r, prefix);
     }
     r = web_assets::add(r);
+    let preflight_origin = allow_origin.clone();
     r.fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn(http_policy::require_json))
+        .layer(axum::middleware::from_fn(move |request, next| {
+            http_policy::answer_preflight(preflight_origin.clone(), request, next)
+        }))
         .layer(axum::middleware::map_response(move |response: Response| {
             let origin = allow_origin.clone();
             async move { http_policy::allow_origin(origin.as_ref(), response) }

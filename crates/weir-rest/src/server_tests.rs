@@ -136,3 +136,51 @@ async fn connections_beyond_the_limit_are_closed_until_one_ends() {
     };
     assert!(answer.starts_with("HTTP/1.1 200 OK"), "{answer}");
 }
+
+/// An `OPTIONS` preflight from a page of `https://dashboard.example` for a JSON POST.
+async fn preflight(app: &Router, uri: &str) -> axum::response::Response {
+    let request = Request::builder()
+        .method(Method::OPTIONS)
+        .uri(uri)
+        .header(header::ORIGIN, "https://dashboard.example")
+        .header(header::ACCESS_CONTROL_REQUEST_METHOD, "POST")
+        .header(header::ACCESS_CONTROL_REQUEST_HEADERS, "content-type")
+        .body(Body::empty())
+        .unwrap();
+    app.clone().oneshot(request).await.unwrap()
+}
+
+#[tokio::test]
+async fn with_a_configured_origin_a_preflight_gets_the_allowed_methods_and_headers() {
+    let fake = FakeBackend::new();
+    let origin = HeaderValue::from_static("https://dashboard.example");
+    let app = router_with_origin(fake.clone(), Some(origin.clone()));
+    for uri in ["/jobs", "/v1/jobs/00000000000000000000000000000000"] {
+        let r = preflight(&app, uri).await;
+        assert_eq!(r.status(), StatusCode::OK, "{uri}");
+        let header_of = |name| r.headers().get(name).and_then(|v| v.to_str().ok());
+        assert_eq!(
+            header_of(header::ACCESS_CONTROL_ALLOW_ORIGIN),
+            Some("https://dashboard.example")
+        );
+        assert_eq!(
+            header_of(header::ACCESS_CONTROL_ALLOW_METHODS),
+            Some("GET, POST, PATCH, OPTIONS")
+        );
+        assert_eq!(header_of(header::ACCESS_CONTROL_ALLOW_HEADERS), Some("Content-Type"));
+    }
+    assert_eq!(fake.submitted.lock().unwrap().len(), 0, "a preflight submits nothing");
+}
+
+#[tokio::test]
+async fn without_a_configured_origin_a_preflight_allows_nothing() {
+    let app = router(FakeBackend::new());
+    let r = preflight(&app, "/jobs").await;
+    assert_eq!(r.status(), StatusCode::METHOD_NOT_ALLOWED);
+    let cors: Vec<_> = r
+        .headers()
+        .keys()
+        .filter(|k| k.as_str().starts_with("access-control-"))
+        .collect();
+    assert!(cors.is_empty(), "{cors:?}");
+}

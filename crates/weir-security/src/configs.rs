@@ -22,7 +22,7 @@ pub struct IdentityKeys {
 }
 
 /// Makes aws-lc-rs the process's default rustls crypto provider (once; a provider
-/// installed before is kept).
+/// installed before is kept), and starts warming its random number generator.
 pub fn install_crypto_provider() {
     static INSTALL: Once = Once::new();
     INSTALL.call_once(|| {
@@ -30,7 +30,29 @@ pub fn install_crypto_provider() {
             // Err only when another thread installed one first, which is as good.
             drop(rustls::crypto::aws_lc_rs::default_provider().install_default());
         }
+        warm_up_random();
     });
+}
+
+/// Draws the provider's first random bytes on a thread of its own. aws-lc seeds its
+/// generator from CPU jitter entropy once per process on first use, which takes a
+/// quarter to half a second of CPU; done at process start it overlaps with the rest of
+/// start-up instead of delaying the process's first TLS handshake (a JobManager's
+/// first handshake is a TaskManager registering, so every cluster start waited for it).
+fn warm_up_random() {
+    let Some(provider) = rustls::crypto::CryptoProvider::get_default().cloned() else {
+        return;
+    };
+    let spawned = std::thread::Builder::new()
+        .name("weir-tls-rng-warm-up".into())
+        .spawn(move || {
+            if let Err(e) = provider.secure_random.fill(&mut [0u8; 32]) {
+                tracing::debug!(error = ?e, "warming up the TLS random number generator failed");
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::debug!(error = %e, "cannot start the TLS random number generator warm-up");
+    }
 }
 
 fn config_error(keys: IdentityKeys, e: impl std::fmt::Display) -> SecurityError {

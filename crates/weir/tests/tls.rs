@@ -1,27 +1,17 @@
 //! Security with real processes and certificates made at test time: internal mutual
 //! TLS (RPC and data plane), TaskManagers the cluster does not trust, REST over HTTPS
-//! with and without client authentication, CORS and JSON-only writes.
+//! with and without client authentication, CORS and JSON-only writes, and forged
+//! control messages from clients the cluster does not trust.
 
 mod common;
 
+use common::security::ssl;
 use common::*;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 use weir_security::test_pki::TestCa;
-
-/// `-D` entries turning `prefix` (`internal` or `rest`) SSL on with `cert` of `ca`.
-fn ssl(prefix: &str, dir: &Path, ca: &TestCa, trusted: &TestCa, stem: &str) -> Vec<String> {
-    let me = ca.issue(dir, stem);
-    let trust = trusted.write_ca(dir, &format!("{stem}-trust"));
-    vec![
-        format!("security.ssl.{prefix}.enabled=true"),
-        format!("security.ssl.{prefix}.cert={}", me.cert.display()),
-        format!("security.ssl.{prefix}.key={}", me.key.display()),
-        format!("security.ssl.{prefix}.trust-cert={}", trust.display()),
-    ]
-}
 
 fn keyed_sum(out: &Path, p: u32) -> serde_json::Value {
     json!({
@@ -219,4 +209,106 @@ fn a_web_page_cannot_submit_a_job_and_cors_follows_the_configured_origin() {
         "https://dashboard.example",
     );
     assert_eq!((code, allow.as_deref()), (415, Some("https://dashboard.example")));
+}
+
+/// What a forger's RPC got: `Ok` when the server answered, else the transport error.
+type Forged = Result<(), String>;
+
+/// A gRPC channel to `address` with `tls` (plaintext when `None`).
+async fn channel(address: &str, tls: Option<&weir_security::InternalTls>) -> Result<tonic::transport::Channel, String> {
+    let endpoint = weir_rpc::tls::endpoint(address, tls, Duration::from_secs(5)).map_err(|e| e.to_string())?;
+    endpoint.connect().await.map_err(|e| format!("{e:?}"))
+}
+
+/// Sends a forged `ReleaseJob` of `jid` to the TaskExecutor at `tm`, and a forged
+/// `RegisterTaskExecutor` of 64 slots at an unreachable address to the ResourceManager
+/// at `jm`, over channels with `tls` (plaintext when `None`).
+fn forge(tm: &str, jm: &str, jid: &str, tls: Option<&weir_security::InternalTls>) -> (Forged, Forged) {
+    use weir_rpc::resource_manager_client::ResourceManagerClient;
+    use weir_rpc::task_executor_gateway_client::TaskExecutorGatewayClient;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let release = weir_rpc::ReleaseJobRequest {
+            job_id: jid.to_string(),
+            below_generation: u32::MAX,
+        };
+        let register = weir_rpc::RegisterTaskExecutorRequest {
+            resource_id: "f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0".into(),
+            rpc_address: "192.0.2.1:6122".into(),
+            data_address: "192.0.2.1:6121".into(),
+            num_slots: 64,
+            version: env!("CARGO_PKG_VERSION").into(),
+            ..Default::default()
+        };
+        let released = match channel(tm, tls).await {
+            Ok(c) => TaskExecutorGatewayClient::new(c)
+                .release_job(release)
+                .await
+                .map(drop)
+                .map_err(|e| format!("{e:?}")),
+            Err(e) => Err(e),
+        };
+        let registered = match channel(jm, tls).await {
+            Ok(c) => ResourceManagerClient::new(c)
+                .register_task_executor(register)
+                .await
+                .map(drop)
+                .map_err(|e| format!("{e:?}")),
+            Err(e) => Err(e),
+        };
+        (released, registered)
+    })
+}
+
+#[test]
+fn with_internal_ssl_forged_release_job_and_register_task_executor_are_refused_and_the_job_runs_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ca, intruder_ca) = (TestCa::new("cluster"), TestCa::new("intruder"));
+    let internal = ssl("internal", dir.path(), &ca, &ca, "node");
+    let cluster = Cluster::start_with(1, 2, &[], &internal);
+    let tm = registered_taskmanagers(&cluster.rest)[0]["path"]
+        .as_str()
+        .expect("the TaskManager's RPC address")
+        .to_string();
+    let jm = format!("127.0.0.1:{}", cluster.rpc_port);
+    let out = dir.path().join("out");
+    let mut job = keyed_sum(&out, 2);
+    job["args"]["records"] = json!("20000");
+    job["args"]["rate_per_sec"] = json!("4000");
+    let jid = cluster.submit(job);
+    cluster.wait_running(&jid);
+
+    let tls_of = |settings: Vec<String>| {
+        let mut c = weir_config::Configuration::new();
+        c.apply_dynamic_properties(&settings).unwrap();
+        weir_security::InternalTls::from_config(&c)
+            .unwrap()
+            .expect("internal SSL is on")
+    };
+    // A certificate of another CA that trusts the cluster's CA, and plaintext.
+    let intruder = tls_of(ssl("internal", dir.path(), &intruder_ca, &ca, "intruder"));
+    for (who, tls) in [("another CA's certificate", Some(&*intruder)), ("plaintext", None)] {
+        let (release, register) = forge(&tm, &jm, &jid, tls);
+        assert!(release.is_err(), "{who}: ReleaseJob was served: {release:?}");
+        assert!(
+            register.is_err(),
+            "{who}: RegisterTaskExecutor was served: {register:?}"
+        );
+    }
+    assert_eq!(get(&cluster.rest, "/overview").1["slots-total"], 2);
+    assert_eq!(
+        get(&cluster.rest, &format!("/jobs/{jid}/status")).1["status"],
+        "RUNNING"
+    );
+    assert_eq!(cluster.wait_terminal(&jid, Duration::from_secs(60)), "FINISHED");
+    assert_eq!(read_parts(&out), keyed_sum_output(40, 7, 20000));
+
+    // The same messages from a holder of a trusted certificate are served: the refusals
+    // above came from the missing trust, not from malformed requests.
+    let trusted = tls_of(ssl("internal", dir.path(), &ca, &ca, "trusted"));
+    let (release, register) = forge(&tm, &jm, &jid, Some(&trusted));
+    assert_eq!((release, register), (Ok(()), Ok(())));
 }

@@ -2,16 +2,18 @@
 //! the numbered text-file sources share. Every subtask scans the whole file from the
 //! least advanced of its splits and keeps the lines its splits own ([`SplitSet`]).
 //!
-//! Lines are read as bytes and decoded one by one: a line that is not valid UTF-8
-//! fails the source naming its line number and file, or is counted and skipped when
-//! the source skips invalid lines.
+//! Lines are read as bytes, at most `max_line_length` bytes of a line are kept
+//! ([`bounded_line`](super::bounded_line)), and they are decoded one by one: a line that
+//! is not valid UTF-8 or is longer than the bound fails the source naming its line
+//! number and file, or is counted and skipped when the source skips malformed lines.
 //!
 //! Invariant: `line_no` lines (ending at byte `byte_offset`) have been consumed, and
 //! the split set has been told so before every snapshot.
 
+use super::bounded_line::{self, LineRead, DEFAULT_MAX_LINE_LENGTH};
 use super::{SplitSet, SOURCE_BATCH};
 use std::fs::File;
-use std::io::{BufRead, BufReader, Seek, SeekFrom};
+use std::io::{BufReader, Seek, SeekFrom};
 use std::path::PathBuf;
 use weir_runtime::operator::SourceStatus;
 use weir_runtime::TaskError;
@@ -24,8 +26,10 @@ pub struct LineSplitReader {
     line_no: u64,
     byte_offset: u64,
     splits: SplitSet,
-    skip_invalid_utf8: bool,
+    max_line_length: usize,
+    skip_malformed: bool,
     skipped_invalid_utf8: u64,
+    skipped_too_long: u64,
 }
 
 impl LineSplitReader {
@@ -38,14 +42,23 @@ impl LineSplitReader {
             line_no: 0,
             byte_offset: 0,
             splits: SplitSet::fresh(subtask, parallelism),
-            skip_invalid_utf8: false,
+            max_line_length: DEFAULT_MAX_LINE_LENGTH,
+            skip_malformed: false,
             skipped_invalid_utf8: 0,
+            skipped_too_long: 0,
         }
     }
 
-    /// Counts and skips lines that are not valid UTF-8 instead of failing on them.
-    pub fn skip_invalid_utf8(mut self, skip: bool) -> Self {
-        self.skip_invalid_utf8 = skip;
+    /// Counts and skips lines that are not valid UTF-8 or are longer than the bound
+    /// instead of failing on them.
+    pub fn skip_malformed_lines(mut self, skip: bool) -> Self {
+        self.skip_malformed = skip;
+        self
+    }
+
+    /// The most bytes a line may have before its line terminator (at least 1).
+    pub fn max_line_length(mut self, bytes: usize) -> Self {
+        self.max_line_length = bytes.max(1);
         self
     }
 
@@ -66,13 +79,47 @@ impl LineSplitReader {
         )
     }
 
+    fn too_long(&self, line_index: u64, read_so_far: usize) -> TaskError {
+        TaskError::user(
+            self.name,
+            format!(
+                "line {} of {} is longer than the limit of {} bytes ({read_so_far} bytes read so far); \
+                 raise the source's max line length or skip malformed lines",
+                line_index + 1,
+                self.path.display(),
+                self.max_line_length
+            ),
+        )
+    }
+
+    fn warn_skipped(&self) {
+        if self.skipped_invalid_utf8 > 0 {
+            tracing::warn!(
+                skipped = self.skipped_invalid_utf8,
+                "{} skipped lines of {} that are not valid UTF-8",
+                self.name,
+                self.path.display()
+            );
+        }
+        if self.skipped_too_long > 0 {
+            tracing::warn!(
+                skipped = self.skipped_too_long,
+                max_line_length = self.max_line_length,
+                "{} skipped lines of {} longer than the limit",
+                self.name,
+                self.path.display()
+            );
+        }
+    }
+
     fn error(&self, e: std::io::Error) -> TaskError {
         TaskError::io(format!("cannot read input file {}", self.path.display()), e)
     }
 
     /// Reads up to a batch of lines, calling `emit(line_index, line)` for the owned
     /// ones (the index counts from 0; the line has no line terminator). An owned line
-    /// that is not valid UTF-8 is an error, or skipped (see [`Self::skip_invalid_utf8`]).
+    /// that is not valid UTF-8 or longer than the bound is an error, or skipped (see
+    /// [`Self::skip_malformed_lines`]); a line of another subtask is never kept whole.
     pub fn read_batch(
         &mut self,
         mut emit: impl FnMut(u64, &str) -> Result<(), TaskError>,
@@ -90,25 +137,32 @@ impl LineSplitReader {
         }
         let mut line = Vec::new();
         for _ in 0..SOURCE_BATCH {
-            line.clear();
-            let n = match self.reader.as_mut() {
-                Some(r) => r.read_until(b'\n', &mut line),
-                None => return Ok(SourceStatus::Finished),
-            };
-            let n = n.map_err(|e| self.error(e))?;
-            if n == 0 {
-                if self.skipped_invalid_utf8 > 0 {
-                    tracing::warn!(
-                        skipped = self.skipped_invalid_utf8,
-                        "{} skipped lines of {} that are not valid UTF-8",
-                        self.name,
-                        self.path.display()
-                    );
-                }
+            let Some(reader) = self.reader.as_mut() else {
                 return Ok(SourceStatus::Finished);
-            }
+            };
+            let read = bounded_line::read_line(reader, &mut line, self.max_line_length);
+            let (consumed, too_long) = match read.map_err(|e| self.error(e))? {
+                LineRead::End => {
+                    self.warn_skipped();
+                    return Ok(SourceStatus::Finished);
+                }
+                LineRead::Line { consumed } => (consumed, false),
+                LineRead::TooLong { consumed } => (consumed, true),
+            };
             let index = self.line_no;
-            self.byte_offset += n as u64;
+            self.byte_offset += consumed as u64;
+            if too_long {
+                if self.splits.owns(index) && !self.skip_malformed {
+                    return Err(self.too_long(index, consumed));
+                }
+                let rest = self.reader.as_mut().map_or(Ok(0), bounded_line::skip_rest_of_line);
+                self.byte_offset += rest.map_err(|e| self.error(e))? as u64;
+                self.line_no += 1;
+                if self.splits.owns(index) {
+                    self.skipped_too_long += 1;
+                }
+                continue;
+            }
             self.line_no += 1;
             if !self.splits.owns(index) {
                 continue;
@@ -118,7 +172,7 @@ impl LineSplitReader {
             }
             match std::str::from_utf8(&line) {
                 Ok(text) => emit(index, text)?,
-                Err(_) if self.skip_invalid_utf8 => self.skipped_invalid_utf8 += 1,
+                Err(_) if self.skip_malformed => self.skipped_invalid_utf8 += 1,
                 Err(e) => return Err(self.invalid_utf8(index, e)),
             }
         }

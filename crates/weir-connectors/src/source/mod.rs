@@ -1,5 +1,6 @@
 //! Sources: collections, seeded generators, text files (plain or with line numbers).
 
+pub mod bounded_line;
 pub mod collection;
 pub mod generator;
 pub mod lines;
@@ -7,6 +8,7 @@ pub mod numbered_lines;
 pub mod position;
 pub mod text_file;
 
+pub use bounded_line::DEFAULT_MAX_LINE_LENGTH;
 pub use collection::CollectionSource;
 pub use generator::GeneratorSource;
 pub use numbered_lines::NumberedLinesSource;

@@ -20,10 +20,19 @@ impl TextFileSource {
         }
     }
 
-    /// Counts and skips lines that are not valid UTF-8 instead of failing on them.
-    pub fn skip_invalid_utf8(self, skip: bool) -> Self {
+    /// Counts and skips lines that are not valid UTF-8 or longer than the bound
+    /// instead of failing on them.
+    pub fn skip_malformed_lines(self, skip: bool) -> Self {
         Self {
-            lines: self.lines.skip_invalid_utf8(skip),
+            lines: self.lines.skip_malformed_lines(skip),
+        }
+    }
+
+    /// The most bytes a line may have ([`DEFAULT_MAX_LINE_LENGTH`](super::DEFAULT_MAX_LINE_LENGTH)
+    /// unless set); a longer line fails the source naming it, or is skipped.
+    pub fn max_line_length(self, bytes: usize) -> Self {
+        Self {
+            lines: self.lines.max_line_length(bytes),
         }
     }
 }

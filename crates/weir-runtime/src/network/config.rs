@@ -39,7 +39,8 @@ pub struct NetworkConfig {
     #[serde(default = "default_data_handshake_timeout_ms")]
     pub data_handshake_timeout_ms: u64,
     /// How long a data connection serving no channel may stay silent before the data
-    /// server closes it, in milliseconds (`taskmanager.data.idle-timeout`, 300 000).
+    /// server, or the client that opened it, closes it, in milliseconds
+    /// (`taskmanager.data.idle-timeout`, 300 000).
     #[serde(default = "default_data_idle_timeout_ms")]
     pub data_idle_timeout_ms: u64,
     /// Mutual TLS for data connections (`security.ssl.internal.*`); `None`: plain TCP.

@@ -27,7 +27,7 @@ use super::cancel::{CancelToken, CANCEL_POLL_INTERVAL};
 use super::config::NetworkConfig;
 use super::error::NetworkError;
 use super::input_gate::{ChannelSource, InputGate};
-use super::remote::client::{ClientConnShared, RemoteSource};
+use super::remote::client::{ClientConnShared, ConnectionLease, RemoteSource};
 use super::remote::server::DataServer;
 use super::remote::{ChannelSpec, PartitionId, PartitionRegistry};
 use super::result_partition::ResultPartitionWriter;
@@ -233,7 +233,7 @@ impl NetworkEnvironment {
                     partition,
                     subpartition,
                 } => ChannelSource::Remote(RemoteSource {
-                    conn: self.connection(&address)?,
+                    lease: self.connection(&address)?,
                     partition,
                     subpartition,
                 }),
@@ -255,17 +255,20 @@ impl NetworkEnvironment {
         Ok(gate)
     }
 
-    /// The connection to `address`, opened if there is none or the last one failed.
-    fn connection(&self, address: &str) -> Result<Arc<ClientConnShared>, NetworkError> {
+    /// A lease on the connection to `address`, opened if there is none or the last one
+    /// failed or closed as idle.
+    fn connection(&self, address: &str) -> Result<ConnectionLease, NetworkError> {
         let mut conns = lock(&self.connections);
-        if let Some(c) = conns.get(address) {
-            if !c.is_closed() {
-                return Ok(c.clone());
-            }
+        if let Some(lease) = conns.get(address).and_then(ClientConnShared::lease) {
+            return Ok(lease);
         }
-        let conn = ClientConnShared::connect(address, self.config.tls.as_ref().map(|t| &t.client))?;
+        let idle = Duration::from_millis(self.config.data_idle_timeout_ms.max(1));
+        let conn = ClientConnShared::connect(address, self.config.tls.as_ref().map(|t| &t.client), idle)?;
         conns.insert(address.to_owned(), conn.clone());
-        Ok(conn)
+        conn.lease().ok_or_else(|| NetworkError::Connect {
+            address: address.to_owned(),
+            reason: "the connection closed right after it was opened".to_owned(),
+        })
     }
 
     /// A fixed pool of receive buffers for `remote` remote channels, with every

@@ -1,7 +1,9 @@
 //! The `filesystem` connector: `'path'` (a file, or a directory whose visible files are
 //! read in name order) and `'format'` (`csv` or `json`). A line that is not valid UTF-8
 //! or does not parse fails the job naming it, or is skipped when
-//! `'<format>.ignore-parse-errors' = 'true'` (Flink's option). As a sink it writes part files
+//! `'<format>.ignore-parse-errors' = 'true'` (Flink's option); so is a line longer than
+//! `'source.max-line-length'` (Weir's option, a memory size, default 16 MiB), of which
+//! no more than that is ever held in memory. As a sink it writes part files
 //! into the directory through the exactly-once file sink (committed per checkpoint and
 //! at the end of input); it takes only insert-only input.
 
@@ -15,14 +17,15 @@ use crate::value::Row;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use weir_api::prelude::*;
-use weir_connectors::source::TextFileSource;
+use weir_connectors::source::{TextFileSource, DEFAULT_MAX_LINE_LENGTH};
 use weir_core::excerpt::excerpt;
 use weir_runtime::operator::{Output, SourceFunction, SourceStatus};
 use weir_runtime::TaskError;
 
-const OPTIONS: [&str; 5] = [
+const OPTIONS: [&str; 6] = [
     "format",
     "source.monitor-interval",
+    "source.max-line-length",
     "sink.rolling-policy.file-size",
     "csv.ignore-parse-errors",
     "json.ignore-parse-errors",
@@ -44,6 +47,28 @@ fn ignore_parse_errors(t: &ResolvedTable, format: &str) -> Result<bool> {
             ),
         }),
     }
+}
+
+/// The bound on a line's length (`'source.max-line-length'`, a memory size).
+fn max_line_length(t: &ResolvedTable) -> Result<usize> {
+    let Some(text) = t.options.get("source.max-line-length") else {
+        return Ok(DEFAULT_MAX_LINE_LENGTH);
+    };
+    weir_config::MemorySize::parse(text)
+        .map_err(|reason| format!("'source.max-line-length' = '{}': {reason}", excerpt(text)))
+        .and_then(|size| {
+            usize::try_from(size.bytes())
+                .map_err(|_| format!("'source.max-line-length' = '{}' is too large", excerpt(text)))
+        })
+        .and_then(|bytes| match bytes {
+            0 => Err("'source.max-line-length' must be at least 1 byte".to_string()),
+            n => Ok(n),
+        })
+        .map_err(|reason| SqlError::TableOption {
+            table: crate::catalog::qualified(&t.name),
+            is_source: true,
+            reason,
+        })
 }
 
 fn format_of(t: &ResolvedTable, source: bool) -> Result<&'static str> {
@@ -119,6 +144,7 @@ pub fn source(env: &StreamExecutionEnvironment, t: Arc<ResolvedTable>) -> Result
     check_options(&t, true, &["path"], &OPTIONS, &["json.", "csv."])?;
     let format = format_of(&t, true)?;
     let skip_malformed = ignore_parse_errors(&t, format)?;
+    let max_line = max_line_length(&t)?;
     let path = PathBuf::from(&t.options["path"]);
     let name = format!("{}[filesystem]", t.name);
     let table = t.clone();
@@ -127,7 +153,11 @@ pub fn source(env: &StreamExecutionEnvironment, t: Arc<ResolvedTable>) -> Result
         let inner = FilesSource {
             files: files
                 .into_iter()
-                .map(|f| TextFileSource::new(f, ctx.subtask_index, ctx.parallelism).skip_invalid_utf8(skip_malformed))
+                .map(|f| {
+                    TextFileSource::new(f, ctx.subtask_index, ctx.parallelism)
+                        .skip_malformed_lines(skip_malformed)
+                        .max_line_length(max_line)
+                })
                 .collect(),
             current: 0,
         };

@@ -43,7 +43,13 @@ pub fn configure(dynamic: &[String]) -> Result<()> {
         dynamic: dynamic.to_vec(),
     }
     .load()?;
-    let client = match weir_security::rest_client_tls(&config)? {
+    configure_with(&config)
+}
+
+/// [`configure`] from a loaded configuration (`weir start-cluster` checks the cluster
+/// it started with its own configuration).
+pub fn configure_with(config: &weir_config::Configuration) -> Result<()> {
+    let client = match weir_security::rest_client_tls(config)? {
         Some(tls) => RestClient {
             agent: ureq::AgentBuilder::new().tls_config(tls).build(),
             scheme: "https",
@@ -53,6 +59,11 @@ pub fn configure(dynamic: &[String]) -> Result<()> {
     // A client set up before (by an earlier call) stays.
     drop(CLIENT.set(client));
     Ok(())
+}
+
+/// `https` when this process's REST client uses TLS, else `http`.
+pub fn scheme() -> &'static str {
+    CLIENT.get_or_init(plain_client).scheme
 }
 
 fn plain_client() -> RestClient {

@@ -257,10 +257,13 @@ fn spawn_daemon(dir: &Path, name: &str, role: &str, args: &ConfigArgs) -> Result
 }
 
 /// `weir start-cluster`: a JobManager and N TaskManagers as background processes;
-/// returns once every slot is registered.
+/// returns once every slot is registered, which it checks through the REST API with
+/// the cluster's own `security.ssl.rest.*` settings (HTTPS when REST SSL is on).
 pub fn start_cluster(args: &StartClusterArgs) -> Result<()> {
     let config = args.config.load()?;
     taskmanager_settings(&config)?;
+    jobmanager_settings(&config)?;
+    super::client::configure_with(&config)?;
     let dir = cluster_dir(&config)?;
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     if dir.join("jobmanager.pid").exists() {
@@ -284,10 +287,11 @@ pub fn start_cluster(args: &StartClusterArgs) -> Result<()> {
             let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
             if v["slots-total"].as_u64() == Some(slots as u64) {
                 println!(
-                    "Cluster ready in {} ms: {} TaskManagers, {} slots, REST on http://{rest}",
+                    "Cluster ready in {} ms: {} TaskManagers, {} slots, REST on {}://{rest}",
                     start.elapsed().as_millis(),
                     args.taskmanagers,
-                    slots
+                    slots,
+                    super::client::scheme()
                 );
                 return Ok(());
             }

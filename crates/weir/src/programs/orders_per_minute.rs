@@ -28,7 +28,7 @@ use weir_api::prelude::*;
 use weir_api::program::ArgSpec;
 use weir_api::watermark::BoundedOutOfOrderness;
 use weir_api::windowing::WindowContext;
-use weir_connectors::source::{GeneratorSource, NumberedLinesSource};
+use weir_connectors::source::{GeneratorSource, NumberedLinesSource, DEFAULT_MAX_LINE_LENGTH};
 use weir_core::excerpt::excerpt;
 use weir_graph::NodeKind;
 use weir_runtime::operator::{OperatorFactory, Output};
@@ -90,7 +90,11 @@ pub fn program() -> Program {
             },
             ArgSpec {
                 name: "skip_malformed",
-                help: "count and skip malformed CSV lines instead of failing the job (default false)",
+                help: "count and skip malformed CSV lines (and lines over max_line_length) instead of failing the job (default false)",
+            },
+            ArgSpec {
+                name: "max_line_length",
+                help: "the most bytes an input line may have; a longer one fails the job or is skipped (default 16777216 = 16 MiB)",
             },
         ],
         build,
@@ -379,6 +383,8 @@ fn build(env: &StreamExecutionEnvironment, args: &ProgramArgs) -> Result<(), Pro
     let bound_ms = args.get_u64("bound_ms", 5_000)?;
     let rate = args.get_f64("rate_per_sec", 0.0)?;
     let skip_malformed = args.get_bool("skip_malformed", false)?;
+    let max_line_length = usize::try_from(args.get_u64("max_line_length", DEFAULT_MAX_LINE_LENGTH as u64)?)
+        .map_err(|_| ProgramError::Invalid("max_line_length is too large for this machine".into()))?;
     let per_record = match args.get("watermarks").map(str::trim) {
         None | Some("periodic") => false,
         Some("per-record") => true,
@@ -410,7 +416,8 @@ fn build(env: &StreamExecutionEnvironment, args: &ProgramArgs) -> Result<(), Pro
                 move |ctx| {
                     Ok(Box::new(
                         NumberedLinesSource::new(path.clone(), ctx.subtask_index, ctx.parallelism)
-                            .skip_invalid_utf8(skip_malformed),
+                            .skip_malformed_lines(skip_malformed)
+                            .max_line_length(max_line_length),
                     ))
                 },
                 strategy,

@@ -11,11 +11,17 @@
 //! kept per channel in `pending` (credit is summed, so the table never holds more
 //! entries than channels) and `work` lists each channel with pending control once.
 //!
+//! A connection that serves no channel, is leased to no gate being built
+//! ([`ConnectionLease`]) and receives nothing for `taskmanager.data.idle-timeout` is
+//! closed by its reader (the client side of the data server's idle timeout), so that
+//! neither end keeps threads for a connection nobody uses.
+//!
 //! Invariants: the reader never blocks except on the socket; a channel is in
 //! `channels` from its registration until it received EndOfPartition or a final
-//! error, was cancelled, or the connection failed; a failed connection stays failed
-//! (the environment opens a new one for later gates) and has failed every channel it
-//! had. A remote channel's receive queue holds at most its credit in buffers and
+//! error, was cancelled, or the connection failed; a failed or idle-closed connection
+//! stays closed (the environment opens a new one for later gates) and has failed every
+//! channel it had; a connection is only closed as idle under its state lock with no
+//! channel and no lease, and a lease is only taken under that lock from an open one. A remote channel's receive queue holds at most its credit in buffers and
 //! [`EVENT_WINDOW`] events. Lock order: remote channel → gate; the connection state is
 //! a leaf.
 
@@ -31,7 +37,7 @@ use crate::network::input_gate::GateShared;
 use crate::network::subpartition::{promote_barrier_in, Taken};
 use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
-use std::io::{BufReader, BufWriter, Read, Write};
+use std::io::{BufRead, BufReader, BufWriter, ErrorKind, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
@@ -69,6 +75,8 @@ pub(crate) struct ClientConnShared {
 
 struct ClientConnState {
     channels: HashMap<u64, Arc<RemoteInputChannel>>,
+    /// Leases held by gates that have not registered their channels yet.
+    leases: usize,
     pending: HashMap<u64, PendingControl>,
     work: VecDeque<u64>,
     closed: Option<NetworkError>,
@@ -85,8 +93,13 @@ struct PendingControl {
 
 impl ClientConnShared {
     /// Connects to `address` (over TLS with `tls`), shakes hands and starts the
-    /// connection's threads.
-    pub(crate) fn connect(address: &str, tls: Option<&Arc<rustls::ClientConfig>>) -> Result<Arc<Self>, NetworkError> {
+    /// connection's threads; the connection closes itself after `idle` without a
+    /// channel, a lease or anything received.
+    pub(crate) fn connect(
+        address: &str,
+        tls: Option<&Arc<rustls::ClientConfig>>,
+        idle: Duration,
+    ) -> Result<Arc<Self>, NetworkError> {
         let err = |reason: String| NetworkError::Connect {
             address: address.to_owned(),
             reason,
@@ -135,7 +148,7 @@ impl ClientConnShared {
             )));
         }
         stream
-            .set_read_timeout(None)
+            .set_read_timeout(Some(idle.max(Duration::from_millis(1))))
             .and_then(|()| stream.set_write_timeout(None))
             .map_err(|e| err(e.to_string()))?;
         let (reader, writer) = (input, output);
@@ -144,6 +157,7 @@ impl ClientConnShared {
             stream,
             state: Mutex::new(ClientConnState {
                 channels: HashMap::new(),
+                leases: 0,
                 pending: HashMap::new(),
                 work: VecDeque::new(),
                 closed: None,
@@ -154,7 +168,7 @@ impl ClientConnShared {
         let r = conn.clone();
         thread::Builder::new()
             .name(format!("weir-data-client-in-{address}"))
-            .spawn(move || r.read_loop(reader))
+            .spawn(move || r.read_loop(reader, idle))
             .map_err(|e| err(format!("cannot start the reader thread: {e}")))?;
         let w = conn.clone();
         if let Err(e) = thread::Builder::new()
@@ -177,9 +191,44 @@ impl ClientConnShared {
         &self.address
     }
 
-    /// True once the connection failed or was shut down.
+    /// True once the connection failed, was shut down or closed as idle.
     pub(crate) fn is_closed(&self) -> bool {
         self.state().closed.is_some()
+    }
+
+    /// A lease keeping the connection from closing as idle until the gate that takes
+    /// it registers its channel; `None` when the connection is closed.
+    pub(crate) fn lease(self: &Arc<Self>) -> Option<ConnectionLease> {
+        let mut st = self.state();
+        if st.closed.is_some() {
+            return None;
+        }
+        st.leases += 1;
+        Some(ConnectionLease { conn: self.clone() })
+    }
+
+    /// Closes the connection when it serves no channel and is leased to no gate; true
+    /// when it did.
+    fn close_if_idle(&self, idle: Duration) -> bool {
+        {
+            let mut st = self.state();
+            if st.closed.is_some() || !st.channels.is_empty() || st.leases > 0 {
+                return false;
+            }
+            st.closed = Some(NetworkError::ConnectionLost {
+                address: self.address.clone(),
+                reason: format!(
+                    "closed after {} ms without a channel (taskmanager.data.idle-timeout)",
+                    idle.as_millis()
+                ),
+            });
+            st.pending.clear();
+            st.work.clear();
+        }
+        self.wake.notify_all();
+        let _ = self.stream.shutdown(Shutdown::Both);
+        tracing::debug!(address = %self.address, "closing an idle data connection");
+        true
     }
 
     /// Channels currently registered.
@@ -285,10 +334,24 @@ impl ClientConnShared {
         }
     }
 
-    fn read_loop(self: Arc<Self>, stream: Box<dyn Read + Send>) {
+    /// Reads frames until the connection fails or closes as idle. The socket's read
+    /// timeout is the idle timeout: a timeout between frames closes a connection
+    /// without channels or leases; one inside a frame fails the connection.
+    fn read_loop(self: Arc<Self>, stream: Box<dyn Read + Send>, idle: Duration) {
         let mut input = BufReader::with_capacity(READ_BUFFER, stream);
         let mut scratch = Vec::new();
         let reason = loop {
+            match input.fill_buf() {
+                Ok(_) => {}
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
+                    if self.close_if_idle(idle) {
+                        return;
+                    }
+                    continue;
+                }
+                Err(e) => break format!("read failed: {e}"),
+            }
             let step = match protocol::read_frame(&mut input, &mut scratch) {
                 Ok(None) => Err("the data server closed the connection".to_owned()),
                 Ok(Some(Frame::Buffer(h))) => self.on_buffer(&mut input, h, &mut scratch),
@@ -469,9 +532,23 @@ pub(crate) enum RequestState {
     Failed(NetworkError),
 }
 
+/// A gate's hold on a connection from when the gate is planned until its channel
+/// registered (or the gate was dropped): the connection does not close as idle
+/// meanwhile.
+pub(crate) struct ConnectionLease {
+    conn: Arc<ClientConnShared>,
+}
+
+impl Drop for ConnectionLease {
+    fn drop(&mut self) {
+        let mut st = self.conn.state();
+        st.leases = st.leases.saturating_sub(1);
+    }
+}
+
 /// What a gate needs to create a remote channel.
 pub(crate) struct RemoteSource {
-    pub(crate) conn: Arc<ClientConnShared>,
+    pub(crate) lease: ConnectionLease,
     pub(crate) partition: PartitionId,
     pub(crate) subpartition: u32,
 }
@@ -479,6 +556,8 @@ pub(crate) struct RemoteSource {
 /// An input channel reading a subpartition of another process.
 pub(crate) struct RemoteInputChannel {
     conn: Arc<ClientConnShared>,
+    /// Held until the channel registered at the connection.
+    lease: Mutex<Option<ConnectionLease>>,
     id: u64,
     partition: PartitionId,
     subpartition: u32,
@@ -520,8 +599,9 @@ impl RemoteInputChannel {
     /// Channel `index` of the gate behind `gate`, with `initial_credit` exclusive credits.
     pub(crate) fn new(source: RemoteSource, gate: Weak<GateShared>, index: usize, initial_credit: usize) -> Self {
         Self {
-            id: source.conn.next_channel.fetch_add(1, Ordering::Relaxed),
-            conn: source.conn,
+            id: source.lease.conn.next_channel.fetch_add(1, Ordering::Relaxed),
+            conn: source.lease.conn.clone(),
+            lease: Mutex::new(Some(source.lease)),
             partition: source.partition,
             subpartition: source.subpartition,
             initial_credit: u32::try_from(initial_credit).unwrap_or(u32::MAX),
@@ -546,7 +626,9 @@ impl RemoteInputChannel {
 
     /// Registers at the connection and sends the partition request.
     pub(crate) fn request(self: &Arc<Self>) -> Result<(), NetworkError> {
-        self.conn.register(self)
+        let registered = self.conn.register(self);
+        drop(lock(&self.lease).take());
+        registered
     }
 
     /// The state of the partition request.

@@ -1,6 +1,6 @@
 //! Scenarios of the data plane's security and bounds: mutual TLS between two
 //! environments, a consumer or a plaintext client the data server does not trust, and
-//! the idle timeout and connection limit of the data server.
+//! the idle timeouts of both ends and the connection limit of the data server.
 
 use super::protocol;
 use super::tests::{config, expected, node, pid, produce, raw, read_all, read_until_closed, remote, wait_until};
@@ -124,4 +124,28 @@ fn connections_beyond_the_limit_are_closed_without_a_hello_until_one_closes() {
     });
     let _fourth = greeted(&a.addr);
     wait_until("the new connection is served", || a.env.num_server_connections() == 2);
+}
+
+#[test]
+fn a_client_connection_whose_channels_ended_closes_after_the_idle_timeout_and_a_later_gate_reconnects() {
+    let a = node(config());
+    let b = node(NetworkConfig {
+        data_idle_timeout_ms: 100,
+        ..config()
+    });
+    for edge in [1, 2] {
+        let (w, subs) = a.env.create_result_partition(1, CancelToken::new()).unwrap();
+        a.env.register_partition(pid(edge, 0), subs).unwrap();
+        let gate = b
+            .env
+            .create_input_gate_from_specs(vec![remote(&a.addr, pid(edge, 0), 0)], CancelToken::new())
+            .unwrap();
+        let producer = produce(w, 500, 100);
+        let mut reader = RecordReader::<(u32, u64)>::new(gate);
+        assert_eq!(read_all(&mut reader).unwrap(), expected(1, 500, 100), "gate {edge}");
+        producer.join().unwrap();
+        drop(reader);
+        wait_until("the client closed its idle connection", || b.env.num_connections() == 0);
+        wait_until("the server saw the client go", || a.env.num_server_connections() == 0);
+    }
 }
