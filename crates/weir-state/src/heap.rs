@@ -8,8 +8,8 @@
 
 use crate::descriptor::{ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor};
 use crate::error::StateError;
+use crate::prefetch::{entry_hash, prefetch_slot, StateMap as HashMap};
 use crate::Key;
-use rustc_hash::FxHashMap as HashMap;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::any::Any;
@@ -122,7 +122,9 @@ impl<K: Key> HeapKeyedStateBackend<K> {
                 self.tables.len() - 1
             }
         };
-        let (_, kg) = self.current.as_ref().ok_or(StateError::NoCurrentKey)?;
+        let Some((_, kg)) = self.current.as_ref() else {
+            return Err(StateError::NoCurrentKey);
+        };
         let group = (*kg - self.range.start) as usize;
         let table = self.tables[idx]
             .1
@@ -133,7 +135,9 @@ impl<K: Key> HeapKeyedStateBackend<K> {
     }
 
     fn current_entry_key<N: Clone>(&self, namespace: &N) -> Result<(K, N), StateError> {
-        let (k, _) = self.current.as_ref().ok_or(StateError::NoCurrentKey)?;
+        let Some((k, _)) = self.current.as_ref() else {
+            return Err(StateError::NoCurrentKey);
+        };
         Ok((k.clone(), namespace.clone()))
     }
 
@@ -174,6 +178,36 @@ impl<K: Key> HeapKeyedStateBackend<K> {
             map: self.table(desc.name())?,
             key,
         })
+    }
+
+    /// Loads the entry of (`key`, `namespace`) in the value state `desc` into the cache,
+    /// so that an access soon after does not wait for memory. Only a hint: it changes
+    /// nothing, and does nothing for a state not declared yet or a key of another
+    /// backend's key groups.
+    #[inline]
+    pub fn prefetch_value<N: Key, V: StateValue>(&self, desc: &ValueStateDescriptor<V>, key: &K, namespace: &N) {
+        self.prefetch_entry::<N, V>(desc.name(), key, namespace);
+    }
+
+    /// [`prefetch_value`](Self::prefetch_value) for the list state `desc`.
+    #[inline]
+    pub fn prefetch_list<N: Key, V: StateValue>(&self, desc: &ListStateDescriptor<V>, key: &K, namespace: &N) {
+        self.prefetch_entry::<N, Vec<V>>(desc.name(), key, namespace);
+    }
+
+    fn prefetch_entry<N: Key, V: StateValue>(&self, name: &str, key: &K, namespace: &N) {
+        let Some((_, t)) = self.tables.iter().find(|(n, _)| n == name) else {
+            return;
+        };
+        let Some(table) = t.as_any().downcast_ref::<Table<K, N, V>>() else {
+            return;
+        };
+        let kg = assign_to_key_group(key_hash(key), self.max_parallelism);
+        if !self.range.contains(kg) {
+            return;
+        }
+        let group = &table.groups[(kg - self.range.start) as usize];
+        prefetch_slot(group.raw_table(), entry_hash(group, key, namespace));
     }
 
     /// Every (key, namespace) with an entry in the value state `desc`, in all key groups.

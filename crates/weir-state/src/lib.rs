@@ -16,6 +16,7 @@ pub mod descriptor;
 pub mod error;
 pub mod heap;
 pub mod operator_state;
+mod prefetch;
 pub mod snapshot;
 mod timer_queue;
 pub mod timers;

@@ -205,6 +205,15 @@ impl<K: Key + Ord, N: Key + Ord> TimerQueue<K, N> {
         })
     }
 
+    /// The timer [`pop_due`](Self::pop_due) returns next if its bucket is firing (due
+    /// already), as (key, namespace).
+    pub(crate) fn peek_firing(&self) -> Option<(&K, &N)> {
+        match self.buckets.first_key_value()?.1 {
+            Bucket::Firing(sorted) => sorted.last().map(|(k, n)| (k, n)),
+            Bucket::Filling(_) => None,
+        }
+    }
+
     /// The earliest timer's time.
     pub(crate) fn next(&self) -> Option<i64> {
         self.buckets.keys().next().copied()
@@ -255,11 +264,15 @@ mod tests {
         for k in [2, 4, 6] {
             q.register(k, 0u8, 10);
         }
+        assert_eq!(q.peek_firing(), None, "a bucket not popped from yet is not firing");
         assert_eq!(q.pop_due(10).map(|t| t.key), Some(2));
+        assert_eq!(q.peek_firing(), Some((&4, &0)));
         assert!(q.register(5, 0, 10));
         assert!(q.register(1, 0, 10));
         assert!(!q.register(4, 0, 10));
+        assert_eq!(q.peek_firing(), Some((&1, &0)));
         assert_eq!(drain(&mut q, 10), [(10, 1, 0), (10, 4, 0), (10, 5, 0), (10, 6, 0)]);
+        assert_eq!(q.peek_firing(), None);
         assert_eq!(q.len(), 0);
         assert_eq!(q.next(), None);
     }

@@ -101,6 +101,16 @@ impl<K: Key + Ord, N: Key + Ord> TimerService<K, N> {
         self.processing.pop_due(now)
     }
 
+    /// The (key, namespace) of the timer of `domain` that pops next, if it is one of
+    /// the timers firing now (the rest of a timestamp being fired), for prefetching
+    /// its state.
+    pub fn peek_firing(&self, domain: TimeDomain) -> Option<(&K, &N)> {
+        match domain {
+            TimeDomain::EventTime => self.event.peek_firing(),
+            TimeDomain::ProcessingTime => self.processing.peek_firing(),
+        }
+    }
+
     /// The earliest processing-time timer.
     pub fn next_processing_time_timer(&self) -> Option<i64> {
         self.processing.next()

@@ -71,6 +71,7 @@ pub struct WindowOperator<K: KeyType, T, O, W: Window, C> {
     late: Option<SideOutput<T>>,
     late_records_dropped: u64,
     windows: Vec<W>,
+    prefetch_windows: Vec<W>,
     merging_desc: ValueStateDescriptor<Vec<(W, W)>>,
     _o: PhantomData<fn() -> O>,
 }
@@ -127,6 +128,7 @@ where
             late,
             late_records_dropped: 0,
             windows: Vec::new(),
+            prefetch_windows: Vec::new(),
             merging_desc: ValueStateDescriptor::new("merging-window-set"),
             _o: PhantomData,
         }
@@ -242,7 +244,8 @@ where
         }
     }
 
-    fn emit_contents(&mut self, key: &K, window: &W, state_window: &W) -> Result<(), TaskError> {
+    /// Emits the window's result; with `clear`, also removes its contents.
+    fn emit_contents(&mut self, key: &K, window: &W, state_window: &W, clear: bool) -> Result<(), TaskError> {
         let firing = Self::firing(
             key,
             window,
@@ -252,7 +255,7 @@ where
             self.merging,
         );
         let mut out = Collector::new(&mut *self.out, Some(window.max_timestamp()));
-        let r = self.contents.emit(&mut self.backend, &firing, &mut out);
+        let r = self.contents.emit(&mut self.backend, &firing, &mut out, clear);
         out.finish(&self.spec.name, r)
     }
 
@@ -276,21 +279,31 @@ where
         self.contents
             .add(&mut self.backend, state_window, value)
             .map_err(|e| TaskError::user(&self.spec.name, e))?;
-        self.apply(result, key, window, state_window)?;
+        self.apply(result, key, window, state_window, false)?;
         self.register_cleanup_timer(key, window);
         Ok(())
     }
 
-    fn apply(&mut self, result: TriggerResult, key: &K, window: &W, state_window: &W) -> Result<(), TaskError> {
+    /// Fires and/or purges as `result` says; `cleanup`: the contents are cleared right
+    /// after, so a firing takes them out. True if the contents are gone.
+    fn apply(
+        &mut self,
+        result: TriggerResult,
+        key: &K,
+        window: &W,
+        state_window: &W,
+        cleanup: bool,
+    ) -> Result<bool, TaskError> {
+        let take = cleanup && result.is_fire();
         if result.is_fire() {
-            self.emit_contents(key, window, state_window)?;
+            self.emit_contents(key, window, state_window, take)?;
         }
-        if result.is_purge() {
+        if result.is_purge() && !take {
             self.contents
                 .clear_contents(&mut self.backend, state_window)
                 .map_err(|e| TaskError::user(&self.spec.name, e))?;
         }
-        Ok(())
+        Ok(take || result.is_purge())
     }
 
     fn process_element(&mut self, record: StreamRecord<T>) -> Result<(), TaskError> {
@@ -433,6 +446,11 @@ where
 
     fn on_timer(&mut self, timer: Timer<K, W>, domain: TimeDomain) -> Result<(), TaskError> {
         let event_time_timer = domain == TimeDomain::EventTime;
+        if !self.merging {
+            if let Some((next_key, next_window)) = self.timers.peek_firing(domain) {
+                self.contents.prefetch(&self.backend, next_key, next_window);
+            }
+        }
         let Timer {
             timestamp,
             key,
@@ -467,9 +485,10 @@ where
             }
         }
         .map_err(|e| self.fail(e))?;
-        self.apply(result, &key, &window, &state_window)?;
-        if self.event_time == event_time_timer && timestamp == self.cleanup_time(&window) {
-            self.clear_all_state(&key, &window, &state_window, set.as_mut())?;
+        let cleanup = self.event_time == event_time_timer && timestamp == self.cleanup_time(&window);
+        let contents_gone = self.apply(result, &key, &window, &state_window, cleanup)?;
+        if cleanup {
+            self.clear_all_state(&key, &window, &state_window, set.as_mut(), contents_gone)?;
         }
         if let Some(s) = &set {
             self.persist_merging_set(s)?;
@@ -483,12 +502,15 @@ where
         window: &W,
         state_window: &W,
         set: Option<&mut MergingWindowSet<W>>,
+        contents_gone: bool,
     ) -> Result<(), TaskError> {
-        let name = self.spec.name.clone();
-        let fail = |e: UserError| TaskError::user(&name, e);
-        self.contents
-            .clear_contents(&mut self.backend, state_window)
-            .map_err(fail)?;
+        let name = &self.spec.name;
+        let fail = |e: UserError| TaskError::user(name, e);
+        if !contents_gone {
+            self.contents
+                .clear_contents(&mut self.backend, state_window)
+                .map_err(fail)?;
+        }
         {
             let mut ctx = Self::trigger_ctx(key, window, &mut self.backend, &mut self.timers, &self.processing_time);
             self.spec.trigger.clear(window, &mut ctx).map_err(fail)?;
@@ -503,7 +525,7 @@ where
         );
         self.contents.clear_function(&mut self.backend, &firing).map_err(fail)?;
         if let Some(set) = set {
-            set.retire_window(window).map_err(|e| TaskError::user(&name, e))?;
+            set.retire_window(window).map_err(|e| TaskError::user(name, e))?;
         }
         Ok(())
     }
@@ -531,6 +553,30 @@ where
     #[inline]
     fn collect(&mut self, record: StreamRecord<T>) -> Result<(), TaskError> {
         self.process_element(record)
+    }
+
+    /// Prefetches the contents of the windows `record` will go to (event-time,
+    /// non-merging assigners: their windows follow from the timestamp alone).
+    fn prefetch(&mut self, record: &StreamRecord<T>) {
+        if self.merging || !self.event_time {
+            return;
+        }
+        let key = (self.spec.key_selector)(&record.value);
+        let timestamp = record.timestamp.unwrap_or(i64::MIN);
+        let actx = AssignerContext::new(&self.processing_time);
+        let mut windows = std::mem::take(&mut self.prefetch_windows);
+        windows.clear();
+        if self
+            .spec
+            .assigner
+            .assign_windows(&record.value, timestamp, &actx, &mut windows)
+            .is_ok()
+        {
+            for window in &windows {
+                self.contents.prefetch(&self.backend, &key, window);
+            }
+        }
+        self.prefetch_windows = windows;
     }
 
     fire_timers_and_forward!(timers, on_timer);

@@ -65,6 +65,14 @@ pub trait Output<T> {
         let _ = now;
         Ok(())
     }
+    /// A hint from the task's input: `record` is collected after the one collected
+    /// next, so a keyed operator may start loading the state it will touch (the
+    /// loads overlap with the work on the record before). Changes nothing observable;
+    /// the default ignores it.
+    #[inline]
+    fn prefetch(&mut self, record: &StreamRecord<T>) {
+        let _ = record;
+    }
 }
 
 impl<T, O: Output<T> + ?Sized> Output<T> for Box<O> {
@@ -83,6 +91,10 @@ impl<T, O: Output<T> + ?Sized> Output<T> for Box<O> {
     }
     fn on_processing_time(&mut self, now: i64) -> Result<(), TaskError> {
         (**self).on_processing_time(now)
+    }
+    #[inline]
+    fn prefetch(&mut self, record: &StreamRecord<T>) {
+        (**self).prefetch(record)
     }
 }
 

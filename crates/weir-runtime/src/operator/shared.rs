@@ -30,6 +30,10 @@ impl<I, Op: Output<I>> Output<I> for SharedOperator<Op> {
     fn on_processing_time(&mut self, now: i64) -> Result<(), TaskError> {
         self.0.borrow_mut().on_processing_time(now)
     }
+    #[inline]
+    fn prefetch(&mut self, record: &StreamRecord<I>) {
+        self.0.borrow_mut().prefetch(record)
+    }
 }
 
 /// Registers `operator` (the one being built) with the task's state registry and

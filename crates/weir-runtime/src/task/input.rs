@@ -31,7 +31,7 @@ use serde::Serialize;
 use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
-use weir_core::{CheckpointBarrier, CheckpointId, Event};
+use weir_core::{CheckpointBarrier, CheckpointId, Event, StreamRecord};
 use weir_state::InputChannelState;
 
 /// What one call of [`InputProcessor::process`] found.
@@ -242,11 +242,20 @@ impl<I: Serialize + DeserializeOwned> InputProcessor for StreamInputProcessor<I>
             (Some(t), Some(d)) => Some(t.min(d.saturating_duration_since(Instant::now()))),
         };
         let mut processed_any = false;
+        // A record already read is collected only once the next element is read (never
+        // waited for: `wait` is zero after the first), so that the head can prefetch
+        // the state of the next record while it works on this one.
+        let mut held: Option<StreamRecord<I>> = None;
         for _ in 0..BATCH {
             let waiting = (!processed_any).then(Instant::now);
             let next = self.reader.next(wait)?;
             if let Some(since) = waiting {
                 self.idle += since.elapsed();
+            }
+            if !matches!(next, ReaderEvent::Record(_)) {
+                if let Some(record) = held.take() {
+                    self.head.collect(record)?;
+                }
             }
             match next {
                 ReaderEvent::Record(record) => {
@@ -256,7 +265,10 @@ impl<I: Serialize + DeserializeOwned> InputProcessor for StreamInputProcessor<I>
                             self.recorder.record(channel, &record)?;
                         }
                     }
-                    self.head.collect(record)?;
+                    self.head.prefetch(&record);
+                    if let Some(before) = held.replace(record) {
+                        self.head.collect(before)?;
+                    }
                 }
                 ReaderEvent::Event {
                     channel,
@@ -328,6 +340,9 @@ impl<I: Serialize + DeserializeOwned> InputProcessor for StreamInputProcessor<I>
             }
             processed_any = true;
             wait = Some(Duration::ZERO);
+        }
+        if let Some(record) = held {
+            self.head.collect(record)?;
         }
         Ok(InputStatus::MoreAvailable)
     }

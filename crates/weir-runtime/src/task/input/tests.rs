@@ -33,6 +33,13 @@ type Fixture = (
 
 /// Two producers, each writing one channel of the processor's gate.
 fn two_channels() -> Fixture {
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let (a, b, processor) = two_channels_into(Box::new(Head(seen.clone())));
+    (a, b, processor, seen)
+}
+
+/// Two producers, each writing one channel of a gate read into `head`.
+fn two_channels_into(head: Box<dyn Output<u32>>) -> (RecordWriter<u32>, RecordWriter<u32>, StreamInputProcessor<u32>) {
     let env = NetworkEnvironment::new(NetworkConfig {
         segment_size: 4096,
         total_buffers: 64,
@@ -42,14 +49,53 @@ fn two_channels() -> Fixture {
     let (wb, subs_b) = env.create_result_partition(1, CancelToken::new()).unwrap();
     subs.extend(subs_b);
     let gate = env.create_input_gate(subs, CancelToken::new()).unwrap();
-    let seen = Rc::new(RefCell::new(Vec::new()));
-    let processor = StreamInputProcessor::new(RecordReader::new(gate), Box::new(Head(seen.clone())));
+    let processor = StreamInputProcessor::new(RecordReader::new(gate), head);
     (
         RecordWriter::new(wa, Box::new(ForwardPartitioner)),
         RecordWriter::new(wb, Box::new(ForwardPartitioner)),
         processor,
-        seen,
     )
+}
+
+/// Logs what reaches the head: `p<v>` a prefetch hint, `c<v>` a record, `w<t>` a
+/// watermark.
+struct Log(Rc<RefCell<Vec<String>>>);
+
+impl Output<u32> for Log {
+    fn collect(&mut self, record: StreamRecord<u32>) -> Result<(), TaskError> {
+        self.0.borrow_mut().push(format!("c{}", record.value));
+        Ok(())
+    }
+    fn emit_watermark(&mut self, watermark: Watermark) -> Result<(), TaskError> {
+        self.0.borrow_mut().push(format!("w{}", watermark.0));
+        Ok(())
+    }
+    fn end_input(&mut self) -> Result<(), TaskError> {
+        Ok(())
+    }
+    fn prefetch(&mut self, record: &StreamRecord<u32>) {
+        self.0.borrow_mut().push(format!("p{}", record.value));
+    }
+}
+
+#[test]
+fn the_head_hears_of_each_record_before_the_one_ahead_of_it_is_collected_and_records_stay_ahead_of_watermarks() {
+    let log = Rc::new(RefCell::new(Vec::new()));
+    let (mut a, mut b, mut p) = two_channels_into(Box::new(Log(log.clone())));
+    b.broadcast_event(Event::Watermark(Watermark(5))).unwrap();
+    b.flush_all().unwrap();
+    while p.process(Some(Duration::from_millis(20))).unwrap() == InputStatus::MoreAvailable {}
+    assert!(log.borrow().is_empty(), "one channel's watermark holds nothing back");
+    emit(&mut a, [1, 2, 3]);
+    a.broadcast_event(Event::Watermark(Watermark(7))).unwrap();
+    emit(&mut a, [4]);
+    a.flush_all().unwrap();
+    while p.process(Some(Duration::from_millis(20))).unwrap() == InputStatus::MoreAvailable {}
+    assert_eq!(
+        *log.borrow(),
+        ["p1", "p2", "c1", "p3", "c2", "c3", "w5", "p4", "c4"],
+        "a record read last in a batch is collected before the batch ends"
+    );
 }
 
 fn unaligned_barrier(id: u64) -> Event {
