@@ -29,6 +29,7 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 use weir_core::StreamRecord;
 use weir_runtime::error::{TaskError, UserError};
+use weir_runtime::operator::metric_group::Counter;
 use weir_runtime::operator::{Output, ProcessingTimeService, SideOutput};
 use weir_state::{HeapKeyedStateBackend, TimeDomain, Timer, TimerService, ValueStateDescriptor, VoidNamespace};
 
@@ -69,7 +70,7 @@ pub struct WindowOperator<K: KeyType, T, O, W: Window, C> {
     processing_time: ProcessingTimeService,
     out: Box<dyn Output<O>>,
     late: Option<SideOutput<T>>,
-    late_records_dropped: u64,
+    late_records_dropped: Counter,
     windows: Vec<W>,
     merging_desc: ValueStateDescriptor<Vec<(W, W)>>,
     _o: PhantomData<fn() -> O>,
@@ -125,7 +126,7 @@ where
             processing_time,
             out,
             late,
-            late_records_dropped: 0,
+            late_records_dropped: Counter::default(),
             windows: Vec::new(),
             merging_desc: ValueStateDescriptor::new("merging-window-set"),
             _o: PhantomData,
@@ -135,7 +136,14 @@ where
     /// Late elements dropped because no late-data side output was set
     /// (Flink's `numLateRecordsDropped`).
     pub fn num_late_records_dropped(&self) -> u64 {
-        self.late_records_dropped
+        self.late_records_dropped.get()
+    }
+
+    /// The same operator counting its dropped late elements in `counter` (its
+    /// metric group's).
+    pub fn with_late_records_dropped(mut self, counter: Counter) -> Self {
+        self.late_records_dropped = counter;
+        self
     }
 
     /// Registered timers (both domains), for tests of cleanup.
@@ -344,7 +352,7 @@ where
                     value: v,
                     timestamp: record.timestamp,
                 })?,
-                _ => self.late_records_dropped += 1,
+                _ => self.late_records_dropped.inc(),
             }
         }
         Ok(())

@@ -50,6 +50,7 @@ use crate::executor::ExecutableGraph;
 use crate::network::{CancelToken, InputGate, PoolUsage};
 use crate::operator::{ProcessingTimeService, SourceStatus, TaskContext};
 use crate::task::chain::{build_chain, Invokable, NetworkOutput};
+use crate::task::chain_metrics::ChainMetrics;
 use crate::task::input::{InputProcessor, InputStatus};
 use crate::task::mailbox::{Mailbox, TaskMail};
 use crate::task::metrics::{TaskMetrics, TaskMetricsSnapshot};
@@ -172,7 +173,8 @@ fn run_task_inner(mut spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> 
         spec.attempt_number,
         spec.program.stream_graph.config.buffer_timeout_ms,
     )
-    .with_restored_state(restored);
+    .with_restored_state(restored)
+    .with_metrics_collection(spec.metrics.collects());
     let invokable = build_chain(
         &spec.program,
         &spec.job_graph,
@@ -182,8 +184,10 @@ fn run_task_inner(mut spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> 
         spec.second_input.take(),
         std::mem::take(&mut spec.outputs),
     )?;
+    let is_input_task = matches!(invokable, Invokable::Input(_));
     let mut task = TaskLoop {
-        is_input_task: matches!(invokable, Invokable::Input(_)),
+        is_input_task,
+        chain_metrics: ChainMetrics::of(&ctx, jv, is_input_task, &spec.metrics),
         ctx: &ctx,
         checkpointing,
         timeout: (ctx.buffer_timeout_ms > 0).then(|| Duration::from_millis(ctx.buffer_timeout_ms as u64)),
@@ -295,7 +299,7 @@ fn run_task_inner(mut spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> 
         }
     };
     ctx.flush_all()?;
-    task.publish(records_in);
+    task.publish_now(records_in);
     task.wait_for_uploads();
     Ok(spec.metrics.snapshot())
 }
@@ -311,6 +315,7 @@ struct InputCounters {
     records: u64,
     bytes: u64,
     watermark: i64,
+    watermarks: Option<[i64; 2]>,
     pool: PoolUsage,
 }
 
@@ -320,6 +325,7 @@ impl InputCounters {
         records: 0,
         bytes: 0,
         watermark: i64::MIN,
+        watermarks: None,
         pool: PoolUsage { used: 0, size: 0 },
     };
 
@@ -328,6 +334,7 @@ impl InputCounters {
             records: processor.records_in(),
             bytes: processor.bytes_in(),
             watermark: processor.input_watermark(),
+            watermarks: processor.input_watermarks(),
             pool: processor.input_pool_usage(),
         }
     }
@@ -337,6 +344,7 @@ impl InputCounters {
 struct TaskLoop<'a> {
     /// The task reads network input (it is not a source).
     is_input_task: bool,
+    chain_metrics: ChainMetrics,
     ctx: &'a TaskContext,
     checkpointing: Option<TaskCheckpointing>,
     timeout: Option<Duration>,
@@ -381,7 +389,15 @@ impl TaskLoop<'_> {
         Ok(())
     }
 
+    /// Publishes the task's counters if it collects metrics while it runs.
     fn publish(&self, input: InputCounters) {
+        if self.metrics.collects() {
+            self.publish_now(input);
+        }
+    }
+
+    fn publish_now(&self, input: InputCounters) {
+        self.chain_metrics.publish(self.metrics, input.records);
         let backpressured = self.ctx.backpressured_time();
         let elapsed = self.started.elapsed();
         self.metrics.publish(TaskMetricsSnapshot {
@@ -399,6 +415,7 @@ impl TaskLoop<'_> {
             backpressured_ms: backpressured.as_millis() as u64,
             in_pool_usage_permille: permille(input.pool),
             out_pool_usage_permille: permille(self.ctx.output_pool_usage()),
+            input_watermarks: input.watermarks,
         });
     }
 
