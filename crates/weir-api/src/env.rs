@@ -25,6 +25,7 @@ use weir_runtime::TaskError;
 pub struct StreamExecutionEnvironment {
     config: ExecutionConfig,
     network: NetworkConfig,
+    metrics_collection: bool,
     builder: Rc<RefCell<GraphBuilder>>,
 }
 
@@ -40,6 +41,7 @@ impl StreamExecutionEnvironment {
         Self {
             config: ExecutionConfig::default(),
             network: NetworkConfig::default(),
+            metrics_collection: true,
             builder: Rc::default(),
         }
     }
@@ -237,9 +239,18 @@ impl StreamExecutionEnvironment {
         self.builder.borrow().build(job_name, &self.config)
     }
 
+    /// Whether the tasks of [`execute`](Self::execute) collect their metrics while they
+    /// run (`metrics.collection.enabled`, on by default).
+    pub fn set_metrics_collection(&mut self, enabled: bool) -> &mut Self {
+        self.metrics_collection = enabled;
+        self
+    }
+
     /// Runs the job in this process (Flink's MiniCluster) and waits for it to end.
     pub fn execute(&self, job_name: &str) -> Result<JobExecutionResult, ApiError> {
         let graph = self.build_graph(job_name)?;
-        Ok(LocalExecutor::new(self.network.clone()).execute(graph)?)
+        Ok(LocalExecutor::new(self.network.clone())
+            .with_metrics_collection(self.metrics_collection)
+            .execute(graph)?)
     }
 }

@@ -154,6 +154,9 @@ config_options! {
     METRICS_REPORTERS: Option<String> = ("metrics.reporters", None,
         "Comma-separated names of the metric reporters to start; unset: every reporter configured under metrics.reporter.<name>.*. Each reporter is configured with metrics.reporter.<name>.factory.class (Weir has Prometheus's: org.apache.flink.metrics.prometheus.PrometheusReporterFactory) and metrics.reporter.<name>.port (a port, a range like 9249-9259, or 0 for any free port; default 9249-9259, so processes on one host take the next free port).");
 
+    METRICS_COLLECTION_ENABLED: bool = ("metrics.collection.enabled", Some("true"),
+        "Weir's own switch (Flink always collects): whether a TaskManager's tasks count their operators' records (numRecordsIn/Out, numLateRecordsDropped per operator) and publish their task metrics while they run. Off: no per-operator counting, and a task's counters are published only when it ends, so running jobs show no metrics. Read when the TaskManager starts; for measuring the cost of metrics.");
+
     // --- network stack ------------------------------------------------------------------
     NETWORK_BUFFERS_PER_CHANNEL: u32 = ("taskmanager.network.memory.buffers-per-channel", Some("2"),
         "Exclusive buffers per input channel: a remote channel's initial credit.");

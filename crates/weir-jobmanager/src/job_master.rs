@@ -9,6 +9,7 @@
 //! table is passed in so that allocation is part of the same decision.
 
 mod checkpointing;
+mod operator_metrics;
 mod rates;
 mod region_failover;
 mod savepoints;
@@ -16,6 +17,7 @@ mod savepoints;
 mod test_support;
 
 pub use checkpointing::{vertex_infos, SUBSUMED_BY_NEWER, TRIGGER_NOT_DELIVERED};
+pub use operator_metrics::{OperatorMetrics, OperatorRates};
 pub use rates::AttemptRates;
 pub use savepoints::{SavepointOperation, SavepointRefused, SavepointRequest, SavepointStatus, NO_SAVEPOINT_DIRECTORY};
 
@@ -135,7 +137,7 @@ pub struct Failure {
 }
 
 /// The counters an attempt reported last (live with heartbeats, final when it finished).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AttemptMetrics {
     /// Records read from the network.
     pub records_in: u64,
@@ -160,10 +162,15 @@ pub struct AttemptMetrics {
     pub in_pool_usage_permille: u32,
     /// Used share of the output buffer pool in thousandths (live reports only).
     pub out_pool_usage_permille: u32,
+    /// A two-input task's watermark of each input, once it has one (both `None` for a
+    /// task of one input).
+    pub input_watermarks: [Option<i64>; 2],
+    /// The counters of each operator of the chain, head first (none for totals).
+    pub operators: Vec<OperatorMetrics>,
 }
 
 /// Totals of a vertex's current attempts.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct VertexMetricsTotals {
     /// Sum over subtasks.
     pub totals: AttemptMetrics,
@@ -705,11 +712,11 @@ impl JobMaster {
             return;
         }
         let last_time = self.previous_metrics.get(attempt_id).map(|p| p.2);
-        if let (Some(prev), Some(at)) = (self.metrics.get(attempt_id).copied(), last_time) {
+        if let (Some(prev), Some(at)) = (self.metrics.get(attempt_id).cloned(), last_time) {
             self.previous_metrics.insert(attempt_id.to_string(), (at, prev, now_ms));
         } else {
             self.previous_metrics
-                .insert(attempt_id.to_string(), (now_ms, metrics, now_ms));
+                .insert(attempt_id.to_string(), (now_ms, metrics.clone(), now_ms));
         }
         self.metrics.insert(attempt_id.to_string(), metrics);
     }
@@ -765,7 +772,7 @@ impl JobMaster {
 
     /// The counters attempt `attempt_id` reported last.
     pub fn attempt_metrics(&self, attempt_id: &str) -> Option<AttemptMetrics> {
-        self.metrics.get(attempt_id).copied()
+        self.metrics.get(attempt_id).cloned()
     }
 
     /// The restart strategy, as Flink prints it.

@@ -22,6 +22,7 @@ pub mod metrics_source;
 pub mod process;
 pub mod rest_backend;
 pub mod rest_metrics;
+mod rest_operator_metrics;
 pub mod rest_vertex;
 pub mod restart_strategy;
 pub mod rpc_service;

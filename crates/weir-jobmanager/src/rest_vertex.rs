@@ -195,6 +195,7 @@ fn attempt_metrics(jm: &JobMaster, attempt: &str) -> ComponentMetrics {
             out.insert(name.to_string(), MetricValue::Integer(w));
         }
     }
+    crate::rest_operator_metrics::add_operator_metrics(&mut out, &m, jm.operator_rates(attempt).as_deref());
     if let Some(r) = jm.attempt_rates(attempt) {
         // Flink's types: meters and busy time are doubles, idle and back-pressured
         // time per second are longs.

@@ -1,7 +1,7 @@
 //! The JobManager's gRPC services: `ResourceManager` (registration, heartbeats) and
 //! `JobMasterGateway` (task state reports).
 
-use crate::job_master::AttemptMetrics;
+use crate::job_master::{AttemptMetrics, OperatorMetrics};
 use crate::jobmanager::JobManager;
 use crate::slot_table::{TaskManagerRegistration, TaskManagerStatus};
 use std::sync::Arc;
@@ -121,6 +121,8 @@ impl ResourceManager for JobManagerRpc {
                         output_watermark: m.output_watermark,
                         in_pool_usage_permille: m.in_pool_usage_permille.min(1000),
                         out_pool_usage_permille: m.out_pool_usage_permille.min(1000),
+                        input_watermarks: [m.input1_watermark, m.input2_watermark],
+                        operators: m.operators.into_iter().map(OperatorMetrics::from_report).collect(),
                     },
                 );
             }
@@ -132,7 +134,7 @@ impl ResourceManager for JobManagerRpc {
 #[tonic::async_trait]
 impl JobMasterGateway for JobManagerRpc {
     async fn update_task_execution_state(&self, request: Request<TaskExecutionState>) -> Result<Response<Ack>, Status> {
-        let r = request.into_inner();
+        let mut r = request.into_inner();
         let job =
             JobId::parse(&r.job_id).ok_or_else(|| Status::invalid_argument(format!("bad job id '{}'", r.job_id)))?;
         let state = parse_execution_state(&r.state)
@@ -154,6 +156,11 @@ impl JobMasterGateway for JobManagerRpc {
                     // A finished task holds no buffers.
                     in_pool_usage_permille: 0,
                     out_pool_usage_permille: 0,
+                    input_watermarks: [r.input1_watermark, r.input2_watermark],
+                    operators: std::mem::take(&mut r.operators)
+                        .into_iter()
+                        .map(OperatorMetrics::from_report)
+                        .collect(),
                 },
             );
         }

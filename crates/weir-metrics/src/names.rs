@@ -43,6 +43,14 @@ pub const ACCUMULATED_BACK_PRESSURED_TIME: &str = "accumulateBackPressuredTimeMs
 pub const CURRENT_INPUT_WATERMARK: &str = "currentInputWatermark";
 /// The last watermark a subtask sent downstream.
 pub const CURRENT_OUTPUT_WATERMARK: &str = "currentOutputWatermark";
+/// The watermark of a two-input task's first input (operator scope: its head
+/// operator's, as Flink registers it).
+pub const CURRENT_INPUT_1_WATERMARK: &str = "currentInput1Watermark";
+/// The watermark of a two-input task's second input (operator scope).
+pub const CURRENT_INPUT_2_WATERMARK: &str = "currentInput2Watermark";
+/// Elements a window operator or interval join dropped as late (operator scope; not
+/// those within the allowed lateness, nor those sent to a late-data side output).
+pub const NUM_LATE_RECORDS_DROPPED: &str = "numLateRecordsDropped";
 
 /// Used share of a subtask's input buffers (its gates' receive buffers; local
 /// channels read the producer's buffers and count for nothing), 0..1.

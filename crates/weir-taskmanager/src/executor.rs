@@ -7,8 +7,9 @@
 //! the chain, and reports every state change to the JobMaster.
 
 use crate::checkpointing::{task_checkpointing, Report};
+use crate::metric_reports::{input_watermarks, operator_reports, watermark};
 use crate::settings::TaskManagerSettings;
-use crate::task_identity::TaskIdentity;
+use crate::task_identity::{RunningTaskMetrics, TaskIdentity};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::mpsc::UnboundedSender;
@@ -19,7 +20,7 @@ use weir_runtime::executor::ExecutableGraph;
 use weir_runtime::network::{CancelToken, ChannelSpec, NetworkEnvironment, PartitionId};
 use weir_runtime::task::chain::NetworkOutput;
 use weir_runtime::task::mailbox::{Mailbox, MailboxSender, TaskMail};
-use weir_runtime::task::metrics::{TaskMetrics, TaskMetricsSnapshot};
+use weir_runtime::task::metrics::TaskMetrics;
 use weir_runtime::task::{run_task, TaskSpec};
 use weir_runtime::TaskError;
 
@@ -156,7 +157,7 @@ impl TaskExecutor {
     }
 
     fn report(&self, job_id: &str, attempt_id: &str, state: &str, failure: Option<(String, String)>) {
-        self.report_with_counts(job_id, attempt_id, state, failure, TaskMetricsSnapshot::default());
+        self.report_with_counts(job_id, attempt_id, state, failure, &TaskMetrics::new());
     }
 
     /// The network buffer pool now (Flink's `Status.Shuffle.Netty.*` metrics).
@@ -175,6 +176,7 @@ impl TaskExecutor {
             .iter()
             .map(|(attempt, t)| {
                 let s = t.metrics.snapshot();
+                let [input1_watermark, input2_watermark] = input_watermarks(&s);
                 TaskMetricsReport {
                     job_id: t.job_id.clone(),
                     attempt_id: attempt.clone(),
@@ -189,17 +191,24 @@ impl TaskExecutor {
                     output_watermark: watermark(s.output_watermark),
                     in_pool_usage_permille: permille_u32(s.in_pool_usage_permille),
                     out_pool_usage_permille: permille_u32(s.out_pool_usage_permille),
+                    operators: operator_reports(t.metrics.operators()),
+                    input1_watermark,
+                    input2_watermark,
                 }
             })
             .collect()
     }
 
     /// Every running task with its live counters, for the metric reporters.
-    pub fn running_task_metrics(&self) -> Vec<(TaskIdentity, TaskMetricsSnapshot)> {
+    pub fn running_task_metrics(&self) -> Vec<RunningTaskMetrics> {
         self.lock()
             .tasks
             .values()
-            .map(|t| (t.identity.clone(), t.metrics.snapshot()))
+            .map(|t| RunningTaskMetrics {
+                identity: t.identity.clone(),
+                task: t.metrics.snapshot(),
+                operators: t.metrics.operators(),
+            })
             .collect()
     }
 
@@ -209,9 +218,11 @@ impl TaskExecutor {
         attempt_id: &str,
         state: &str,
         failure: Option<(String, String)>,
-        counts: TaskMetricsSnapshot,
+        metrics: &TaskMetrics,
     ) {
         let (failure_name, failure_message) = failure.unwrap_or_default();
+        let counts = metrics.snapshot();
+        let [input1_watermark, input2_watermark] = input_watermarks(&counts);
         let sent = self.reports.send(Report::State(TaskExecutionState {
             job_id: job_id.to_string(),
             attempt_id: attempt_id.to_string(),
@@ -228,6 +239,9 @@ impl TaskExecutor {
             bytes_out: counts.bytes_out,
             input_watermark: watermark(counts.input_watermark),
             output_watermark: watermark(counts.output_watermark),
+            operators: operator_reports(metrics.operators()),
+            input1_watermark,
+            input2_watermark,
         }));
         if sent.is_err() {
             // Only when the process shuts down: the JobManager then notices the lost
@@ -291,7 +305,7 @@ impl TaskExecutor {
             return Err(format!("job has no vertex {vertex}"));
         }
         let cancel = CancelToken::new();
-        let metrics = Arc::new(TaskMetrics::new());
+        let metrics = Arc::new(TaskMetrics::with_collection(self.settings.metrics_collection));
         let mut outputs = Vec::new();
         for out in &tdd.outputs {
             let pid = out
@@ -427,7 +441,7 @@ impl TaskExecutor {
         })();
         self.lock().tasks.remove(&attempt);
         match result {
-            Ok(counts) => self.report_with_counts(&job, &attempt, "FINISHED", None, counts),
+            Ok(_) => self.report_with_counts(&job, &attempt, "FINISHED", None, &metrics),
             Err(TaskError::Cancelled) => self.report(&job, &attempt, "CANCELED", None),
             Err(TaskError::Network(e)) if e.is_cancelled() || e.is_peer_gone() || cancel.is_cancelled() => {
                 self.report(&job, &attempt, "CANCELED", None)
@@ -500,8 +514,4 @@ impl TaskExecutor {
 /// A task's watermark for a report: absent before the first (`i64::MIN`).
 fn permille_u32(value: u64) -> u32 {
     value.min(1000) as u32
-}
-
-fn watermark(value: i64) -> Option<i64> {
-    (value != i64::MIN).then_some(value)
 }

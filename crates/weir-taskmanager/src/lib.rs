@@ -11,6 +11,7 @@ pub mod checkpointing;
 pub mod error;
 pub mod executor;
 pub mod log_files;
+mod metric_reports;
 pub mod metrics_source;
 pub mod process;
 pub mod registration;

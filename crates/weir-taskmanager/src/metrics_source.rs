@@ -1,15 +1,18 @@
 //! What a TaskManager's metric reporters export: its process (Flink's
 //! `taskmanager` scope: CPU, threads, resident memory, network buffers) and each running
 //! subtask (`taskmanager_job_task` scope: records and bytes in and out and their rates,
-//! busy/idle/back-pressured time per second and in total, input and output watermarks),
-//! labelled with Flink's scope variables.
+//! busy/idle/back-pressured time per second and in total, input and output watermarks)
+//! and each operator of its chain (`taskmanager_job_task_operator` scope: records in
+//! and out and their rates, the operator's own counters such as
+//! `numLateRecordsDropped`, and on a two-input task's head the watermark of each
+//! input), labelled with Flink's scope variables.
 //!
 //! Values are read when a reporter asks: the task threads only publish totals, and the
 //! rates are computed here between reads ([`weir_metrics::rates`]). A subtask's metrics
 //! exist while it runs, as in Flink, where a task's metric group closes with the task.
 
 use crate::executor::TaskExecutor;
-use crate::task_identity::TaskIdentity;
+use crate::task_identity::{RunningTaskMetrics, TaskIdentity};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
 use weir_metrics::names;
@@ -51,6 +54,7 @@ pub struct TaskManagerMetricSource {
     host: String,
     process: ProcessSampler,
     rates: Mutex<RateTracker<String, RATE_COUNTERS>>,
+    operator_rates: Mutex<RateTracker<(String, usize), 2>>,
 }
 
 impl TaskManagerMetricSource {
@@ -61,6 +65,7 @@ impl TaskManagerMetricSource {
             host,
             process: ProcessSampler::new(),
             rates: Mutex::new(RateTracker::default()),
+            operator_rates: Mutex::new(RateTracker::default()),
         }
     }
 }
@@ -80,6 +85,8 @@ impl MetricSource for TaskManagerMetricSource {
         let tasks = self.executor.running_task_metrics();
         let mut rates = self.rates.lock().unwrap_or_else(|p| p.into_inner());
         out.extend(task_samples(&self.host, tm_id, &tasks, &mut rates, now_ms));
+        let mut operator_rates = self.operator_rates.lock().unwrap_or_else(|p| p.into_inner());
+        out.extend(operator_samples(&self.host, tm_id, &tasks, &mut operator_rates, now_ms));
         out
     }
 }
@@ -126,24 +133,15 @@ fn process_samples(host: &str, tm_id: &str, p: &ProcessMetrics, n: &NetworkMemor
 fn task_samples(
     host: &str,
     tm_id: &str,
-    tasks: &[(TaskIdentity, TaskMetricsSnapshot)],
+    tasks: &[RunningTaskMetrics],
     rates: &mut RateTracker<String, RATE_COUNTERS>,
     now_ms: i64,
 ) -> Vec<MetricSample> {
-    rates.retain(|attempt| tasks.iter().any(|(t, _)| &t.attempt_id == attempt));
+    rates.retain(|attempt| tasks.iter().any(|t| &t.identity.attempt_id == attempt));
     let mut out = Vec::new();
-    for (task, s) in tasks {
-        let labels = [
-            ("host", host.to_string()),
-            ("tm_id", tm_id.to_string()),
-            ("job_id", task.job_id.clone()),
-            ("job_name", task.job_name.clone()),
-            ("task_id", task.vertex_id.clone()),
-            ("task_name", task.task_name.clone()),
-            ("task_attempt_id", task.attempt_id.clone()),
-            ("task_attempt_num", task.attempt_number.to_string()),
-            ("subtask_index", task.subtask_index.to_string()),
-        ];
+    for t in tasks {
+        let (task, s) = (&t.identity, &t.task);
+        let labels = task_labels(host, tm_id, task);
         let mut push =
             |name: &str, value: f64| out.push(MetricSample::new(Scope::TaskManagerTask, name, &labels, value));
         for (name, value) in [
@@ -176,9 +174,62 @@ fn task_samples(
     out
 }
 
+/// Flink's task scope variables of `task`.
+fn task_labels(host: &str, tm_id: &str, task: &TaskIdentity) -> Vec<(&'static str, String)> {
+    vec![
+        ("host", host.to_string()),
+        ("tm_id", tm_id.to_string()),
+        ("job_id", task.job_id.clone()),
+        ("job_name", task.job_name.clone()),
+        ("task_id", task.vertex_id.clone()),
+        ("task_name", task.task_name.clone()),
+        ("task_attempt_id", task.attempt_id.clone()),
+        ("task_attempt_num", task.attempt_number.to_string()),
+        ("subtask_index", task.subtask_index.to_string()),
+    ]
+}
+
+/// The `taskmanager_job_task_operator` scope of every operator of every running
+/// subtask; forgets the rates of subtasks no longer running.
+fn operator_samples(
+    host: &str,
+    tm_id: &str,
+    tasks: &[RunningTaskMetrics],
+    rates: &mut RateTracker<(String, usize), 2>,
+    now_ms: i64,
+) -> Vec<MetricSample> {
+    rates.retain(|(attempt, _)| tasks.iter().any(|t| &t.identity.attempt_id == attempt));
+    let mut out = Vec::new();
+    for t in tasks {
+        for (i, op) in t.operators.iter().enumerate() {
+            let mut labels = task_labels(host, tm_id, &t.identity);
+            labels.push(("operator_id", op.operator_id.clone()));
+            labels.push(("operator_name", op.operator_name.clone()));
+            let mut push =
+                |name: &str, value: f64| out.push(MetricSample::new(Scope::TaskManagerOperator, name, &labels, value));
+            push(names::NUM_RECORDS_IN, op.records_in as f64);
+            push(names::NUM_RECORDS_OUT, op.records_out as f64);
+            for (name, value) in &op.counters {
+                push(name, *value as f64);
+            }
+            if let (0, Some([first, second])) = (i, t.task.input_watermarks) {
+                push(names::CURRENT_INPUT_1_WATERMARK, first as f64);
+                push(names::CURRENT_INPUT_2_WATERMARK, second as f64);
+            }
+            let key = (t.identity.attempt_id.clone(), i);
+            if let Some([records_in, records_out]) = rates.observe(&key, now_ms, [op.records_in, op.records_out]) {
+                push(names::NUM_RECORDS_IN_PER_SECOND, records_in);
+                push(names::NUM_RECORDS_OUT_PER_SECOND, records_out);
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use weir_runtime::task::metrics::OperatorMetricsSnapshot;
 
     fn identity(subtask: u32) -> TaskIdentity {
         TaskIdentity {
@@ -199,6 +250,59 @@ mod tests {
             .map(|s| s.value)
     }
 
+    fn running(subtask: u32, task: TaskMetricsSnapshot, operators: Vec<OperatorMetricsSnapshot>) -> RunningTaskMetrics {
+        RunningTaskMetrics {
+            identity: identity(subtask),
+            task,
+            operators,
+        }
+    }
+
+    fn operator(name: &str, records_in: u64, records_out: u64) -> OperatorMetricsSnapshot {
+        OperatorMetricsSnapshot {
+            operator_id: format!("id-{name}"),
+            operator_name: name.into(),
+            records_in,
+            records_out,
+            counters: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn each_operator_exports_its_records_counters_and_rates_with_its_name_and_id() {
+        let mut window = operator("Window", 100, 4);
+        window.counters.push(("numLateRecordsDropped".into(), 7));
+        let task = TaskMetricsSnapshot {
+            input_watermarks: Some([5, i64::MIN]),
+            ..TaskMetricsSnapshot::default()
+        };
+        let mut rates = RateTracker::default();
+        let ops = vec![operator("Co-Map", 100, 100), window];
+        let first = operator_samples("h", "tm", &[running(0, task, ops.clone())], &mut rates, 10_000);
+        assert!(first.iter().all(|s| s.scope == Scope::TaskManagerOperator));
+        let get = |samples: &[MetricSample], operator: &str, name: &str| {
+            samples
+                .iter()
+                .find(|s| s.name == name && s.labels.contains(&("operator_name", operator.to_string())))
+                .map(|s| s.value)
+        };
+        assert_eq!(get(&first, "Co-Map", "numRecordsIn"), Some(100.0));
+        assert_eq!(get(&first, "Window", "numRecordsOut"), Some(4.0));
+        assert_eq!(get(&first, "Window", "numLateRecordsDropped"), Some(7.0));
+        assert_eq!(get(&first, "Co-Map", "currentInput1Watermark"), Some(5.0));
+        assert_eq!(get(&first, "Co-Map", "currentInput2Watermark"), Some(i64::MIN as f64));
+        assert_eq!(get(&first, "Window", "currentInput1Watermark"), None);
+        assert_eq!(get(&first, "Co-Map", "numRecordsInPerSecond"), None);
+        let labels: Vec<&str> = first[0].labels.iter().map(|(k, _)| *k).collect();
+        assert_eq!(&labels[labels.len() - 2..], &["operator_id", "operator_name"]);
+        let later = vec![operator("Co-Map", 300, 300), operator("Window", 300, 8)];
+        let second = operator_samples("h", "tm", &[running(0, task, later)], &mut rates, 12_000);
+        assert_eq!(get(&second, "Co-Map", "numRecordsInPerSecond"), Some(100.0));
+        assert_eq!(get(&second, "Window", "numRecordsOutPerSecond"), Some(2.0));
+        assert!(operator_samples("h", "tm", &[], &mut rates, 13_000).is_empty());
+        assert!(rates.is_empty());
+    }
+
     #[test]
     fn a_subtask_exports_its_totals_watermarks_and_flinks_scope_variables() {
         let snapshot = TaskMetricsSnapshot {
@@ -213,9 +317,10 @@ mod tests {
             output_watermark: i64::MIN,
             in_pool_usage_permille: 250,
             out_pool_usage_permille: 1000,
+            input_watermarks: None,
         };
         let mut rates = RateTracker::default();
-        let samples = task_samples("127.0.0.1", "tm-1", &[(identity(1), snapshot)], &mut rates, 0);
+        let samples = task_samples("127.0.0.1", "tm-1", &[running(1, snapshot, Vec::new())], &mut rates, 0);
         assert!(samples.iter().all(|s| s.scope == Scope::TaskManagerTask));
         assert_eq!(value(&samples, "numRecordsIn", "1"), Some(1000.0));
         assert_eq!(value(&samples, "numRecordsOut", "1"), Some(10.0));
@@ -256,8 +361,8 @@ mod tests {
             ..TaskMetricsSnapshot::default()
         };
         let mut rates = RateTracker::default();
-        task_samples("h", "tm", &[(identity(0), at(0, 0))], &mut rates, 10_000);
-        let samples = task_samples("h", "tm", &[(identity(0), at(5000, 500))], &mut rates, 12_000);
+        task_samples("h", "tm", &[running(0, at(0, 0), Vec::new())], &mut rates, 10_000);
+        let samples = task_samples("h", "tm", &[running(0, at(5000, 500), Vec::new())], &mut rates, 12_000);
         assert_eq!(value(&samples, "numRecordsInPerSecond", "0"), Some(2500.0));
         assert_eq!(value(&samples, "busyTimeMsPerSecond", "0"), Some(250.0));
         assert_eq!(value(&samples, "numRecordsOutPerSecond", "0"), Some(0.0));

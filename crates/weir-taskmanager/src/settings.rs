@@ -42,6 +42,9 @@ pub struct TaskManagerSettings {
     /// The Prometheus reporters to start (`metrics.reporter.<name>.*`), bound on
     /// `bind_host`.
     pub metric_reporters: Vec<PrometheusReporterConfig>,
+    /// Whether tasks collect their metrics while they run
+    /// (`metrics.collection.enabled`).
+    pub metrics_collection: bool,
     /// Mutual TLS for the RPC server and the client of the JobManager
     /// (`security.ssl.internal.*`; the data plane's is in `network`); `None`: plaintext.
     pub internal_tls: Option<std::sync::Arc<weir_security::InternalTls>>,

@@ -1,5 +1,7 @@
 //! Who a running subtask is, in the terms of Flink's task metric group: the variables a
-//! reporter labels the subtask's metrics with.
+//! reporter labels the subtask's metrics with, and what it has published.
+
+use weir_runtime::task::metrics::{OperatorMetricsSnapshot, TaskMetricsSnapshot};
 
 /// A deployed subtask's identity.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,4 +20,15 @@ pub struct TaskIdentity {
     pub attempt_id: String,
     /// The execution attempt's number, from 0.
     pub attempt_number: u32,
+}
+
+/// A running subtask's published metrics, for the metric reporters.
+#[derive(Debug, Clone)]
+pub struct RunningTaskMetrics {
+    /// Who it is.
+    pub identity: TaskIdentity,
+    /// Its task counters.
+    pub task: TaskMetricsSnapshot,
+    /// Its operators' counters, head first.
+    pub operators: Vec<OperatorMetricsSnapshot>,
 }

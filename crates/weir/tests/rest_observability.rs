@@ -34,16 +34,6 @@ fn vertices(cluster: &Cluster, jid: &str) -> (String, String) {
     (id_of(&|n| n.starts_with("Source")), id_of(&|n| n.starts_with("Sum")))
 }
 
-/// The single value `id` of a metric list answer, as a number.
-fn value_of(answer: &Value, id: &str) -> Option<f64> {
-    answer
-        .as_array()?
-        .iter()
-        .find(|m| m["id"] == id)
-        .and_then(|m| m["value"].as_str())
-        .and_then(|v| v.parse().ok())
-}
-
 /// An aggregate of a metric over a vertex's subtasks.
 fn aggregate(cluster: &Cluster, jid: &str, vid: &str, metric: &str, agg: &str) -> Option<f64> {
     let (code, a) = get(
@@ -77,7 +67,7 @@ fn metric_values_match_a_finished_keyed_sum_and_rates_flow_while_a_throttled_job
     );
     let split: f64 = ["0.numRecordsIn", "1.numRecordsIn"]
         .iter()
-        .filter_map(|id| value_of(&per_subtask, id))
+        .filter_map(|id| metric_value(&per_subtask, id))
         .sum();
     assert_eq!(split, RECORDS as f64, "{per_subtask}");
     assert_eq!(
@@ -88,9 +78,9 @@ fn metric_values_match_a_finished_keyed_sum_and_rates_flow_while_a_throttled_job
         &cluster.rest,
         &format!("/jobs/{done}/metrics?get=numRestarts,uptime,downtime"),
     );
-    assert_eq!(value_of(&job, "numRestarts"), Some(0.0), "{job}");
+    assert_eq!(metric_value(&job, "numRestarts"), Some(0.0), "{job}");
     assert_eq!(
-        value_of(&job, "uptime"),
+        metric_value(&job, "uptime"),
         Some(-1.0),
         "a terminal job has no uptime: {job}"
     );
@@ -155,12 +145,12 @@ fn metric_values_match_a_finished_keyed_sum_and_rates_flow_while_a_throttled_job
         &cluster.rest,
         "/jobmanager/metrics?get=taskSlotsTotal,taskSlotsAvailable,numRegisteredTaskManagers,numRunningJobs,Status.JVM.Threads.Count",
     );
-    assert_eq!(value_of(&jm, "taskSlotsTotal"), Some(4.0), "{jm}");
-    assert_eq!(value_of(&jm, "taskSlotsAvailable"), Some(2.0), "{jm}");
-    assert_eq!(value_of(&jm, "numRegisteredTaskManagers"), Some(2.0), "{jm}");
-    assert_eq!(value_of(&jm, "numRunningJobs"), Some(1.0), "{jm}");
+    assert_eq!(metric_value(&jm, "taskSlotsTotal"), Some(4.0), "{jm}");
+    assert_eq!(metric_value(&jm, "taskSlotsAvailable"), Some(2.0), "{jm}");
+    assert_eq!(metric_value(&jm, "numRegisteredTaskManagers"), Some(2.0), "{jm}");
+    assert_eq!(metric_value(&jm, "numRunningJobs"), Some(1.0), "{jm}");
     assert!(
-        value_of(&jm, "Status.JVM.Threads.Count").is_some_and(|t| t >= 1.0),
+        metric_value(&jm, "Status.JVM.Threads.Count").is_some_and(|t| t >= 1.0),
         "{jm}"
     );
 
@@ -191,11 +181,11 @@ fn metric_values_match_a_finished_keyed_sum_and_rates_flow_while_a_throttled_job
         &format!("/taskmanagers/{tm}/metrics?get=Status.JVM.CPU.Time,Status.ProcessTree.Memory.RSS"),
     );
     assert!(
-        value_of(&process, "Status.JVM.CPU.Time").is_some_and(|ns| ns > 0.0),
+        metric_value(&process, "Status.JVM.CPU.Time").is_some_and(|ns| ns > 0.0),
         "{process}"
     );
     assert!(
-        value_of(&process, "Status.ProcessTree.Memory.RSS").is_some_and(|b| b > 0.0),
+        metric_value(&process, "Status.ProcessTree.Memory.RSS").is_some_and(|b| b > 0.0),
         "{process}"
     );
     // Processes whose output goes to no file list no logs, in Flink's shape.

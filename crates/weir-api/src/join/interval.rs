@@ -15,6 +15,7 @@ use crate::functions::{Collector, KeyType, TaskInfo};
 use crate::keyed::KeyedStream;
 use weir_runtime::error::UserError;
 use weir_runtime::operator::factory::Data;
+use weir_runtime::operator::metric_group::NUM_LATE_RECORDS_DROPPED;
 use weir_runtime::operator::{register_checkpointed, OperatorFactory};
 
 /// Processes each pair an interval join finds (Flink's `ProcessJoinFunction`). One
@@ -145,7 +146,8 @@ impl<K: KeyType, A: Data, B: Data> IntervalJoined<K, A, B> {
                 crate::keyed_state::restore_keyed(ctx)?,
                 TaskInfo::of(ctx),
                 out,
-            )?;
+            )?
+            .with_late_records_dropped(ctx.operator_counter(NUM_LATE_RECORDS_DROPPED));
             register_checkpointed(ctx, op)
         });
         left.stream()

@@ -19,6 +19,7 @@ use std::sync::Arc;
 use weir_core::StreamRecord;
 use weir_runtime::checkpoint::CheckpointedOperator;
 use weir_runtime::error::TaskError;
+use weir_runtime::operator::metric_group::Counter;
 use weir_runtime::operator::{CoElement, Output};
 use weir_state::heap::StateValue;
 use weir_state::{
@@ -43,7 +44,7 @@ pub struct IntervalJoinOperator<K: KeyType, A, B, O, F> {
     task_info: TaskInfo,
     left: Buffer<A>,
     right: Buffer<B>,
-    late_records_dropped: u64,
+    late_records_dropped: Counter,
     out: Box<dyn Output<O>>,
 }
 
@@ -106,7 +107,7 @@ impl<K: KeyType, A: StateValue, B: StateValue, O, F: ProcessJoinFunction<A, B, O
             task_info,
             left: MapStateDescriptor::new("left-buffer"),
             right: MapStateDescriptor::new("right-buffer"),
-            late_records_dropped: 0,
+            late_records_dropped: Counter::default(),
             out,
         })
     }
@@ -114,7 +115,14 @@ impl<K: KeyType, A: StateValue, B: StateValue, O, F: ProcessJoinFunction<A, B, O
     /// Elements dropped for being behind the watermark (Flink's
     /// `numLateRecordsDropped`).
     pub fn num_late_records_dropped(&self) -> u64 {
-        self.late_records_dropped
+        self.late_records_dropped.get()
+    }
+
+    /// The same operator counting its dropped late elements in `counter` (its
+    /// metric group's).
+    pub fn with_late_records_dropped(mut self, counter: Counter) -> Self {
+        self.late_records_dropped = counter;
+        self
     }
 
     /// Registered cleanup timers, for tests of cleanup.
@@ -133,7 +141,7 @@ impl<K: KeyType, A: StateValue, B: StateValue, O, F: ProcessJoinFunction<A, B, O
             _ => return Err(self.fail(JoinError::MissingTimestamp { side: side.name() })),
         };
         if is_late(timestamp, self.timers.current_watermark()) {
-            self.late_records_dropped += 1;
+            self.late_records_dropped.inc();
             return Ok(None);
         }
         self.backend.set_current_key(key.clone()).map_err(|e| self.fail(e))?;

@@ -29,6 +29,7 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 use weir_core::StreamRecord;
 use weir_runtime::error::{TaskError, UserError};
+use weir_runtime::operator::metric_group::Counter;
 use weir_runtime::operator::{Output, ProcessingTimeService, SideOutput};
 use weir_state::{HeapKeyedStateBackend, TimeDomain, Timer, TimerService, ValueStateDescriptor, VoidNamespace};
 
@@ -69,7 +70,7 @@ pub struct WindowOperator<K: KeyType, T, O, W: Window, C> {
     processing_time: ProcessingTimeService,
     out: Box<dyn Output<O>>,
     late: Option<SideOutput<T>>,
-    late_records_dropped: u64,
+    late_records_dropped: Counter,
     windows: Vec<W>,
     prefetch_windows: Vec<W>,
     merging_desc: ValueStateDescriptor<Vec<(W, W)>>,
@@ -126,7 +127,7 @@ where
             processing_time,
             out,
             late,
-            late_records_dropped: 0,
+            late_records_dropped: Counter::default(),
             windows: Vec::new(),
             prefetch_windows: Vec::new(),
             merging_desc: ValueStateDescriptor::new("merging-window-set"),
@@ -137,7 +138,14 @@ where
     /// Late elements dropped because no late-data side output was set
     /// (Flink's `numLateRecordsDropped`).
     pub fn num_late_records_dropped(&self) -> u64 {
-        self.late_records_dropped
+        self.late_records_dropped.get()
+    }
+
+    /// The same operator counting its dropped late elements in `counter` (its
+    /// metric group's).
+    pub fn with_late_records_dropped(mut self, counter: Counter) -> Self {
+        self.late_records_dropped = counter;
+        self
     }
 
     /// Registered timers (both domains), for tests of cleanup.
@@ -357,7 +365,7 @@ where
                     value: v,
                     timestamp: record.timestamp,
                 })?,
-                _ => self.late_records_dropped += 1,
+                _ => self.late_records_dropped.inc(),
             }
         }
         Ok(())

@@ -19,6 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use weir_graph::NodeKind;
 use weir_runtime::operator::factory::Data;
+use weir_runtime::operator::metric_group::NUM_LATE_RECORDS_DROPPED;
 use weir_runtime::operator::{register_checkpointed, OperatorFactory};
 use weir_state::heap::StateValue;
 
@@ -127,7 +128,8 @@ impl<K: KeyType, T: Data, W: Window> WindowedStream<K, T, W> {
                 ctx.processing_time_service(),
                 out,
                 late,
-            );
+            )
+            .with_late_records_dropped(ctx.operator_counter(NUM_LATE_RECORDS_DROPPED));
             register_checkpointed(ctx, op)
         });
         let result = self.stream.transform(name, NodeKind::Operator, true, factory);

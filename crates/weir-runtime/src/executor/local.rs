@@ -29,15 +29,32 @@ pub struct JobExecutionResult {
 }
 
 /// Runs jobs inside this process.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct LocalExecutor {
     network: NetworkConfig,
+    metrics_collection: bool,
+}
+
+impl Default for LocalExecutor {
+    fn default() -> Self {
+        Self::new(NetworkConfig::default())
+    }
 }
 
 impl LocalExecutor {
-    /// An executor with the given network settings.
+    /// An executor with the given network settings, its tasks collecting metrics.
     pub fn new(network: NetworkConfig) -> Self {
-        Self { network }
+        Self {
+            network,
+            metrics_collection: true,
+        }
+    }
+
+    /// The same executor with its tasks collecting metrics while they run, or not
+    /// (`metrics.collection.enabled`).
+    pub fn with_metrics_collection(mut self, enabled: bool) -> Self {
+        self.metrics_collection = enabled;
+        self
     }
 
     /// Runs `program` to completion.
@@ -121,7 +138,9 @@ impl LocalExecutor {
                     second_input,
                     outputs: writers.remove(&(vi, i)).unwrap_or_default(),
                     cancel: cancel.clone(),
-                    metrics: Arc::new(crate::task::metrics::TaskMetrics::new()),
+                    metrics: Arc::new(crate::task::metrics::TaskMetrics::with_collection(
+                        self.metrics_collection,
+                    )),
                     checkpointing: None,
                     on_running: None,
                 };

@@ -1,5 +1,6 @@
 //! What an operator knows about the subtask it runs in.
 
+use super::metric_group::{Counter, OperatorMetricGroup};
 use super::processing_time::ProcessingTimeService;
 use crate::checkpoint::StateRegistry;
 use std::cell::RefCell;
@@ -70,6 +71,11 @@ pub struct TaskContext {
     processing_time: ProcessingTimeService,
     state: StateRegistry,
     final_checkpoint: bool,
+    /// Whether operators' metrics are counted (`metrics.collection.enabled`).
+    collect_metrics: bool,
+    /// The metric group of each operator built so far, by stream node; the last is
+    /// the one being built.
+    operator_metrics: RefCell<Vec<(u32, Rc<OperatorMetricGroup>)>>,
 }
 
 impl TaskContext {
@@ -95,6 +101,49 @@ impl TaskContext {
             processing_time: ProcessingTimeService::system(),
             state: StateRegistry::default(),
             final_checkpoint: false,
+            collect_metrics: true,
+            operator_metrics: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// The same context counting operators' metrics or not.
+    pub fn with_metrics_collection(mut self, enabled: bool) -> Self {
+        self.collect_metrics = enabled;
+        self
+    }
+
+    /// Whether operators' metrics are counted.
+    pub fn collects_metrics(&self) -> bool {
+        self.collect_metrics
+    }
+
+    /// Adds the metric group of stream node `node`, the operator about to be built.
+    pub fn add_operator_metric_group(&self, node: u32, group: OperatorMetricGroup) -> Rc<OperatorMetricGroup> {
+        let group = Rc::new(group);
+        self.operator_metrics.borrow_mut().push((node, group.clone()));
+        group
+    }
+
+    /// The metric group of stream node `node`, if it has one.
+    pub fn operator_metric_group(&self, node: u32) -> Option<Rc<OperatorMetricGroup>> {
+        self.operator_metrics
+            .borrow()
+            .iter()
+            .find(|(n, _)| *n == node)
+            .map(|(_, g)| g.clone())
+    }
+
+    /// Every operator's metric group with its stream node, in the order they were built.
+    pub fn operator_metric_groups(&self) -> Vec<(u32, Rc<OperatorMetricGroup>)> {
+        self.operator_metrics.borrow().clone()
+    }
+
+    /// Counter `name` (Flink's name, e.g. `numLateRecordsDropped`) of the operator being
+    /// built; a counter that nothing publishes when metrics are not collected.
+    pub fn operator_counter(&self, name: &'static str) -> Counter {
+        match self.operator_metrics.borrow().last() {
+            Some((_, group)) if self.collect_metrics => group.counter(name),
+            _ => Counter::default(),
         }
     }
 

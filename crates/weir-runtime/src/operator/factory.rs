@@ -13,6 +13,7 @@
 
 use super::chaining::{Broadcasting, Discarding, RecordWriterOutput};
 use super::context::TaskContext;
+use super::metric_group::{Counter, CountingOutput};
 use super::side_output::{EventSink, SharedEvents, SharedOutput, SideOutputs, WithSideOutputEvents};
 use super::{
     CoElement, Output, SharedSource, SourceChain, SourceDriver, SourceFunction, SourceState, SOURCE_POSITIONS,
@@ -66,6 +67,9 @@ trait ErasedFactory: Send + Sync {
         ))
     }
     fn input_processor(&self, gate: InputGate, head: Erased) -> Result<Box<dyn InputProcessor>, TaskError>;
+    fn count_input(&self, _head: Erased, _count: Counter) -> Result<Erased, TaskError> {
+        Err(TaskError::Build("a source has no input to count".into()))
+    }
     fn two_input_processor(
         &self,
         _first: InputGate,
@@ -89,6 +93,7 @@ trait OutputOps: Send + Sync {
         ctx: &TaskContext,
     ) -> Result<Erased, TaskError>;
     fn default_selector(&self, partitioner: Partitioner, ctx: &SelectorContext) -> Result<Erased, TaskError>;
+    fn counting(&self, output: Erased, count: Counter) -> Result<Erased, TaskError>;
 }
 
 struct TypedOutput<O>(PhantomData<fn() -> O>);
@@ -112,6 +117,16 @@ impl<O: Data> OutputOps for TypedOutput<O> {
     fn default_selector(&self, partitioner: Partitioner, ctx: &SelectorContext) -> Result<Erased, TaskError> {
         default_selector_typed::<O>(partitioner, ctx)
     }
+    fn counting(&self, output: Erased, count: Counter) -> Result<Erased, TaskError> {
+        counting_typed::<O>(output, count)
+    }
+}
+
+/// Wraps `output` (a `Box<dyn Output<T>>`) so that its records are counted in `count`.
+fn counting_typed<T: 'static>(output: Erased, count: Counter) -> Result<Erased, TaskError> {
+    let inner = downcast::<Box<dyn Output<T>>>(output, "a counted output")?;
+    let out: Box<dyn Output<T>> = Box::new(CountingOutput::new(inner, count));
+    Ok(Box::new(out))
 }
 
 fn output_ops<O: Data>() -> Arc<dyn OutputOps> {
@@ -239,6 +254,9 @@ impl<T: Data> ErasedFactory for SideOutputFactory<T> {
     fn input_processor(&self, gate: InputGate, head: Erased) -> Result<Box<dyn InputProcessor>, TaskError> {
         input_processor_typed::<T>(gate, head)
     }
+    fn count_input(&self, head: Erased, count: Counter) -> Result<Erased, TaskError> {
+        counting_typed::<T>(head, count)
+    }
 }
 
 impl<I: Data, O: Data> ErasedFactory for OneInputFactory<I, O> {
@@ -250,6 +268,9 @@ impl<I: Data, O: Data> ErasedFactory for OneInputFactory<I, O> {
     fn input_processor(&self, gate: InputGate, head: Erased) -> Result<Box<dyn InputProcessor>, TaskError> {
         input_processor_typed::<I>(gate, head)
     }
+    fn count_input(&self, head: Erased, count: Counter) -> Result<Erased, TaskError> {
+        counting_typed::<I>(head, count)
+    }
 }
 
 impl<A: Data, B: Data, O: Data> ErasedFactory for TwoInputFactory<A, B, O> {
@@ -260,6 +281,9 @@ impl<A: Data, B: Data, O: Data> ErasedFactory for TwoInputFactory<A, B, O> {
     }
     fn input_processor(&self, _gate: InputGate, _head: Erased) -> Result<Box<dyn InputProcessor>, TaskError> {
         Err(TaskError::Build("a two-input operator needs two input gates".into()))
+    }
+    fn count_input(&self, head: Erased, count: Counter) -> Result<Erased, TaskError> {
+        counting_typed::<CoElement<A, B>>(head, count)
     }
     fn two_input_processor(
         &self,
@@ -349,6 +373,18 @@ impl OperatorFactory {
             }),
             output: output_ops::<T>(),
         }
+    }
+
+    /// Wraps `output` (a `Box<dyn Output<O>>`) so that the records emitted to it are
+    /// counted in `count`.
+    pub fn count_output(&self, output: Erased, count: Counter) -> Result<Erased, TaskError> {
+        self.output.counting(output, count)
+    }
+
+    /// Wraps the node's operator `head` (a `Box<dyn Output<I>>`) so that the records it
+    /// takes in are counted in `count`; a source has no input and refuses.
+    pub fn count_input(&self, head: Erased, count: Counter) -> Result<Erased, TaskError> {
+        self.inner.count_input(head, count)
     }
 
     /// The tag, if this is a side-output node.

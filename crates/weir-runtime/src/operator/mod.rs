@@ -21,6 +21,7 @@
 pub mod chaining;
 pub mod context;
 pub mod factory;
+pub mod metric_group;
 pub mod processing_time;
 pub mod shared;
 pub mod side_output;

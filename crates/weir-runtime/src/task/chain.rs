@@ -7,15 +7,20 @@
 //! Successors that are side-output nodes (and network edges into them) are not joined
 //! to the node's main output: they are grouped by tag and handed to the node's
 //! operator as side outputs, while the main output passes them the stream's events.
+//!
+//! When the task collects metrics, each operator gets its metric group before it is
+//! built, and its records are counted as [`crate::operator::metric_group`] describes.
 
 use crate::error::TaskError;
 use crate::executor::ExecutableGraph;
 use crate::network::{InputGate, ResultPartitionWriter};
 use crate::operator::factory::{BuiltOperator, Erased, SelectorContext};
+use crate::operator::metric_group::OperatorMetricGroup;
 use crate::operator::{OperatorFactory, SideOutputs, SourceDriver, TaskContext};
 use crate::task::input::InputProcessor;
 use std::collections::{BTreeMap, HashMap};
-use weir_graph::{JobGraph, Partitioner, StreamNodeId};
+use std::rc::Rc;
+use weir_graph::{JobGraph, NodeKind, Partitioner, StreamNode, StreamNodeId};
 
 /// The runnable form of a chain.
 pub enum Invokable {
@@ -62,6 +67,7 @@ pub fn build_chain(
         program,
         job_graph,
         chain_edges: &jv.chain_edges,
+        head: jv.head,
         ctx,
         writers,
     };
@@ -83,6 +89,7 @@ struct ChainBuilder<'a> {
     program: &'a ExecutableGraph,
     job_graph: &'a JobGraph,
     chain_edges: &'a [(StreamNodeId, StreamNodeId)],
+    head: StreamNodeId,
     ctx: &'a TaskContext,
     writers: HashMap<StreamNodeId, Vec<(usize, ResultPartitionWriter)>>,
 }
@@ -94,6 +101,8 @@ impl ChainBuilder<'_> {
         // Outputs behind side-output nodes, by tag: the first such node's factory (all
         // carry the tag's record type) and the outputs to fan out.
         let mut side: BTreeMap<String, (OperatorFactory, Vec<Erased>)> = BTreeMap::new();
+        // The chained operators among the main outputs.
+        let mut main_successors: Vec<StreamNodeId> = Vec::new();
         let successors: Vec<StreamNodeId> = self
             .chain_edges
             .iter()
@@ -109,7 +118,10 @@ impl ChainBuilder<'_> {
                         .or_insert_with(|| (succ_factory.clone(), Vec::new()))
                         .1
                         .push(op),
-                    None => outputs.push(op),
+                    None => {
+                        outputs.push(op);
+                        main_successors.push(succ);
+                    }
                 },
                 BuiltOperator::Source(_) => {
                     return Err(TaskError::Build(format!(
@@ -148,21 +160,69 @@ impl ChainBuilder<'_> {
                 None => outputs.push(out),
             }
         }
-        let mut side_outputs = SideOutputs::new();
-        let mut event_sinks = Vec::new();
-        for (_tag, (side_factory, outs)) in side {
-            let joined = side_factory.fan_out(outs)?;
-            event_sinks.push(side_factory.share_side_output(joined, &mut side_outputs)?);
-        }
-        let output = factory.fan_out(outputs)?;
-        let output = factory.with_side_events(output, event_sinks)?;
         let stream_node = self
             .program
             .stream_graph
             .nodes
             .get(node as usize)
             .ok_or_else(|| TaskError::Build(format!("no stream node {node}")))?;
+        // The next operator's records in are this one's records out when it is the
+        // only output.
+        let next_group = match main_successors.as_slice() {
+            [next] if outputs.len() == 1 && side.is_empty() => self.ctx.operator_metric_group(*next),
+            _ => None,
+        };
+        let shares_next = next_group.is_some();
+        let group = self.metric_group(node, stream_node, &factory, next_group);
+        let mut side_outputs = SideOutputs::new();
+        let mut event_sinks = Vec::new();
+        for (_tag, (side_factory, outs)) in side {
+            let mut joined = side_factory.fan_out(outs)?;
+            if let Some(g) = &group {
+                joined = side_factory.count_output(joined, g.records_out.clone())?;
+            }
+            event_sinks.push(side_factory.share_side_output(joined, &mut side_outputs)?);
+        }
+        let mut output = factory.fan_out(outputs)?;
+        if let Some(g) = group
+            .as_ref()
+            .filter(|_| !shares_next && stream_node.kind != NodeKind::Sink)
+        {
+            output = factory.count_output(output, g.records_out.clone())?;
+        }
+        let output = factory.with_side_events(output, event_sinks)?;
         self.ctx.state().set_current_operator(stream_node.operator_id());
-        factory.build_with_side_outputs(self.ctx, output, &side_outputs)
+        let built = factory.build_with_side_outputs(self.ctx, output, &side_outputs)?;
+        match (built, group) {
+            (BuiltOperator::Operator(op), Some(g)) if node != self.head => {
+                Ok(BuiltOperator::Operator(factory.count_input(op, g.records_in.clone())?))
+            }
+            // A source, the head of an input task (the task sets its records in), or
+            // no metrics.
+            (built, _) => Ok(built),
+        }
+    }
+
+    /// The metric group of `node` if the task collects metrics and the node is an
+    /// operator (a side-output node is not); its records out are the records in of
+    /// `next`, its only output, when that is set.
+    fn metric_group(
+        &self,
+        node: StreamNodeId,
+        stream_node: &StreamNode,
+        factory: &OperatorFactory,
+        next: Option<Rc<OperatorMetricGroup>>,
+    ) -> Option<Rc<OperatorMetricGroup>> {
+        if !self.ctx.collects_metrics() || factory.side_output_tag().is_some() {
+            return None;
+        }
+        let mut group = OperatorMetricGroup::new(stream_node.operator_id().to_string(), &stream_node.name);
+        if let Some(next) = next {
+            group.records_out = next.records_in.clone();
+        }
+        if stream_node.kind == NodeKind::Source {
+            group.records_in = group.records_out.clone();
+        }
+        Some(self.ctx.add_operator_metric_group(node, group))
     }
 }

@@ -61,6 +61,11 @@ pub trait InputProcessor {
     fn input_watermark(&self) -> i64;
     /// The usage of the input gates' receive buffers (Flink's `inPoolUsage`).
     fn input_pool_usage(&self) -> PoolUsage;
+    /// Each input's watermark, for a processor of two inputs (`i64::MIN` before the
+    /// first); `None` for one input.
+    fn input_watermarks(&self) -> Option<[i64; 2]> {
+        None
+    }
     /// A processing-time wake-up of the task is due: pass it to the chain.
     fn on_processing_time(&mut self, now: i64) -> Result<(), TaskError> {
         let _ = now;

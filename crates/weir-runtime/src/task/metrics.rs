@@ -1,13 +1,20 @@
 //! Live counters of one running subtask, shared with the process that reports them
 //! (the TaskManager's heartbeat): records and bytes in and out, Flink's time split into
 //! busy, idle (waiting for input) and backpressured (waiting for an output buffer), and
-//! the task's current input and output watermarks (`i64::MIN` before the first), and
-//! how full its input and output buffer pools are.
+//! the task's current input and output watermarks (`i64::MIN` before the first) and,
+//! for a two-input task, each input's, how full its input and output buffer pools
+//! are, and the records in and out (and further counters) of each operator of its
+//! chain.
 //!
 //! The task thread is the only writer; it publishes after every batch with relaxed
-//! stores, so readers see values at most one batch old.
+//! stores, so readers see values at most one batch old. With collection off
+//! (`metrics.collection.enabled: false`) the task counts nothing per operator and
+//! publishes its totals only when it ends.
 
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use crate::operator::metric_group::OperatorMetricGroup;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::Mutex;
 
 /// Counters of one subtask.
 #[derive(Debug)]
@@ -23,6 +30,28 @@ pub struct TaskMetrics {
     output_watermark: AtomicI64,
     in_pool_usage_permille: AtomicU64,
     out_pool_usage_permille: AtomicU64,
+    two_inputs: AtomicBool,
+    input1_watermark: AtomicI64,
+    input2_watermark: AtomicI64,
+    collect: bool,
+    /// Published together under the lock, so that a reader sees one operator's
+    /// counters (and all operators') from the same publication.
+    operators: Mutex<Vec<OperatorMetricsSnapshot>>,
+}
+
+/// The published counters of one operator of the chain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OperatorMetricsSnapshot {
+    /// The operator's id (hex).
+    pub operator_id: String,
+    /// The operator's name as its metrics carry it.
+    pub operator_name: String,
+    /// Records it took in (`numRecordsIn`).
+    pub records_in: u64,
+    /// Records it emitted (`numRecordsOut`).
+    pub records_out: u64,
+    /// Further counters by Flink's name (e.g. `numLateRecordsDropped`).
+    pub counters: Vec<(String, u64)>,
 }
 
 impl Default for TaskMetrics {
@@ -39,6 +68,11 @@ impl Default for TaskMetrics {
             output_watermark: AtomicI64::new(i64::MIN),
             in_pool_usage_permille: AtomicU64::new(0),
             out_pool_usage_permille: AtomicU64::new(0),
+            two_inputs: AtomicBool::new(false),
+            input1_watermark: AtomicI64::new(i64::MIN),
+            input2_watermark: AtomicI64::new(i64::MIN),
+            collect: true,
+            operators: Mutex::new(Vec::new()),
         }
     }
 }
@@ -72,6 +106,9 @@ pub struct TaskMetricsSnapshot {
     /// Used share of the output partitions' buffers, in thousandths
     /// (`outPoolUsage`).
     pub out_pool_usage_permille: u64,
+    /// A two-input task's watermark of each input (Flink's `currentInput1Watermark`,
+    /// `currentInput2Watermark`; `i64::MIN` before the first); `None` for other tasks.
+    pub input_watermarks: Option<[i64; 2]>,
 }
 
 impl Default for TaskMetricsSnapshot {
@@ -88,14 +125,69 @@ impl Default for TaskMetricsSnapshot {
             output_watermark: i64::MIN,
             in_pool_usage_permille: 0,
             out_pool_usage_permille: 0,
+            input_watermarks: None,
         }
     }
 }
 
 impl TaskMetrics {
-    /// All counters at zero.
+    /// All counters at zero, collected live.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// All counters at zero; with `collect` off the task counts nothing per operator
+    /// and publishes only when it ends.
+    pub fn with_collection(collect: bool) -> Self {
+        Self {
+            collect,
+            ..Self::default()
+        }
+    }
+
+    /// Whether the task collects metrics while it runs.
+    pub fn collects(&self) -> bool {
+        self.collect
+    }
+
+    /// Fixes the operators of the chain (when the chain is built), all at zero.
+    pub fn set_operators(&self, groups: &[Rc<OperatorMetricGroup>]) {
+        *self.lock_operators() = groups
+            .iter()
+            .map(|g| OperatorMetricsSnapshot {
+                operator_id: g.operator_id.clone(),
+                operator_name: g.operator_name.clone(),
+                records_in: 0,
+                records_out: 0,
+                counters: g
+                    .counter_values()
+                    .into_iter()
+                    .map(|(name, _)| (name.to_string(), 0))
+                    .collect(),
+            })
+            .collect();
+    }
+
+    /// Publishes the counters of the operators fixed by [`Self::set_operators`].
+    pub fn publish_operators(&self, groups: &[Rc<OperatorMetricGroup>]) {
+        let mut published = self.lock_operators();
+        for (p, g) in published.iter_mut().zip(groups) {
+            p.records_in = g.records_in.get();
+            p.records_out = g.records_out.get();
+            for ((_, slot), (_, value)) in p.counters.iter_mut().zip(g.counter_values()) {
+                *slot = value;
+            }
+        }
+    }
+
+    /// The last published counters of each operator, head first.
+    pub fn operators(&self) -> Vec<OperatorMetricsSnapshot> {
+        self.lock_operators().clone()
+    }
+
+    fn lock_operators(&self) -> std::sync::MutexGuard<'_, Vec<OperatorMetricsSnapshot>> {
+        // Publishing cannot leave the list half-written: a poisoned lock's data is whole.
+        self.operators.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Publishes the task's current totals.
@@ -113,6 +205,11 @@ impl TaskMetrics {
             .store(s.in_pool_usage_permille, Ordering::Relaxed);
         self.out_pool_usage_permille
             .store(s.out_pool_usage_permille, Ordering::Relaxed);
+        if let Some([first, second]) = s.input_watermarks {
+            self.input1_watermark.store(first, Ordering::Relaxed);
+            self.input2_watermark.store(second, Ordering::Relaxed);
+            self.two_inputs.store(true, Ordering::Relaxed);
+        }
     }
 
     /// The last published totals.
@@ -129,6 +226,12 @@ impl TaskMetrics {
             backpressured_ms: self.backpressured_ms.load(Ordering::Relaxed),
             in_pool_usage_permille: self.in_pool_usage_permille.load(Ordering::Relaxed),
             out_pool_usage_permille: self.out_pool_usage_permille.load(Ordering::Relaxed),
+            input_watermarks: self.two_inputs.load(Ordering::Relaxed).then(|| {
+                [
+                    self.input1_watermark.load(Ordering::Relaxed),
+                    self.input2_watermark.load(Ordering::Relaxed),
+                ]
+            }),
         }
     }
 }
@@ -153,8 +256,31 @@ mod tests {
             output_watermark: 9,
             in_pool_usage_permille: 10,
             out_pool_usage_permille: 11,
+            input_watermarks: Some([12, i64::MIN]),
         };
         m.publish(s);
         assert_eq!(m.snapshot(), s);
+    }
+
+    #[test]
+    fn operators_publish_their_counters_in_chain_order() {
+        let m = TaskMetrics::new();
+        assert!(m.operators().is_empty(), "no operators before the chain is built");
+        let map = Rc::new(OperatorMetricGroup::new("01".into(), "Map"));
+        let window = Rc::new(OperatorMetricGroup::new("02".into(), "Window"));
+        let late = window.counter("numLateRecordsDropped");
+        m.set_operators(&[map.clone(), window.clone()]);
+        map.records_in.inc();
+        map.records_out.inc();
+        window.records_in.inc();
+        late.inc();
+        m.publish_operators(&[map, window]);
+        let ops = m.operators();
+        assert_eq!(ops.len(), 2);
+        assert_eq!(
+            (ops[0].operator_name.as_str(), ops[0].records_in, ops[0].records_out),
+            ("Map", 1, 1)
+        );
+        assert_eq!(ops[1].counters, vec![("numLateRecordsDropped".to_string(), 1)]);
     }
 }

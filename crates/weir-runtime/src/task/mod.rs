@@ -3,6 +3,7 @@
 //! processing-time wake-ups (timers, periodic watermarks) and the buffer-timeout flush.
 
 pub mod chain;
+pub mod chain_metrics;
 pub mod combined_watermark;
 pub mod input;
 pub mod mailbox;

@@ -58,6 +58,7 @@ use crate::executor::ExecutableGraph;
 use crate::network::{CancelToken, InputGate, PoolUsage};
 use crate::operator::{ProcessingTimeService, SourceStatus, TaskContext};
 use crate::task::chain::{build_chain, Invokable, NetworkOutput};
+use crate::task::chain_metrics::ChainMetrics;
 use crate::task::input::{InputProcessor, InputStatus};
 use crate::task::mailbox::{Mailbox, TaskMail};
 use crate::task::metrics::{TaskMetrics, TaskMetricsSnapshot};
@@ -184,7 +185,8 @@ fn run_task_inner(mut spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> 
         spec.program.stream_graph.config.buffer_timeout_ms,
     )
     .with_restored_state(restored)
-    .with_final_checkpoint(checkpointing.as_ref().is_some_and(|c| c.final_checkpoint));
+    .with_final_checkpoint(checkpointing.as_ref().is_some_and(|c| c.final_checkpoint))
+    .with_metrics_collection(spec.metrics.collects());
     let invokable = build_chain(
         &spec.program,
         &spec.job_graph,
@@ -194,8 +196,10 @@ fn run_task_inner(mut spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> 
         spec.second_input.take(),
         std::mem::take(&mut spec.outputs),
     )?;
+    let is_input_task = matches!(invokable, Invokable::Input(_));
     let mut task = TaskLoop {
-        is_input_task: matches!(invokable, Invokable::Input(_)),
+        is_input_task,
+        chain_metrics: ChainMetrics::of(&ctx, jv, is_input_task, &spec.metrics),
         ctx: &ctx,
         checkpointing,
         timeout: (ctx.buffer_timeout_ms > 0).then(|| Duration::from_millis(ctx.buffer_timeout_ms as u64)),
@@ -310,7 +314,7 @@ fn run_task_inner(mut spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> 
     ctx.flush_all()?;
     task.outputs_ended = true;
     task.await_final_checkpoint(records_in)?;
-    task.publish(records_in);
+    task.publish_now(records_in);
     task.wait_for_uploads();
     Ok(spec.metrics.snapshot())
 }
@@ -326,6 +330,7 @@ struct InputCounters {
     records: u64,
     bytes: u64,
     watermark: i64,
+    watermarks: Option<[i64; 2]>,
     pool: PoolUsage,
 }
 
@@ -335,6 +340,7 @@ impl InputCounters {
         records: 0,
         bytes: 0,
         watermark: i64::MIN,
+        watermarks: None,
         pool: PoolUsage { used: 0, size: 0 },
     };
 
@@ -343,6 +349,7 @@ impl InputCounters {
             records: processor.records_in(),
             bytes: processor.bytes_in(),
             watermark: processor.input_watermark(),
+            watermarks: processor.input_watermarks(),
             pool: processor.input_pool_usage(),
         }
     }
@@ -352,6 +359,7 @@ impl InputCounters {
 struct TaskLoop<'a> {
     /// The task reads network input (it is not a source).
     is_input_task: bool,
+    chain_metrics: ChainMetrics,
     ctx: &'a TaskContext,
     checkpointing: Option<TaskCheckpointing>,
     timeout: Option<Duration>,
@@ -399,7 +407,15 @@ impl TaskLoop<'_> {
         Ok(())
     }
 
+    /// Publishes the task's counters if it collects metrics while it runs.
     fn publish(&self, input: InputCounters) {
+        if self.metrics.collects() {
+            self.publish_now(input);
+        }
+    }
+
+    fn publish_now(&self, input: InputCounters) {
+        self.chain_metrics.publish(self.metrics, input.records);
         let backpressured = self.ctx.backpressured_time();
         let elapsed = self.started.elapsed();
         self.metrics.publish(TaskMetricsSnapshot {
@@ -417,6 +433,7 @@ impl TaskLoop<'_> {
             backpressured_ms: backpressured.as_millis() as u64,
             in_pool_usage_permille: permille(input.pool),
             out_pool_usage_permille: permille(self.ctx.output_pool_usage()),
+            input_watermarks: input.watermarks,
         });
     }
 

@@ -195,6 +195,10 @@ impl<A: Serialize + DeserializeOwned, B: Serialize + DeserializeOwned> InputProc
         self.first.input_pool_usage() + self.second.input_pool_usage()
     }
 
+    fn input_watermarks(&self) -> Option<[i64; 2]> {
+        Some([self.first.input_watermark(), self.second.input_watermark()])
+    }
+
     fn trigger_at_end_of_input(&mut self, barrier: CheckpointBarrier) -> EndOfInputTrigger {
         if self.shared.borrow().ended.iter().all(|e| *e) {
             return EndOfInputTrigger::Refused;

@@ -22,6 +22,13 @@ pub struct BenchArgs {
     /// Runs per case; the best is reported.
     #[arg(long, default_value_t = 3)]
     pub runs: u32,
+    /// Whether the tasks collect their metrics while they run
+    /// (`metrics.collection.enabled`); `false` measures the pipelines without them.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub metrics_collection: bool,
+    /// Only the cases whose program's name contains this (e.g. `bench-chain`).
+    #[arg(long)]
+    pub only: Option<String>,
 }
 
 /// The benchmark suites of `weir bench <suite>`.
@@ -55,7 +62,8 @@ fn measure(program: &str, parallelism: u32, args: &BenchArgs) -> Result<f64> {
     };
     let mut best = 0f64;
     for _ in 0..args.runs.max(1) {
-        let (env, _) = build_job(&job)?;
+        let (mut env, _) = build_job(&job)?;
+        env.set_metrics_collection(args.metrics_collection);
         let start = Instant::now();
         env.execute(program)?;
         let rate = args.records as f64 / start.elapsed().as_secs_f64();
@@ -69,7 +77,12 @@ pub fn run(args: &BenchArgs) -> Result<()> {
     if let Some(BenchSuite::Nexmark(nexmark)) = &args.suite {
         return super::bench_nexmark::run(nexmark);
     }
-    println!("records per run: {}, best of {} runs", args.records, args.runs);
+    println!(
+        "records per run: {}, best of {} runs, metrics collection {}",
+        args.records,
+        args.runs,
+        if args.metrics_collection { "on" } else { "off" }
+    );
     let cases = [
         (
             "(a) generator -> map -> filter -> discard, chained, p=1",
@@ -89,7 +102,8 @@ pub fn run(args: &BenchArgs) -> Result<()> {
             2,
         ),
     ];
-    for (label, program, p) in cases {
+    let wanted = |program: &str| args.only.as_deref().is_none_or(|o| program.contains(o));
+    for (label, program, p) in cases.into_iter().filter(|(_, program, _)| wanted(program)) {
         let rate = measure(program, p, args)?;
         println!("{label}: {:.2} M records/s", rate / 1e6);
     }

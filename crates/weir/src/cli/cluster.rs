@@ -201,6 +201,7 @@ pub fn taskmanager_settings(config: &Configuration) -> Result<TaskManagerSetting
         object_stores: ObjectStoreOptions::from_config(config)?,
         log_file: None,
         metric_reporters: prometheus_reporters(config)?,
+        metrics_collection: config.get(&o::METRICS_COLLECTION_ENABLED)?,
         internal_tls,
     })
 }

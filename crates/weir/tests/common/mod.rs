@@ -212,6 +212,16 @@ pub fn get(rest: &str, path: &str) -> (u16, serde_json::Value) {
     send(rest, "GET", path, None)
 }
 
+/// The value of metric `id` in a metric list answer of the REST API, as a number.
+pub fn metric_value(answer: &serde_json::Value, id: &str) -> Option<f64> {
+    answer
+        .as_array()?
+        .iter()
+        .find(|m| m["id"] == id)
+        .and_then(|m| m["value"].as_str())
+        .and_then(|v| v.parse().ok())
+}
+
 /// Every line of every committed part file under `dir`, sorted: files whose names
 /// start with `.` (in-progress and pending parts of the file sink) are not output yet.
 pub fn read_parts(dir: &std::path::Path) -> Vec<String> {
