@@ -204,6 +204,7 @@ fn run_task_inner(mut spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> 
         checkpointing,
         timeout: (ctx.buffer_timeout_ms > 0).then(|| Duration::from_millis(ctx.buffer_timeout_ms as u64)),
         next_flush: None,
+        next_publish: Instant::now(),
         started: Instant::now(),
         idle: Duration::ZERO,
         metrics: &spec.metrics,
@@ -241,7 +242,9 @@ fn run_task_inner(mut spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> 
                 if let SourceStatus::Throttled(wait) = status {
                     task.wait_for_mail(task.wait_until_due(wait));
                 }
-                task.publish(InputCounters::SOURCE);
+                if task.publish_due() {
+                    task.publish_now(InputCounters::SOURCE);
+                }
                 task.mailbox_duties(None)?;
                 if let Some(now) = due_wakeup(&task.timers) {
                     driver.on_processing_time(now)?;
@@ -270,7 +273,9 @@ fn run_task_inner(mut spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> 
                 task.check_cancelled()?;
                 let status = processor.process(Some(task.wait_until_due(Duration::from_millis(100))))?;
                 task.idle += processor.take_idle_time();
-                task.publish(InputCounters::of(processor.as_ref()));
+                if task.publish_due() {
+                    task.publish_now(InputCounters::of(processor.as_ref()));
+                }
                 while let Some(outcome) = processor.take_barrier_outcome() {
                     match outcome {
                         BarrierOutcome::Aligned(barrier) => {
@@ -319,6 +324,11 @@ fn run_task_inner(mut spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> 
     Ok(spec.metrics.snapshot())
 }
 
+/// How often a running task publishes its counters at most: often enough for the
+/// heartbeat that carries them (every few hundred ms), rarely enough to cost nothing
+/// per batch.
+const PUBLISH_INTERVAL: Duration = Duration::from_millis(10);
+
 /// A pool's usage in thousandths.
 fn permille(usage: PoolUsage) -> u64 {
     (usage.fraction() * 1000.0).round() as u64
@@ -360,6 +370,8 @@ struct TaskLoop<'a> {
     /// The task reads network input (it is not a source).
     is_input_task: bool,
     chain_metrics: ChainMetrics,
+    /// When the running task publishes its counters next.
+    next_publish: Instant,
     ctx: &'a TaskContext,
     checkpointing: Option<TaskCheckpointing>,
     timeout: Option<Duration>,
@@ -408,10 +420,19 @@ impl TaskLoop<'_> {
     }
 
     /// Publishes the task's counters if it collects metrics while it runs.
-    fn publish(&self, input: InputCounters) {
-        if self.metrics.collects() {
-            self.publish_now(input);
+    /// Whether the running task should publish its counters now: at most every
+    /// [`PUBLISH_INTERVAL`], and never while metrics are not collected (the task then
+    /// publishes once, at its end).
+    fn publish_due(&mut self) -> bool {
+        if !self.metrics.collects() {
+            return false;
         }
+        let now = Instant::now();
+        if now < self.next_publish {
+            return false;
+        }
+        self.next_publish = now + PUBLISH_INTERVAL;
+        true
     }
 
     fn publish_now(&self, input: InputCounters) {

@@ -36,7 +36,9 @@ impl TaskLoop<'_> {
                 );
             }
             self.check_cancelled()?;
-            self.publish(input);
+            if self.publish_due() {
+                self.publish_now(input);
+            }
             self.wait_for_mail(MAIL_POLL);
             let Some(mail) = self.pending_mail.take() else {
                 continue;
