@@ -196,6 +196,10 @@ config_options! {
         "Weir only: open connections a TaskManager's data server serves at once (each takes two threads); further connections are closed at once (one warning per burst).");
     TASKMANAGER_DATA_HANDSHAKE_TIMEOUT: Duration = ("taskmanager.data.handshake-timeout", Some("10 s"),
         "Weir only: how long a new data connection may take for its TLS handshake and hello before the data server closes it.");
+    IO_TMP_DIRS: Option<String> = ("io.tmp.dirs", None,
+        "Directories for temporary files (the spill files of blocking result partitions), separated by ',' or the system's path separator; defaults to the system's temp directory. Weir uses the first.");
+    BLOCKING_PARTITION_MEMORY_BUDGET: MemorySize = ("taskmanager.network.blocking-partition.memory-budget", Some("64mb"),
+        "Weir only: bytes of blocking result partitions (BATCH jobs) a TaskManager keeps in memory; beyond it they spill to files under io.tmp.dirs.");
     TASKMANAGER_DATA_IDLE_TIMEOUT: Duration = ("taskmanager.data.idle-timeout", Some("5 min"),
         "Weir only: how long a data connection that serves no channel may stay silent before the data server, or the TaskManager that opened it, closes it.");
 

@@ -33,17 +33,6 @@ pub struct PipelinedRegions {
 impl PipelinedRegions {
     /// The regions of `job_graph`, cut at its blocking edges.
     pub fn compute(job_graph: &JobGraph) -> Self {
-        Self::compute_with(job_graph, true)
-    }
-
-    /// The regions of `job_graph` with every edge taken as pipelined: what fails over
-    /// together while a runtime exchanges even blocking edges as pipelined partitions
-    /// (the JobMaster's failover today, see ARCHITECTURE.md "How a batch job runs").
-    pub fn compute_pipelined(job_graph: &JobGraph) -> Self {
-        Self::compute_with(job_graph, false)
-    }
-
-    fn compute_with(job_graph: &JobGraph, cut_at_blocking_edges: bool) -> Self {
         let mut index: BTreeMap<SubtaskRef, usize> = BTreeMap::new();
         for (vi, v) in job_graph.vertices.iter().enumerate() {
             for i in 0..v.parallelism {
@@ -65,7 +54,7 @@ impl PipelinedRegions {
                     consumed_subpartitions(e.distribution, source.parallelism, target.parallelism, consumer)
                 {
                     let (p, c) = ((e.source_vertex, producer), (e.target_vertex, consumer));
-                    if cut_at_blocking_edges && e.partition_type == ResultPartitionType::Blocking {
+                    if e.partition_type == ResultPartitionType::Blocking {
                         blocking.push((p, c));
                     } else if let (Some(&a), Some(&b)) = (index.get(&p), index.get(&c)) {
                         union(&mut parent, a, b);
@@ -265,7 +254,6 @@ pub(crate) mod tests {
         let source = regions.region_index((0, 1)).unwrap();
         assert_eq!(regions.blocking_inputs(source).count(), 0);
         assert_eq!(regions.to_restart(&[(1, 0)]), BTreeSet::from([(1, 0)]));
-        assert_eq!(PipelinedRegions::compute_pipelined(&jg).len(), 1);
     }
 
     #[test]

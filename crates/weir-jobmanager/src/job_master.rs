@@ -8,6 +8,7 @@
 //! time; outputs are [`Action`]s that the JobManager's I/O shell carries out. The slot
 //! table is passed in so that allocation is part of the same decision.
 
+mod batch_scheduling;
 mod checkpointing;
 mod operator_metrics;
 mod rates;
@@ -234,6 +235,8 @@ pub struct JobMaster {
     vertex_generation: HashMap<(usize, u32), u32>,
     /// The generation of the last global (re)start.
     base_generation: u32,
+    /// Stage-by-stage scheduling, for a job with blocking edges.
+    batch: Option<batch_scheduling::BatchScheduling>,
 }
 
 impl JobMaster {
@@ -249,9 +252,10 @@ impl JobMaster {
     ) -> Self {
         let execution_graph = ExecutionGraph::new_at(job_id, &job_graph, now_ms);
         let slots_needed = total_slots_required(&job_graph);
-        // Blocking edges are still exchanged through pipelined partitions by every
-        // deployed task at once, so they do not separate failover regions yet.
-        let regions = weir_graph::PipelinedRegions::compute_pipelined(&job_graph);
+        // Blocking edges separate regions (scheduled and failed over one by one) in a
+        // job scheduled stage by stage.
+        let batch = batch_scheduling::BatchScheduling::for_job(&job_graph);
+        let regions = weir_graph::PipelinedRegions::compute(&job_graph);
         let mut timestamps = BTreeMap::new();
         timestamps.insert(JobStatus::Initializing, now_ms);
         timestamps.insert(JobStatus::Created, now_ms);
@@ -288,6 +292,7 @@ impl JobMaster {
             region_restart: None,
             vertex_generation: HashMap::new(),
             base_generation: 0,
+            batch,
         }
     }
 
@@ -339,6 +344,11 @@ impl JobMaster {
         if self.region_restart_due_at().is_some_and(|at| now_ms >= at) {
             return self.restart_regions(slots, now_ms);
         }
+        if self.batch.is_some() {
+            let mut actions = self.schedule_batch(slots, now_ms);
+            actions.extend(self.checkpoint_tick(slots, now_ms));
+            return actions;
+        }
         if self.status == JobStatus::Running && self.slots.is_none() {
             return self.try_schedule(slots, now_ms);
         }
@@ -346,6 +356,9 @@ impl JobMaster {
     }
 
     fn try_schedule(&mut self, slots: &mut SlotTable, now_ms: i64) -> Vec<Action> {
+        if self.batch.is_some() {
+            return self.schedule_batch(slots, now_ms);
+        }
         if self.slots.is_some() || self.status != JobStatus::Running {
             return Vec::new();
         }
@@ -408,6 +421,10 @@ impl JobMaster {
         let attempt_number = ev.current.attempt_number;
         let job = self.job_id.to_string();
         let v = &self.job_graph.vertices[vi];
+        let partition_type = |edge: &weir_graph::JobEdge| match edge.partition_type {
+            weir_graph::ResultPartitionType::Blocking => weir_rpc::ResultPartitionType::Blocking,
+            weir_graph::ResultPartitionType::Pipelined => weir_rpc::ResultPartitionType::Pipelined,
+        };
         let partition = |edge: usize, producer_vertex: usize, producer: u32| ResultPartitionId {
             job_id: job.clone(),
             job_edge: edge as u32,
@@ -422,6 +439,7 @@ impl JobMaster {
                 outputs.push(ResultPartitionDescriptor {
                     partition: Some(partition(ei, vi, i)),
                     num_subpartitions: num_subpartitions(e.distribution, v.parallelism, cp, i),
+                    partition_type: partition_type(e) as i32,
                 });
             }
             if e.target_vertex == vi {
@@ -524,6 +542,9 @@ impl JobMaster {
             let _ = ev.current.transition(ExecutionState::Initializing, now_ms);
         }
         let _ = ev.current.transition(state, now_ms);
+        if self.batch.is_some() && state.is_terminal() {
+            self.batch_subtask_ended((d.vertex, d.subtask), state, slots);
+        }
         if state == ExecutionState::Finished && self.all_finished() {
             self.set_status(JobStatus::Finished, now_ms);
             let mut actions = self.checkpoints_shutdown(weir_checkpoint::JobTermination::Finished, slots, now_ms);
@@ -531,7 +552,9 @@ impl JobMaster {
             return actions;
         }
         if state == ExecutionState::Finished {
-            return self.checkpoint_task_finished(d.vertex, d.subtask, slots, now_ms);
+            let mut actions = self.checkpoint_task_finished(d.vertex, d.subtask, slots, now_ms);
+            actions.extend(self.schedule_batch(slots, now_ms));
+            return actions;
         }
         Vec::new()
     }
@@ -564,7 +587,11 @@ impl JobMaster {
             })
             .map(|(_, d)| (d.vertex, d.subtask))
             .collect();
+        if self.status == JobStatus::Running {
+            hit.extend(self.batch_results_lost(resource_id));
+        }
         hit.sort_unstable();
+        hit.dedup();
         let Some(&(vertex, subtask)) = hit.first() else {
             return Vec::new();
         };
@@ -602,7 +629,15 @@ impl JobMaster {
 
     fn release(&mut self, slots: &mut SlotTable) -> Vec<Action> {
         self.slots = None;
-        let tms = slots.release_job(self.job_id);
+        if let Some(batch) = self.batch.as_mut() {
+            batch.reset_all();
+        }
+        let mut tms = slots.release_job(self.job_id);
+        // A job scheduled stage by stage gave slots back as stages finished; their
+        // TaskManagers still hold its blocking partitions.
+        tms.extend(self.attempts.values().map(|d| d.slot.resource_id.clone()));
+        tms.sort_unstable();
+        tms.dedup();
         let rpc_addresses = tms
             .iter()
             .filter_map(|t| slots.get(t))

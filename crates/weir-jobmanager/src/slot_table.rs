@@ -209,6 +209,19 @@ impl SlotTable {
         Some(out)
     }
 
+    /// Frees `slot` if `job` holds it (a finished stage of a batch job).
+    pub fn release_slot(&mut self, job: JobId, slot: &SlotRef) {
+        if let Some(s) = self
+            .tms
+            .get_mut(&slot.resource_id)
+            .and_then(|t| t.slots.get_mut(slot.slot_index as usize))
+        {
+            if *s == Some(job) {
+                *s = None;
+            }
+        }
+    }
+
     /// Frees every slot of `job`; returns the TaskManagers that held some.
     pub fn release_job(&mut self, job: JobId) -> Vec<String> {
         let mut tms = Vec::new();

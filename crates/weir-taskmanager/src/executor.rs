@@ -15,7 +15,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::mpsc::UnboundedSender;
 use weir_api::program::{ProgramInvocation, ProgramRegistry};
 use weir_graph::JobGraph;
-use weir_rpc::{NetworkMemory, SlotStatus, TaskDeploymentDescriptor, TaskExecutionState, TaskMetricsReport};
+use weir_rpc::{
+    NetworkMemory, ResultPartitionType, SlotStatus, TaskDeploymentDescriptor, TaskExecutionState, TaskMetricsReport,
+};
 use weir_runtime::executor::ExecutableGraph;
 use weir_runtime::network::{CancelToken, ChannelSpec, NetworkEnvironment, PartitionId};
 use weir_runtime::task::chain::NetworkOutput;
@@ -32,6 +34,7 @@ struct JobCode {
 
 struct RunningTask {
     job_id: String,
+    slot: u32,
     identity: TaskIdentity,
     generation: u32,
     cancel: CancelToken,
@@ -313,13 +316,25 @@ impl TaskExecutor {
                 .as_ref()
                 .map(partition_id)
                 .ok_or("output without a partition id")?;
-            let (writer, handles) = self
-                .network
-                .create_result_partition(out.num_subpartitions as usize, cancel.clone())
-                .map_err(|e| e.to_string())?;
-            self.network
-                .register_partition(pid.clone(), handles)
-                .map_err(|e| e.to_string())?;
+            let writer = if out.partition_type() == ResultPartitionType::Blocking {
+                let (writer, partition) = self
+                    .network
+                    .create_blocking_result_partition(out.num_subpartitions as usize, pid.to_string(), cancel.clone())
+                    .map_err(|e| e.to_string())?;
+                self.network
+                    .register_blocking_partition(pid.clone(), partition)
+                    .map_err(|e| e.to_string())?;
+                writer
+            } else {
+                let (writer, handles) = self
+                    .network
+                    .create_result_partition(out.num_subpartitions as usize, cancel.clone())
+                    .map_err(|e| e.to_string())?;
+                self.network
+                    .register_partition(pid.clone(), handles)
+                    .map_err(|e| e.to_string())?;
+                writer
+            };
             outputs.push(NetworkOutput {
                 job_edge: pid.job_edge as usize,
                 writer,
@@ -364,6 +379,7 @@ impl TaskExecutor {
             tdd.attempt_id.clone(),
             RunningTask {
                 job_id: tdd.job_id.clone(),
+                slot: tdd.slot_index,
                 identity,
                 generation: tdd.generation,
                 cancel: cancel.clone(),
@@ -439,7 +455,17 @@ impl TaskExecutor {
                 })),
             })
         })();
-        self.lock().tasks.remove(&attempt);
+        {
+            // A slot without tasks is free again: a batch job's next stage, or whichever
+            // job the JobManager gives it to, may take it.
+            let mut st = self.lock();
+            st.tasks.remove(&attempt);
+            if !st.tasks.values().any(|t| t.slot == tdd.slot_index) {
+                if let Some(slot) = st.slots.get_mut(tdd.slot_index as usize) {
+                    *slot = None;
+                }
+            }
+        }
         match result {
             Ok(_) => self.report_with_counts(&job, &attempt, "FINISHED", None, &metrics),
             Err(TaskError::Cancelled) => self.report(&job, &attempt, "CANCELED", None),

@@ -47,14 +47,18 @@ impl JobMaster {
         slots: &mut SlotTable,
         now_ms: i64,
     ) -> Vec<Action> {
-        let mut scope = self.regions.to_restart(failed);
+        let mut scope = if self.batch.is_some() {
+            self.batch_failover_scope(failed, slots)
+        } else {
+            self.regions.to_restart(failed)
+        };
         if let Some(pending) = self.region_restart.take() {
             scope.extend(pending.scope);
         }
         let total: usize = self.job_graph.vertices.iter().map(|v| v.parallelism as usize).sum();
         let regional = self.failover_strategy == FailoverStrategy::Region
             && self.status == JobStatus::Running
-            && self.slots.is_some()
+            && (self.slots.is_some() || self.batch.is_some())
             && !scope.is_empty()
             && scope.len() < total;
         if !regional {
@@ -114,6 +118,9 @@ impl JobMaster {
     /// waits for free ones up to the slot request timeout), then deploys new attempts of
     /// its subtasks restored from the latest completed checkpoint.
     pub(super) fn restart_regions(&mut self, slots: &mut SlotTable, now_ms: i64) -> Vec<Action> {
+        if self.batch.is_some() {
+            return self.restart_batch_regions(slots, now_ms);
+        }
         let Some(mut pending) = self.region_restart.take() else {
             return Vec::new();
         };
@@ -159,16 +166,8 @@ impl JobMaster {
             };
             return self.handle_failure(failure, slots, now_ms);
         };
-        self.generation += 1;
         let scope = pending.scope;
-        self.attempts.retain(|_, d| !scope.contains(&(d.vertex, d.subtask)));
-        for &(v, i) in &scope {
-            if let Some(ev) = self.execution_graph.execution_vertex_mut(v, i) {
-                if ev.reset_for_new_execution(now_ms).is_ok() {
-                    self.vertex_generation.insert((v, i), self.generation);
-                }
-            }
-        }
+        self.new_generation_for(&scope, now_ms);
         if let Err(failure) = self.plan_restore(now_ms, true) {
             return self.handle_failure(failure, slots, now_ms);
         }
@@ -179,6 +178,35 @@ impl JobMaster {
             }
         }
         actions
+    }
+
+    /// New attempts, in a new partition generation, for the subtasks of `scope`.
+    fn new_generation_for(&mut self, scope: &BTreeSet<SubtaskRef>, now_ms: i64) {
+        self.generation += 1;
+        self.attempts.retain(|_, d| !scope.contains(&(d.vertex, d.subtask)));
+        for &(v, i) in scope {
+            if let Some(ev) = self.execution_graph.execution_vertex_mut(v, i) {
+                if ev.reset_for_new_execution(now_ms).is_ok() {
+                    self.vertex_generation.insert((v, i), self.generation);
+                }
+            }
+        }
+    }
+
+    /// The pending region restart of a job scheduled stage by stage: new attempts (and
+    /// partition generation) for its subtasks, whose regions the scheduling strategy
+    /// hands out again as their inputs allow.
+    fn restart_batch_regions(&mut self, slots: &mut SlotTable, now_ms: i64) -> Vec<Action> {
+        let Some(pending) = self.region_restart.take() else {
+            return Vec::new();
+        };
+        let scope = pending.scope;
+        self.new_generation_for(&scope, now_ms);
+        self.batch_reset(&scope);
+        if let Err(failure) = self.plan_restore(now_ms, true) {
+            return self.handle_failure(failure, slots, now_ms);
+        }
+        self.schedule_batch(slots, now_ms)
     }
 }
 

@@ -22,9 +22,17 @@ fn node(id: u32, p: u32) -> StreamNode {
 
 /// Job 9: a source and a keyed operator of parallelism `p` behind a hash edge.
 pub(super) fn job(p: u32, restart: RestartStrategyConfig) -> JobMaster {
+    job_in(weir_core::RuntimeExecutionMode::Streaming, p, restart)
+}
+
+/// [`job`] in runtime mode `mode` (BATCH makes the hash edge blocking).
+pub(super) fn job_in(mode: weir_core::RuntimeExecutionMode, p: u32, restart: RestartStrategyConfig) -> JobMaster {
     let g = StreamGraph {
         job_name: "j".into(),
-        config: ExecutionConfig::default(),
+        config: ExecutionConfig {
+            runtime_mode: mode,
+            ..ExecutionConfig::default()
+        },
         nodes: vec![node(0, p), node(1, p)],
         edges: vec![StreamEdge {
             source: 0,

@@ -43,6 +43,13 @@ pub struct NetworkConfig {
     /// (`taskmanager.data.idle-timeout`, 300 000).
     #[serde(default = "default_data_idle_timeout_ms")]
     pub data_idle_timeout_ms: u64,
+    /// Bytes of blocking partitions a process keeps in memory before it spills them to
+    /// files (`taskmanager.network.blocking-partition.memory-budget`, Weir's key, 64 MiB).
+    #[serde(default = "default_blocking_memory_budget")]
+    pub blocking_memory_budget: usize,
+    /// Directories for spill files (`io.tmp.dirs`); empty: the system temp directory.
+    #[serde(default)]
+    pub tmp_dirs: Vec<std::path::PathBuf>,
     /// Mutual TLS for data connections (`security.ssl.internal.*`); `None`: plain TCP.
     #[serde(skip)]
     pub tls: Option<DataPlaneTls>,
@@ -58,6 +65,13 @@ fn default_data_handshake_timeout_ms() -> u64 {
 
 fn default_data_idle_timeout_ms() -> u64 {
     300_000
+}
+
+/// 64 MiB.
+pub const DEFAULT_BLOCKING_MEMORY_BUDGET: usize = 64 * 1024 * 1024;
+
+fn default_blocking_memory_budget() -> usize {
+    DEFAULT_BLOCKING_MEMORY_BUDGET
 }
 
 fn default_partition_request_timeout_ms() -> u64 {
@@ -76,6 +90,8 @@ impl Default for NetworkConfig {
             data_max_connections: default_data_max_connections(),
             data_handshake_timeout_ms: default_data_handshake_timeout_ms(),
             data_idle_timeout_ms: default_data_idle_timeout_ms(),
+            blocking_memory_budget: DEFAULT_BLOCKING_MEMORY_BUDGET,
+            tmp_dirs: Vec::new(),
             tls: None,
         }
     }

@@ -22,6 +22,7 @@
 //! [`NetworkEnvironment::shutdown`]) stops the data server and closes every
 //! connection.
 
+use super::blocking_partition::{BlockingPartition, BlockingPartitionSettings, MemoryBudget};
 use super::buffer::{lock, LocalBufferPool, NetworkBufferPool};
 use super::cancel::{CancelToken, CANCEL_POLL_INTERVAL};
 use super::config::NetworkConfig;
@@ -39,12 +40,23 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// What a new result partition is made of.
+struct NewPartition {
+    /// Its process-local number.
+    number: u64,
+    /// Its local buffer pool.
+    pool: LocalBufferPool,
+    /// Its subpartitions.
+    subpartitions: Vec<Arc<Subpartition>>,
+}
+
 /// The network stack of one TaskManager.
 pub struct NetworkEnvironment {
     config: NetworkConfig,
     pool: Arc<NetworkBufferPool>,
     next_partition: AtomicU64,
     registry: Arc<PartitionRegistry>,
+    blocking_budget: Arc<MemoryBudget>,
     server: Mutex<Option<DataServer>>,
     /// Client connections by remote address.
     connections: Mutex<HashMap<String, Arc<ClientConnShared>>>,
@@ -68,11 +80,13 @@ impl NetworkEnvironment {
     /// by the `create_*` calls.
     pub fn new(config: NetworkConfig) -> Arc<Self> {
         let pool = NetworkBufferPool::new(config.total_buffers, config.segment_size);
+        let blocking_budget = MemoryBudget::new(config.blocking_memory_budget);
         Arc::new(Self {
             config,
             pool,
             next_partition: AtomicU64::new(0),
             registry: Arc::new(PartitionRegistry::default()),
+            blocking_budget,
             server: Mutex::new(None),
             connections: Mutex::new(HashMap::new()),
         })
@@ -88,6 +102,33 @@ impl NetworkEnvironment {
         &self.pool
     }
 
+    /// The number, local pool (guaranteed `num_subpartitions + 1` buffers, growing up to
+    /// `max`) and subpartitions of a new partition.
+    fn new_partition(&self, num_subpartitions: usize, max: usize) -> Result<NewPartition, NetworkError> {
+        self.config.validate()?;
+        if num_subpartitions == 0 {
+            return Err(NetworkError::InvalidArgument(
+                "a result partition needs at least one subpartition".into(),
+            ));
+        }
+        let min = num_subpartitions + 1;
+        let pool = self.pool.create_local_pool(
+            min,
+            max.max(min),
+            num_subpartitions,
+            self.config.max_buffers_per_channel,
+        )?;
+        let partition = self.next_partition.fetch_add(1, Ordering::Relaxed);
+        let subpartitions = (0..num_subpartitions)
+            .map(|i| Subpartition::new(partition, i))
+            .collect();
+        Ok(NewPartition {
+            number: partition,
+            pool,
+            subpartitions,
+        })
+    }
+
     /// A result partition with `num_subpartitions` subpartitions: the producer's
     /// writer and one handle per subpartition for the consumers to connect to.
     /// Fails with [`NetworkError::PoolExhausted`] when the global pool cannot
@@ -97,25 +138,49 @@ impl NetworkEnvironment {
         num_subpartitions: usize,
         cancel: CancelToken,
     ) -> Result<(ResultPartitionWriter, Vec<SubpartitionHandle>), NetworkError> {
-        self.config.validate()?;
-        if num_subpartitions == 0 {
-            return Err(NetworkError::InvalidArgument(
-                "a result partition needs at least one subpartition".into(),
-            ));
-        }
-        let min = num_subpartitions + 1;
-        let max = num_subpartitions
-            .saturating_mul(self.config.max_buffers_per_channel)
-            .max(min);
-        let pool = self
-            .pool
-            .create_local_pool(min, max, num_subpartitions, self.config.max_buffers_per_channel)?;
-        let partition = self.next_partition.fetch_add(1, Ordering::Relaxed);
-        let subs: Vec<_> = (0..num_subpartitions)
-            .map(|i| Subpartition::new(partition, i))
-            .collect();
+        let max = num_subpartitions.saturating_mul(self.config.max_buffers_per_channel);
+        let NewPartition {
+            number: partition,
+            pool,
+            subpartitions: subs,
+        } = self.new_partition(num_subpartitions, max)?;
         let handles = subs.iter().map(|s| SubpartitionHandle { inner: s.clone() }).collect();
         Ok((ResultPartitionWriter::new(partition, pool, subs, cancel), handles))
+    }
+
+    /// A blocking result partition with `num_subpartitions` subpartitions (named
+    /// `label` in logs): the producer's writer, which stores everything in the returned
+    /// partition without backpressure, and the partition to register with
+    /// [`register_blocking_partition`](Self::register_blocking_partition).
+    pub fn create_blocking_result_partition(
+        &self,
+        num_subpartitions: usize,
+        label: String,
+        cancel: CancelToken,
+    ) -> Result<(ResultPartitionWriter, Arc<BlockingPartition>), NetworkError> {
+        // Buffers go back to the pool as soon as they are stored: it never grows.
+        let NewPartition {
+            number: partition,
+            pool,
+            subpartitions: subs,
+        } = self.new_partition(num_subpartitions, 0)?;
+        let blocking = BlockingPartition::new(
+            label,
+            num_subpartitions,
+            BlockingPartitionSettings {
+                budget: self.blocking_budget.clone(),
+                spill_dirs: self.config.tmp_dirs.clone(),
+                pool: self.pool.clone(),
+                max_buffers_per_channel: self.config.max_buffers_per_channel,
+            },
+        );
+        let writer = ResultPartitionWriter::new_blocking(partition, pool, subs, cancel, blocking.clone());
+        Ok((writer, blocking))
+    }
+
+    /// Bytes of blocking partitions this process holds in memory now.
+    pub fn blocking_memory_used(&self) -> usize {
+        self.blocking_budget.used()
     }
 
     /// An input gate reading the given subpartitions, one input channel per handle in
@@ -159,6 +224,23 @@ impl NetworkEnvironment {
     /// is empty.
     pub fn register_partition(&self, id: PartitionId, handles: Vec<SubpartitionHandle>) -> Result<(), NetworkError> {
         self.registry.register(id, handles)
+    }
+
+    /// Makes a blocking partition readable under `id` by Local and Remote consumers,
+    /// each read replaying it from the start, until it is released. Fails with
+    /// [`NetworkError::InvalidArgument`] if `id` is registered already.
+    pub fn register_blocking_partition(
+        &self,
+        id: PartitionId,
+        partition: Arc<BlockingPartition>,
+    ) -> Result<(), NetworkError> {
+        self.registry.register_blocking(id, partition)
+    }
+
+    /// Releases one partition (its consumers are done with it): a blocking partition
+    /// drops its data and spill file. False when it is not registered.
+    pub fn release_partition(&self, id: &PartitionId) -> bool {
+        self.registry.remove(id)
     }
 
     /// Drops every registered partition of a job (it ended or restarts): later

@@ -105,6 +105,16 @@ pub enum NetworkError {
         /// How long the consumer waited.
         timeout_ms: u64,
     },
+    /// A blocking partition could not write or read its spill file.
+    #[error("blocking partition {partition}: spill file {path}: {reason}")]
+    Spill {
+        /// The partition.
+        partition: String,
+        /// The spill file (or its directory when it could not be created).
+        path: String,
+        /// What failed.
+        reason: String,
+    },
     /// The remote data server rejected a partition request or failed a channel for a
     /// reason other than its producer going away.
     #[error("the data server at {address} reported: {message}")]

@@ -26,11 +26,13 @@
 //! [`buffer`] (pools and buffers), [`credit`] (the flow-control state machines),
 //! `channel_queue` (a channel's queue with priority events at its head),
 //! [`subpartition`] (state shared by a subpartition and its local channel),
-//! [`result_partition`] (producer side), [`input_gate`] (consumer side),
+//! [`result_partition`] (producer side), [`blocking_partition`] (a producer's whole
+//! output kept for BLOCKING edges, in memory and spill files, replayed per reader), [`input_gate`] (consumer side),
 //! [`environment`] (creating partitions and gates), [`record_writer`] and
 //! [`record_reader`] (typed records on top), [`remote`] (channels between processes
 //! over TCP: data server, connections, wire protocol).
 
+pub mod blocking_partition;
 pub mod buffer;
 pub mod cancel;
 pub(crate) mod channel_queue;
@@ -48,6 +50,7 @@ pub mod subpartition;
 #[cfg(test)]
 mod tests;
 
+pub use blocking_partition::{BlockingPartition, BlockingPartitionSettings, MemoryBudget};
 pub use buffer::{Buffer, BufferOrEvent, LocalBufferPool, NetworkBufferPool, PoolUsage, PriorityEvent};
 pub use cancel::{CancelToken, CANCEL_POLL_INTERVAL};
 pub use config::NetworkConfig;

@@ -13,6 +13,10 @@
 //! producer queues its output channel state first
 //! ([`ResultPartitionWriter::add_recovered_data`]).
 //!
+//! A writer of a blocking partition ([`ResultPartitionWriter::new_blocking`]) hands
+//! every buffer's bytes and every event to its [`BlockingPartition`] and recycles the
+//! buffer at once: it is never backpressured and takes no priority events.
+//!
 //! Invariants: buffers and events of one subpartition are delivered in the order they
 //! were added, except that a priority event comes before everything added earlier but
 //! earlier priority events; nothing may be added after EndOfPartition; empty buffers
@@ -20,6 +24,7 @@
 //! consumers fail with [`NetworkError::ProducerReleased`] once they drained what was
 //! queued.
 
+use super::blocking_partition::BlockingPartition;
 use super::buffer::{lock, wait_slice, Buffer, BufferOrEvent, LocalBufferPool, PoolUsage, PriorityEvent};
 use super::cancel::{CancelToken, CANCEL_POLL_INTERVAL};
 use super::error::NetworkError;
@@ -37,6 +42,7 @@ pub struct ResultPartitionWriter {
     subpartitions: Vec<Arc<Subpartition>>,
     cancel: CancelToken,
     backpressured: Duration,
+    blocking: Option<Arc<BlockingPartition>>,
 }
 
 impl fmt::Debug for ResultPartitionWriter {
@@ -62,7 +68,27 @@ impl ResultPartitionWriter {
             subpartitions,
             cancel,
             backpressured: Duration::ZERO,
+            blocking: None,
         }
+    }
+
+    /// A writer storing everything in `blocking` (its subpartitions are placeholders
+    /// that no consumer reads).
+    pub(crate) fn new_blocking(
+        partition: u64,
+        pool: LocalBufferPool,
+        subpartitions: Vec<Arc<Subpartition>>,
+        cancel: CancelToken,
+        blocking: Arc<BlockingPartition>,
+    ) -> Self {
+        let mut writer = Self::new(partition, pool, subpartitions, cancel);
+        writer.blocking = Some(blocking);
+        writer
+    }
+
+    /// True when this writer fills a blocking partition.
+    pub fn is_blocking(&self) -> bool {
+        self.blocking.is_some()
     }
 
     /// The usage of the partition's buffer pool (Flink's `outPoolUsage`).
@@ -116,6 +142,9 @@ impl ResultPartitionWriter {
         if buffer.is_empty() {
             return Ok(());
         }
+        if let Some(blocking) = &self.blocking {
+            return blocking.append_buffer(subpartition, buffer.as_slice());
+        }
         let sub = &self.subpartitions[subpartition];
         let notify = {
             let mut st = lock(&sub.state);
@@ -146,6 +175,9 @@ impl ResultPartitionWriter {
     /// [`MAX_QUEUED_EVENTS`] events.
     pub fn add_event(&mut self, subpartition: usize, event: Event) -> Result<(), NetworkError> {
         self.check_index(subpartition)?;
+        if let Some(blocking) = &self.blocking {
+            return blocking.append_event(subpartition, event);
+        }
         let sub = self.subpartitions[subpartition].clone();
         let (mut st, blocked_since) = self.lock_for_event(&sub, subpartition, event)?;
         st.queue.push(BufferOrEvent::Event(event));
@@ -176,6 +208,11 @@ impl ResultPartitionWriter {
         if event == Event::EndOfPartition {
             return Err(NetworkError::InvalidArgument(
                 "EndOfPartition cannot overtake the data before it".into(),
+            ));
+        }
+        if self.blocking.is_some() {
+            return Err(NetworkError::InvalidArgument(
+                "a blocking partition takes no priority events (no unaligned checkpoints in BATCH)".into(),
             ));
         }
         let sub = self.subpartitions[subpartition].clone();
@@ -295,6 +332,9 @@ impl ResultPartitionWriter {
 
 impl Drop for ResultPartitionWriter {
     fn drop(&mut self) {
+        if let Some(blocking) = &self.blocking {
+            blocking.on_producer_dropped();
+        }
         for sub in &self.subpartitions {
             let notify = {
                 let mut st = lock(&sub.state);

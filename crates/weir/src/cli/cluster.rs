@@ -151,6 +151,19 @@ pub fn jobmanager(args: &JobManagerArgs) -> Result<()> {
     }
 }
 
+/// The directories of `io.tmp.dirs` (split at ',' and the path separator); none when
+/// unset.
+fn tmp_dirs(value: Option<&str>) -> Vec<std::path::PathBuf> {
+    let Some(value) = value else {
+        return Vec::new();
+    };
+    value
+        .split(',')
+        .flat_map(std::env::split_paths)
+        .filter(|p| !p.as_os_str().is_empty())
+        .collect()
+}
+
 /// The TaskManager settings of a configuration; refuses a memory model whose task heap
 /// comes out negative.
 pub fn taskmanager_settings(config: &Configuration) -> Result<TaskManagerSettings> {
@@ -168,6 +181,9 @@ pub fn taskmanager_settings(config: &Configuration) -> Result<TaskManagerSetting
         floating_buffers_per_gate: config.get(&o::NETWORK_FLOATING_BUFFERS_PER_GATE)? as usize,
         max_buffers_per_channel: config.get(&o::NETWORK_MAX_BUFFERS_PER_CHANNEL)? as usize,
         total_buffers: memory.network_buffers(segment_size),
+        blocking_memory_budget: usize::try_from(config.get(&o::BLOCKING_PARTITION_MEMORY_BUDGET)?.bytes())
+            .unwrap_or(usize::MAX),
+        tmp_dirs: tmp_dirs(config.get(&o::IO_TMP_DIRS)?.as_deref()),
         ..NetworkConfig::default()
     };
     super::security::secure_data_plane(&mut network, config, internal_tls.as_deref())?;

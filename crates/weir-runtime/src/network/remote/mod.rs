@@ -131,6 +131,7 @@ mod tests;
 #[cfg(test)]
 mod tls_tests;
 
+use super::blocking_partition::BlockingPartition;
 use super::buffer::{lock, wait_slice};
 use super::cancel::CancelToken;
 use super::environment::SubpartitionHandle;
@@ -207,12 +208,47 @@ pub(crate) enum Lookup {
     NotFound,
     /// The partition exists but has no such subpartition.
     NoSuchSubpartition(usize),
+    /// The partition exists but cannot be read now (a released blocking partition, no
+    /// buffers for its replay).
+    Failed(String),
+}
+
+/// A registered partition: the subpartitions of a pipelined one (each read once), or a
+/// blocking one (each read replays it).
+enum Registered {
+    Pipelined(Vec<SubpartitionHandle>),
+    Blocking(Arc<BlockingPartition>),
+}
+
+impl Registered {
+    fn len(&self) -> usize {
+        match self {
+            Registered::Pipelined(h) => h.len(),
+            Registered::Blocking(b) => b.num_subpartitions(),
+        }
+    }
+
+    /// Subpartition `index` (a new reader for a blocking partition), or `Ok(None)` when
+    /// there is no such subpartition.
+    fn subpartition(&self, index: u32) -> Result<Option<Arc<Subpartition>>, NetworkError> {
+        match self {
+            Registered::Pipelined(h) => Ok(h.get(index as usize).map(|h| h.inner.clone())),
+            Registered::Blocking(b) if (index as usize) < b.num_subpartitions() => b.open_reader(index).map(Some),
+            Registered::Blocking(_) => Ok(None),
+        }
+    }
+
+    fn release(self) {
+        if let Registered::Blocking(b) = self {
+            b.release();
+        }
+    }
 }
 
 /// The partitions of one process that Local and Remote consumers can reach.
 #[derive(Default)]
 pub(crate) struct PartitionRegistry {
-    partitions: Mutex<HashMap<PartitionId, Vec<SubpartitionHandle>>>,
+    partitions: Mutex<HashMap<PartitionId, Registered>>,
     registered: Condvar,
 }
 
@@ -230,21 +266,46 @@ impl PartitionRegistry {
                 "partition {id} is registered already"
             )));
         }
-        map.insert(id, handles);
+        map.insert(id, Registered::Pipelined(handles));
         drop(map);
         self.registered.notify_all();
         Ok(())
     }
 
+    /// Registers the blocking partition `id`; fails if it is registered already.
+    pub(crate) fn register_blocking(
+        &self,
+        id: PartitionId,
+        partition: Arc<BlockingPartition>,
+    ) -> Result<(), NetworkError> {
+        let mut map = lock(&self.partitions);
+        if map.contains_key(&id) {
+            return Err(NetworkError::InvalidArgument(format!(
+                "partition {id} is registered already"
+            )));
+        }
+        map.insert(id, Registered::Blocking(partition));
+        drop(map);
+        self.registered.notify_all();
+        Ok(())
+    }
+
+    /// Drops `id`; false when it is not registered.
+    pub(crate) fn remove(&self, id: &PartitionId) -> bool {
+        let removed = lock(&self.partitions).remove(id);
+        removed.map(Registered::release).is_some()
+    }
+
     /// Finds subpartition `subpartition` of `id`.
     pub(crate) fn lookup(&self, id: &PartitionId, subpartition: u32) -> Lookup {
         let map = lock(&self.partitions);
-        match map.get(id) {
-            None => Lookup::NotFound,
-            Some(handles) => match handles.get(subpartition as usize) {
-                Some(h) => Lookup::Found(h.inner.clone()),
-                None => Lookup::NoSuchSubpartition(handles.len()),
-            },
+        let Some(registered) = map.get(id) else {
+            return Lookup::NotFound;
+        };
+        match registered.subpartition(subpartition) {
+            Ok(Some(sub)) => Lookup::Found(sub),
+            Ok(None) => Lookup::NoSuchSubpartition(registered.len()),
+            Err(e) => Lookup::Failed(e.to_string()),
         }
     }
 
@@ -259,7 +320,9 @@ impl PartitionRegistry {
                 .collect();
             ids.into_iter().filter_map(|id| map.remove(&id)).collect()
         };
-        drop(removed);
+        for r in removed {
+            r.release();
+        }
     }
 
     /// Number of registered partitions.
@@ -279,12 +342,12 @@ impl PartitionRegistry {
     ) -> Result<Arc<Subpartition>, NetworkError> {
         let mut map = lock(&self.partitions);
         loop {
-            if let Some(handles) = map.get(id) {
-                return match handles.get(subpartition as usize) {
-                    Some(h) => Ok(h.inner.clone()),
+            if let Some(registered) = map.get(id) {
+                return match registered.subpartition(subpartition)? {
+                    Some(sub) => Ok(sub),
                     None => Err(NetworkError::InvalidArgument(format!(
                         "partition {id} has {} subpartitions, not {}",
-                        handles.len(),
+                        registered.len(),
                         subpartition as u64 + 1
                     ))),
                 };

@@ -119,6 +119,11 @@ impl ServerConnShared {
                 self.push_control(error(ErrorCode::InvalidRequest, message), true);
                 return Ok(());
             }
+            Lookup::Failed(reason) => {
+                let message = format!("partition {partition}: {reason}");
+                self.push_control(error(ErrorCode::InvalidRequest, message), true);
+                return Ok(());
+            }
         };
         if !sub.try_claim() {
             let message = format!("subpartition {subpartition} of partition {partition} is consumed already");

@@ -1,0 +1,440 @@
+//! Blocking result partitions (Flink's `BoundedBlockingResultPartition`): the whole
+//! output of a producer, kept until the JobManager releases it, read by any number of
+//! consumers one after the other.
+//!
+//! The producer writes through an ordinary [`ResultPartitionWriter`] whose buffers and
+//! events land here instead of in a consumer's queue: a buffer's bytes are copied and
+//! the buffer goes straight back to its pool, so a blocking partition never
+//! backpressures its producer. Bytes are kept in memory while the process-wide
+//! [`MemoryBudget`] allows and appended to one spill file per partition (under
+//! `io.tmp.dirs`) beyond it; the file is deleted when the partition is released or
+//! dropped.
+//!
+//! A consumer reads a subpartition through the same local channels and data server as
+//! a pipelined one: [`BlockingPartition::open_reader`] creates a fresh pipelined
+//! [`Subpartition`] and a replay thread that waits until the partition is finished and
+//! then writes the stored subpartition into it, under the usual credit and
+//! backpressure. Reading again (a restarted consumer) replays from the start.
+//!
+//! Invariants: per subpartition the stored entries keep the order they were written
+//! in (memory entries of a subpartition all precede its spilled ones, since spilling
+//! never stops once it started); a partition is `Finished` once every subpartition got
+//! EndOfPartition, `Failed` when its producer went away before; nothing is added after
+//! either; released partitions hand out no readers and stop their replays.
+
+use super::buffer::{lock, NetworkBufferPool};
+use super::cancel::{CancelToken, CANCEL_POLL_INTERVAL};
+use super::error::NetworkError;
+use super::result_partition::ResultPartitionWriter;
+use super::subpartition::Subpartition;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use weir_core::Event;
+
+/// Bytes of blocking partitions one process may hold in memory; shared by all of them.
+#[derive(Debug)]
+pub struct MemoryBudget {
+    limit: usize,
+    used: AtomicUsize,
+}
+
+impl MemoryBudget {
+    /// A budget of `limit` bytes.
+    pub fn new(limit: usize) -> Arc<Self> {
+        Arc::new(Self {
+            limit,
+            used: AtomicUsize::new(0),
+        })
+    }
+
+    /// Reserves `bytes` if they fit.
+    fn try_reserve(&self, bytes: usize) -> bool {
+        self.used
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |u| {
+                u.checked_add(bytes).filter(|n| *n <= self.limit)
+            })
+            .is_ok()
+    }
+
+    fn give_back(&self, bytes: usize) {
+        self.used.fetch_sub(bytes, Ordering::AcqRel);
+    }
+
+    /// Bytes reserved now.
+    pub fn used(&self) -> usize {
+        self.used.load(Ordering::Acquire)
+    }
+}
+
+/// Where a blocking partition keeps its data and how its readers get buffers.
+#[derive(Debug, Clone)]
+pub struct BlockingPartitionSettings {
+    /// The process-wide memory budget.
+    pub budget: Arc<MemoryBudget>,
+    /// Directories for spill files; the partition uses the first (the system temp
+    /// directory when empty).
+    pub spill_dirs: Vec<PathBuf>,
+    /// The pool replay threads take buffers from.
+    pub pool: Arc<NetworkBufferPool>,
+    /// Most buffers a replayed subpartition holds before its replay waits.
+    pub max_buffers_per_channel: usize,
+}
+
+/// One stored element of a subpartition.
+#[derive(Debug)]
+enum Entry {
+    Memory(Vec<u8>),
+    Spilled { offset: u64, len: usize },
+    Event(Event),
+}
+
+/// The life cycle of a partition's data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Status {
+    Writing,
+    Finished,
+    Failed,
+}
+
+/// The spill file of a partition.
+struct SpillFile {
+    file: tempfile::NamedTempFile,
+    len: u64,
+}
+
+struct State {
+    subpartitions: Vec<Vec<Entry>>,
+    ended: Vec<bool>,
+    status: Status,
+    memory_bytes: usize,
+    spilled_bytes: u64,
+    spill: Option<SpillFile>,
+    released: bool,
+}
+
+/// The stored output of one producer subtask for a BLOCKING edge.
+pub struct BlockingPartition {
+    label: String,
+    settings: BlockingPartitionSettings,
+    state: Mutex<State>,
+    changed: Condvar,
+    /// Cancels the replays when the partition is released.
+    release: CancelToken,
+}
+
+impl std::fmt::Debug for BlockingPartition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let st = lock(&self.state);
+        f.debug_struct("BlockingPartition")
+            .field("label", &self.label)
+            .field("status", &st.status)
+            .field("memory_bytes", &st.memory_bytes)
+            .field("spilled_bytes", &st.spilled_bytes)
+            .finish()
+    }
+}
+
+impl BlockingPartition {
+    /// An empty partition of `num_subpartitions` subpartitions, named `label` in logs
+    /// and spill file names.
+    pub fn new(label: String, num_subpartitions: usize, settings: BlockingPartitionSettings) -> Arc<Self> {
+        Arc::new(Self {
+            label,
+            settings,
+            state: Mutex::new(State {
+                subpartitions: (0..num_subpartitions).map(|_| Vec::new()).collect(),
+                ended: vec![false; num_subpartitions],
+                status: Status::Writing,
+                memory_bytes: 0,
+                spilled_bytes: 0,
+                spill: None,
+                released: false,
+            }),
+            changed: Condvar::new(),
+            release: CancelToken::new(),
+        })
+    }
+
+    /// Number of subpartitions.
+    pub fn num_subpartitions(&self) -> usize {
+        lock(&self.state).subpartitions.len()
+    }
+
+    /// Stores a buffer's bytes for `subpartition`: in memory within the budget, else in
+    /// the spill file (created on first use).
+    pub(crate) fn append_buffer(&self, subpartition: usize, bytes: &[u8]) -> Result<(), NetworkError> {
+        let mut st = lock(&self.state);
+        self.check_writable(&st, subpartition)?;
+        if st.spill.is_none() && self.settings.budget.try_reserve(bytes.len()) {
+            st.memory_bytes += bytes.len();
+            st.subpartitions[subpartition].push(Entry::Memory(bytes.to_vec()));
+            return Ok(());
+        }
+        if st.spill.is_none() {
+            st.spill = Some(self.create_spill_file()?);
+        }
+        let Some(spill) = st.spill.as_mut() else {
+            return Err(self.spill_error(None, "no spill file".into()));
+        };
+        let offset = spill.len;
+        if let Err(e) = spill.file.as_file_mut().write_all(bytes) {
+            return Err(self.spill_error(Some(spill.file.path()), format!("cannot write: {e}")));
+        }
+        spill.len += bytes.len() as u64;
+        st.spilled_bytes += bytes.len() as u64;
+        st.subpartitions[subpartition].push(Entry::Spilled {
+            offset,
+            len: bytes.len(),
+        });
+        Ok(())
+    }
+
+    /// Stores an event for `subpartition`; EndOfPartition of the last subpartition
+    /// finishes the partition.
+    pub(crate) fn append_event(&self, subpartition: usize, event: Event) -> Result<(), NetworkError> {
+        let mut st = lock(&self.state);
+        self.check_writable(&st, subpartition)?;
+        st.subpartitions[subpartition].push(Entry::Event(event));
+        if event == Event::EndOfPartition {
+            st.ended[subpartition] = true;
+            if st.ended.iter().all(|e| *e) {
+                st.status = Status::Finished;
+                if st.spilled_bytes > 0 {
+                    tracing::info!(
+                        partition = %self.label,
+                        memory_bytes = st.memory_bytes,
+                        spilled_bytes = st.spilled_bytes,
+                        "blocking partition finished"
+                    );
+                }
+                self.changed.notify_all();
+            }
+        }
+        Ok(())
+    }
+
+    /// The producer's writer went away: unless it finished, the partition failed.
+    pub(crate) fn on_producer_dropped(&self) {
+        let mut st = lock(&self.state);
+        if st.status == Status::Writing {
+            st.status = Status::Failed;
+            self.changed.notify_all();
+        }
+    }
+
+    fn check_writable(&self, st: &State, subpartition: usize) -> Result<(), NetworkError> {
+        if subpartition >= st.subpartitions.len() {
+            return Err(NetworkError::InvalidArgument(format!(
+                "subpartition {subpartition} out of range (partition {} has {})",
+                self.label,
+                st.subpartitions.len()
+            )));
+        }
+        if st.released {
+            return Err(NetworkError::ConsumerReleased { subpartition });
+        }
+        if st.ended[subpartition] {
+            return Err(NetworkError::Protocol(format!(
+                "data added to subpartition {subpartition} of blocking partition {} after EndOfPartition",
+                self.label
+            )));
+        }
+        Ok(())
+    }
+
+    fn create_spill_file(&self) -> Result<SpillFile, NetworkError> {
+        let dir = self
+            .settings
+            .spill_dirs
+            .first()
+            .cloned()
+            .unwrap_or_else(std::env::temp_dir);
+        let file = tempfile::Builder::new()
+            .prefix("weir-blocking-")
+            .suffix(".spill")
+            .tempfile_in(&dir)
+            .map_err(|e| NetworkError::Spill {
+                partition: self.label.clone(),
+                path: dir.display().to_string(),
+                reason: e.to_string(),
+            })?;
+        tracing::info!(
+            partition = %self.label,
+            path = %file.path().display(),
+            budget_bytes = self.settings.budget.limit,
+            "spilling blocking partition to a file: the memory budget is used up"
+        );
+        Ok(SpillFile { file, len: 0 })
+    }
+
+    fn spill_error(&self, path: Option<&std::path::Path>, reason: String) -> NetworkError {
+        NetworkError::Spill {
+            partition: self.label.clone(),
+            path: path.map_or_else(String::new, |p| p.display().to_string()),
+            reason,
+        }
+    }
+
+    /// The spill file's path, once the partition spilled (until it is released).
+    pub fn spill_path(&self) -> Option<PathBuf> {
+        lock(&self.state).spill.as_ref().map(|s| s.file.path().to_path_buf())
+    }
+
+    /// Bytes kept in memory and bytes spilled.
+    pub fn stored_bytes(&self) -> (usize, u64) {
+        let st = lock(&self.state);
+        (st.memory_bytes, st.spilled_bytes)
+    }
+
+    /// True once every subpartition got EndOfPartition.
+    pub fn is_finished(&self) -> bool {
+        lock(&self.state).status == Status::Finished
+    }
+
+    /// Drops the data (memory goes back to the budget, the spill file is deleted) and
+    /// stops the replays; later readers are refused.
+    pub fn release(&self) {
+        self.release.cancel();
+        let mut st = lock(&self.state);
+        if st.released {
+            return;
+        }
+        st.released = true;
+        self.settings.budget.give_back(st.memory_bytes);
+        st.memory_bytes = 0;
+        for s in &mut st.subpartitions {
+            s.clear();
+        }
+        let spill = st.spill.take();
+        self.changed.notify_all();
+        drop(st);
+        if let Some(spill) = spill {
+            let path = spill.file.path().display().to_string();
+            if let Err(e) = spill.file.close() {
+                tracing::warn!(partition = %self.label, path, error = %e, "cannot delete the spill file");
+            }
+        }
+    }
+
+    /// A new reader of `subpartition`: a pipelined subpartition that a replay thread
+    /// fills from the stored data once the partition is finished.
+    pub(crate) fn open_reader(self: &Arc<Self>, subpartition: u32) -> Result<Arc<Subpartition>, NetworkError> {
+        let index = subpartition as usize;
+        {
+            let st = lock(&self.state);
+            if st.released {
+                return Err(NetworkError::InvalidArgument(format!(
+                    "blocking partition {} is released",
+                    self.label
+                )));
+            }
+            if index >= st.subpartitions.len() {
+                return Err(NetworkError::InvalidArgument(format!(
+                    "partition {} has {} subpartitions, not {}",
+                    self.label,
+                    st.subpartitions.len(),
+                    index + 1
+                )));
+            }
+        }
+        let pool = self.settings.pool.create_local_pool(
+            2,
+            self.settings.max_buffers_per_channel.max(2),
+            1,
+            self.settings.max_buffers_per_channel,
+        )?;
+        let sub = Subpartition::new(u64::MAX, index);
+        let writer = ResultPartitionWriter::new(u64::MAX, pool, vec![sub.clone()], self.release.clone());
+        let partition = self.clone();
+        std::thread::Builder::new()
+            .name(format!("blocking-replay {}#{index}", self.label))
+            .spawn(move || {
+                if let Err(e) = partition.replay(index, writer) {
+                    if !e.is_cancelled() && !e.is_peer_gone() {
+                        tracing::warn!(partition = %partition.label, subpartition = index, error = %e, "replaying a blocking subpartition failed");
+                    }
+                }
+            })
+            .map_err(|e| NetworkError::InvalidArgument(format!("cannot start a replay thread: {e}")))?;
+        Ok(sub)
+    }
+
+    /// Waits until the partition is finished, then writes `subpartition`'s entries
+    /// into `writer` (dropping it early makes the consumer fail as for a producer that
+    /// went away).
+    fn replay(&self, subpartition: usize, mut writer: ResultPartitionWriter) -> Result<(), NetworkError> {
+        {
+            let mut st = lock(&self.state);
+            while st.status == Status::Writing && !st.released {
+                st = super::buffer::wait_slice(&self.changed, st, CANCEL_POLL_INTERVAL);
+            }
+            if st.status == Status::Failed || st.released {
+                return Ok(());
+            }
+        }
+        let mut spill: Option<File> = None;
+        let mut next = 0;
+        loop {
+            let mut buffer = writer.request_buffer_for(0)?;
+            let item = {
+                let st = lock(&self.state);
+                if st.released {
+                    return Err(NetworkError::Cancelled);
+                }
+                match st.subpartitions[subpartition].get(next) {
+                    None => return Ok(()),
+                    Some(Entry::Memory(bytes)) => {
+                        buffer.append(bytes);
+                        None
+                    }
+                    Some(Entry::Spilled { offset, len }) => {
+                        if spill.is_none() {
+                            let Some(stored) = st.spill.as_ref() else {
+                                return Err(self.spill_error(None, "the spill file is gone".into()));
+                            };
+                            let file = stored
+                                .file
+                                .reopen()
+                                .map_err(|e| self.spill_error(Some(stored.file.path()), format!("cannot open: {e}")))?;
+                            spill = Some(file);
+                        }
+                        Some(Ok((*offset, *len)))
+                    }
+                    Some(Entry::Event(event)) => Some(Err(*event)),
+                }
+            };
+            next += 1;
+            match item {
+                None => writer.add_buffer(0, buffer)?,
+                Some(Ok((offset, len))) => {
+                    let Some(file) = spill.as_mut() else {
+                        return Err(self.spill_error(None, "the spill file is not open".into()));
+                    };
+                    let mut bytes = vec![0u8; len];
+                    file.seek(SeekFrom::Start(offset))
+                        .and_then(|_| file.read_exact(&mut bytes))
+                        .map_err(|e| self.spill_error(self.spill_path().as_deref(), format!("cannot read: {e}")))?;
+                    buffer.append(&bytes);
+                    writer.add_buffer(0, buffer)?;
+                }
+                Some(Err(event)) => {
+                    drop(buffer);
+                    writer.add_event(0, event)?;
+                }
+            }
+        }
+    }
+}
+
+impl Drop for BlockingPartition {
+    fn drop(&mut self) {
+        self.release();
+    }
+}
+
+#[cfg(test)]
+#[path = "blocking_partition_tests.rs"]
+mod tests;

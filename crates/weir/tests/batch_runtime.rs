@@ -1,0 +1,204 @@
+//! The batch runtime on real processes: blocking result partitions (spilled beyond the
+//! memory budget, deleted when released), stage-by-stage scheduling on fewer slots than
+//! the job's parallelism, and failover of one stage from its kept inputs.
+
+mod common;
+
+use common::{get, keyed_sum_output, read_parts, wait_until, Cluster};
+use serde_json::json;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// `keyed-sum` at parallelism 2 over `records` records into `output`, in `mode`.
+fn keyed_sum(mode: &str, records: u64, output: &std::path::Path, extra: &[(&str, &str)]) -> serde_json::Value {
+    let mut args = json!({"keys": "50", "records": records.to_string(), "output": output.display().to_string()});
+    for (k, v) in extra {
+        args[*k] = json!(v);
+    }
+    json!({
+        "program": "keyed-sum",
+        "parallelism": 2,
+        "args": args,
+        "config": {"execution.runtime-mode": mode},
+    })
+}
+
+fn sorted_parts(dir: &std::path::Path) -> Vec<String> {
+    let mut lines = read_parts(dir);
+    lines.sort();
+    lines
+}
+
+/// The ids of the job's vertices, in order.
+fn vertex_ids(rest: &str, jid: &str) -> Vec<String> {
+    let (_, job) = get(rest, &format!("/jobs/{jid}"));
+    job["vertices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The attempt number of every subtask of a vertex.
+fn attempts(rest: &str, jid: &str, vid: &str) -> Vec<u64> {
+    let (_, vertex) = get(rest, &format!("/jobs/{jid}/vertices/{vid}"));
+    vertex["subtasks"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no subtasks in {vertex}"))
+        .iter()
+        .map(|s| s["attempt"].as_u64().unwrap())
+        .collect()
+}
+
+#[test]
+fn a_two_stage_batch_job_runs_on_a_single_slot_where_the_streaming_one_cannot() {
+    let cluster = Cluster::start(1, 1, &["slot.request.timeout=2 s"]);
+    let dir = tempfile::tempdir().unwrap();
+
+    let batch = dir.path().join("batch");
+    let jid = cluster.submit(keyed_sum("BATCH", 20_000, &batch, &[]));
+    assert_eq!(cluster.wait_terminal(&jid, Duration::from_secs(60)), "FINISHED");
+    assert_eq!(sorted_parts(&batch), keyed_sum_output(50, 42, 20_000));
+    // Both vertices ran at parallelism 2 on the one slot, one subtask after the other.
+    let (_, job) = get(&cluster.rest, &format!("/jobs/{jid}"));
+    let parallelism: Vec<u64> = job["vertices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["parallelism"].as_u64().unwrap())
+        .collect();
+    assert_eq!(parallelism, vec![2, 2], "{job}");
+
+    // The same job in STREAMING mode needs both slots at once: it fails as before.
+    let jid = cluster.submit(keyed_sum("STREAMING", 20_000, &dir.path().join("streaming"), &[]));
+    assert_eq!(cluster.wait_terminal(&jid, Duration::from_secs(60)), "FAILED");
+    let (_, exceptions) = get(&cluster.rest, &format!("/jobs/{jid}/exceptions"));
+    assert!(
+        exceptions.to_string().contains("NoResourceAvailableException"),
+        "{exceptions}"
+    );
+}
+
+/// A TaskManager started with `dynamic` settings whose log (at info for the runtime)
+/// goes to `log`; killed on drop.
+struct LoggingTaskManager(Child);
+
+impl LoggingTaskManager {
+    fn start(dynamic: &[String], log: &std::path::Path) -> Self {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_weir"));
+        cmd.arg("taskmanager");
+        for d in dynamic {
+            cmd.arg("-D").arg(d);
+        }
+        let child = cmd
+            .env("WEIR_LOG", "warn,weir_runtime::network::blocking_partition=info")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(log).unwrap())
+            .spawn()
+            .unwrap();
+        Self(child)
+    }
+}
+
+impl Drop for LoggingTaskManager {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `text` without its ANSI colour sequences (`ESC [ ... m`).
+fn without_colours(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            for c in chars.by_ref() {
+                if c == 'm' {
+                    break;
+                }
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The spill files the log names (`path=...` of the spilling lines).
+fn spill_files(log: &std::path::Path) -> Vec<std::path::PathBuf> {
+    without_colours(&std::fs::read_to_string(log).unwrap())
+        .lines()
+        .filter(|l| l.contains("spilling blocking partition"))
+        .filter_map(|l| l.split_whitespace().find_map(|w| w.strip_prefix("path=")))
+        .map(std::path::PathBuf::from)
+        .collect()
+}
+
+#[test]
+fn a_tiny_memory_budget_spills_blocking_partitions_to_files_that_are_gone_after_the_job() {
+    let cluster = Cluster::start(0, 1, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let log = dir.path().join("tm.log");
+    let mut dynamic = cluster.tm_dynamic.clone();
+    dynamic.push("taskmanager.numberOfTaskSlots=2".into());
+    dynamic.push("taskmanager.network.blocking-partition.memory-budget=1kb".into());
+    dynamic.push(format!("io.tmp.dirs={}", tmp.display()));
+    let _tm = LoggingTaskManager::start(&dynamic, &log);
+    cluster.wait_for_slots(2);
+
+    let output = dir.path().join("out");
+    let jid = cluster.submit(keyed_sum("BATCH", 50_000, &output, &[]));
+    assert_eq!(cluster.wait_terminal(&jid, Duration::from_secs(60)), "FINISHED");
+    assert_eq!(sorted_parts(&output), keyed_sum_output(50, 42, 50_000));
+
+    let spilled = spill_files(&log);
+    assert!(
+        !spilled.is_empty(),
+        "no spill file was logged: {}",
+        std::fs::read_to_string(&log).unwrap()
+    );
+    assert!(spilled.iter().all(|p| p.parent() == Some(tmp.as_path())), "{spilled:?}");
+    // The JobManager releases the partitions once the job is finished.
+    wait_until(Duration::from_secs(30), || spilled.iter().all(|p| !p.exists()));
+    wait_until(Duration::from_secs(30), || {
+        std::fs::read_dir(&tmp).unwrap().next().is_none()
+    });
+}
+
+#[test]
+fn a_second_stage_task_that_fails_once_reruns_only_its_stage() {
+    let cluster = Cluster::start(
+        2,
+        1,
+        &[
+            "restart-strategy.type=fixed-delay",
+            "restart-strategy.fixed-delay.attempts=3",
+            "restart-strategy.fixed-delay.delay=0 s",
+        ],
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("out");
+    let jid = cluster.submit(keyed_sum("BATCH", 10_000, &output, &[("fail-once-after", "100")]));
+    assert_eq!(cluster.wait_terminal(&jid, Duration::from_secs(60)), "FINISHED");
+    assert_eq!(sorted_parts(&output), keyed_sum_output(50, 42, 10_000));
+
+    let vertices = vertex_ids(&cluster.rest, &jid);
+    assert_eq!(vertices.len(), 2);
+    assert_eq!(
+        attempts(&cluster.rest, &jid, &vertices[0]),
+        vec![0, 0],
+        "the sources ran once"
+    );
+    assert_eq!(
+        attempts(&cluster.rest, &jid, &vertices[1]),
+        vec![1, 1],
+        "each Sum failed once"
+    );
+    let (_, exceptions) = get(&cluster.rest, &format!("/jobs/{jid}/exceptions"));
+    let entries = exceptions["exceptionHistory"]["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 2, "{exceptions}");
+}
