@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The cost of metrics: `weir bench` on one binary with metrics collection on (the
-# default: per-operator record counters, task counters published after every batch)
+# default: per-operator record counters, task counters published at most every 10 ms)
 # and off (`--metrics-collection false`: neither), alternating on and off runs so that
 # both see the same machine; per case, the median of each and off/on - 1 (how much
 # slower collection makes the case).

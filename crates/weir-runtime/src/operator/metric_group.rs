@@ -3,7 +3,7 @@
 //! `numLateRecordsDropped`).
 //!
 //! Counters live on the task thread as plain cells; the task publishes their values
-//! with its own counters after every batch ([`crate::task::metrics`]), so counting is
+//! with its own counters at most every 10 ms ([`crate::task::metrics`]), so counting is
 //! one increment per record and operator. Records are counted by [`CountingOutput`],
 //! put by the chain builder in front of an operator (its records in) and behind it (its
 //! records out). Where one counter serves two places it is shared, not doubled: an

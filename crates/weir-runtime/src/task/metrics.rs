@@ -6,8 +6,8 @@
 //! are, and the records in and out (and further counters) of each operator of its
 //! chain.
 //!
-//! The task thread is the only writer; it publishes after every batch with relaxed
-//! stores, so readers see values at most one batch old. With collection off
+//! The task thread is the only writer; it publishes at most every 10 ms (and at its
+//! end) with relaxed stores, so readers see values about 10 ms old at most. With collection off
 //! (`metrics.collection.enabled: false`) the task counts nothing per operator and
 //! publishes its totals only when it ends.
 
