@@ -13,7 +13,7 @@ const KEYS: u64 = 30;
 const SEED: u64 = 9;
 const RECORDS: u64 = 5_000;
 
-/// Lines of the files under `dir` whose names say they are pending (not committed).
+/// How many files under `dir` are pending parts (pre-committed, not committed).
 fn pending_files(dir: &Path) -> usize {
     std::fs::read_dir(dir)
         .map(|entries| {
@@ -23,6 +23,16 @@ fn pending_files(dir: &Path) -> usize {
                 .count()
         })
         .unwrap_or(0)
+}
+
+/// keyed-sum's arguments, writing through the exactly-once file sink into `output`.
+fn keyed_sum_args(output: &Path) -> Vec<String> {
+    vec![
+        format!("keys={KEYS}"),
+        format!("records={RECORDS}"),
+        format!("seed={SEED}"),
+        format!("output={}", output.display()),
+    ]
 }
 
 fn vertex_status(cluster: &Cluster, jid: &str, vertex: usize) -> String {
@@ -47,12 +57,7 @@ fn a_bounded_job_commits_its_last_output_only_when_a_checkpoint_after_its_end_of
         ],
     );
     let out_dir = tempfile::tempdir().unwrap();
-    let args = vec![
-        format!("keys={KEYS}"),
-        format!("records={RECORDS}"),
-        format!("seed={SEED}"),
-        format!("output={}", out_dir.path().display()),
-    ];
+    let args = keyed_sum_args(out_dir.path());
     let (code, out, err) = run_program(&cluster.rest, &["-d", "-p", "1"], "keyed-sum", &args);
     assert_eq!(code, 0, "{out}{err}");
     let jid = job_id(&out);
@@ -85,12 +90,7 @@ fn a_bounded_job_commits_its_last_output_only_when_a_checkpoint_after_its_end_of
 fn without_periodic_checkpoints_a_bounded_job_commits_at_its_end_of_input() {
     let cluster = Cluster::start(1, 2, &[]);
     let out_dir = tempfile::tempdir().unwrap();
-    let args = vec![
-        format!("keys={KEYS}"),
-        format!("records={RECORDS}"),
-        format!("seed={SEED}"),
-        format!("output={}", out_dir.path().display()),
-    ];
+    let args = keyed_sum_args(out_dir.path());
     let (code, out, err) = run_program(&cluster.rest, &["-p", "1"], "keyed-sum", &args);
     assert_eq!(code, 0, "{out}{err}");
     let jid = job_id(&out);
