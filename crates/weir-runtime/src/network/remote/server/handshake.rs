@@ -60,14 +60,18 @@ pub(super) fn shake_hands(
             protocol::PROTOCOL_VERSION
         );
         tracing::warn!(peer = %peer, "rejecting data connection: {message}");
-        let _ = protocol::write_control(
+        // The refusal is already logged; telling the peer why is a courtesy that a peer
+        // gone already does not need.
+        if let Err(e) = protocol::write_control(
             &mut writer,
             &ControlFrame::ErrorResponse {
                 channel: None,
                 code: ErrorCode::VersionMismatch,
                 message,
             },
-        );
+        ) {
+            tracing::debug!(peer = %peer, error = %e, "could not tell the peer about the version mismatch");
+        }
         return None;
     }
     let prepared = stream
