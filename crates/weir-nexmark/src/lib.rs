@@ -8,6 +8,7 @@
 //! - [`queries`]: the queries and their programs.
 //! - [`oracle`]: the queries' results computed directly over an event list, the
 //!   reference the end-to-end tests compare runs with.
+//! - [`side_input`]: q13's bounded side input table.
 //! - [`format`]: the SQL functions the queries use on times and prices; [`rows`]: the
 //!   queries' output rows.
 
@@ -18,6 +19,7 @@ pub mod model;
 pub mod oracle;
 pub mod queries;
 pub mod rows;
+pub mod side_input;
 pub mod source;
 pub mod strings;
 

@@ -59,6 +59,9 @@ pub fn expected(name: &str, events: &[Event]) -> Vec<String> {
         "q9" => q9(events),
         "q10" => bids(events).map(rows::partitioned_bid).collect(),
         "q11" => q11(events),
+        "q13" => bids(events)
+            .map(|b| rows::enriched_bid(b, &(b.auction % 10_000).to_string()))
+            .collect(),
         "q14" => bids(events)
             .filter(|b| euros_between_1m_and_50m(b.price))
             .map(rows::calculation)

@@ -204,3 +204,11 @@ mod tests {
         );
     }
 }
+
+/// `auction, bidder, price, dateTime, value`: a bid with its side-input value (q13).
+pub fn enriched_bid(b: &Bid, value: &str) -> String {
+    line(
+        NUMBERS + value.len(),
+        format_args!("{},{},{},{},{value}", b.auction, b.bidder, b.price, b.date_time),
+    )
+}

@@ -11,7 +11,7 @@ mod common;
 use common::{read_parts, weir_cli};
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
-use weir_nexmark::{generate_events, Event, NexmarkConfig};
+use weir_nexmark::{generate_events, Bid, Event, NexmarkConfig};
 
 const EVENTS: u64 = 3_000;
 const RATE: u64 = 100;
@@ -71,7 +71,89 @@ fn check(queries: &[&str]) {
 
 #[test]
 fn stateless_queries_match_the_reference_at_every_parallelism() {
-    check(&["q0", "q1", "q2", "q10", "q14", "q21", "q22"]);
+    check(&["q0", "q1", "q2", "q10", "q13", "q14", "q21", "q22"]);
+}
+
+#[test]
+fn q13_joins_each_bid_with_every_row_of_a_side_input_file_and_drops_bids_without_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("side.csv");
+    let bids: Vec<&Bid> = events()
+        .iter()
+        .filter_map(|e| match e {
+            Event::Bid(b) => Some(b),
+            _ => None,
+        })
+        .collect();
+    // Even keys only, and the first bid's even key twice: bids on odd auctions find no
+    // row, bids on that auction find two.
+    let twice = bids.iter().map(|b| b.auction % 10_000).find(|k| k % 2 == 0).unwrap();
+    let mut text = format!("{twice},again\n");
+    for key in (0..10_000).step_by(2) {
+        text.push_str(&format!("{key},v{key}\n"));
+    }
+    std::fs::write(&file, text).unwrap();
+    let mut expected: Vec<String> = Vec::new();
+    for b in &bids {
+        let key = b.auction % 10_000;
+        if key == twice {
+            expected.push(weir_nexmark::rows::enriched_bid(b, "again"));
+        }
+        if key % 2 == 0 {
+            expected.push(weir_nexmark::rows::enriched_bid(b, &format!("v{key}")));
+        }
+    }
+    expected.sort();
+    let unmatched = bids.iter().filter(|b| b.auction % 2 == 1).count();
+    assert!(unmatched > 0, "the file must leave bids unmatched");
+    let side = format!("side-input={}", file.display());
+    for p in [1, 2] {
+        let out = dir.path().join(format!("out-{p}"));
+        let (code, stdout, stderr) = weir_cli(&[
+            "local",
+            "nexmark-q13",
+            "-p",
+            &p.to_string(),
+            "--arg",
+            &format!("events={EVENTS}"),
+            "--arg",
+            &format!("rate={RATE}"),
+            "--arg",
+            &format!("seed={SEED}"),
+            "--arg",
+            &side,
+            "--arg",
+            &format!("output={}", out.display()),
+        ]);
+        assert_eq!(code, 0, "q13 -p {p} failed: {stdout}\n{stderr}");
+        assert!(
+            read_parts(&out) == expected,
+            "q13 at p={p} differs from the join computed directly"
+        );
+    }
+}
+
+#[test]
+fn q13_refuses_a_malformed_side_input_naming_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("side.csv");
+    std::fs::write(&file, "1,one\ntwo,2\n").unwrap();
+    let (code, _, stderr) = weir_cli(&[
+        "local",
+        "nexmark-q13",
+        "--arg",
+        "events=10",
+        "--arg",
+        &format!("side-input={}", file.display()),
+    ]);
+    assert_ne!(code, 0);
+    assert!(
+        stderr.contains(&format!(
+            "side input {}, line 2: the key is not a BIGINT in 'two,2'",
+            file.display()
+        )),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -131,7 +213,7 @@ fn the_nexmark_bench_reports_one_json_object_per_query() {
 
 #[test]
 fn the_nexmark_bench_refuses_an_unknown_query() {
-    let (code, _, stderr) = weir_cli(&["bench", "nexmark", "--query", "q13", "--events", "10"]);
+    let (code, _, stderr) = weir_cli(&["bench", "nexmark", "--query", "q23", "--events", "10"]);
     assert_ne!(code, 0);
-    assert!(stderr.contains("unknown Nexmark query 'q13'"), "{stderr}");
+    assert!(stderr.contains("unknown Nexmark query 'q23'"), "{stderr}");
 }

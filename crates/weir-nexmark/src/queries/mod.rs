@@ -5,7 +5,8 @@
 //!
 //! Every program takes `events` (default 100000), `seed` (default 42), `rate` (events
 //! per second of event time, default 10000) and `output` (`discard`, a directory for
-//! part files, or by default stdout).
+//! part files, or by default stdout); q13 also takes `side-input` (a `key,value` file;
+//! by default the suite's 10,000 rows `i,i`, made in memory).
 //!
 //! Queries whose Flink SQL result is an updating table are written append-only so that
 //! a run's output is a fixed set of lines:
@@ -32,6 +33,7 @@
 pub mod aggregates;
 pub mod at_end;
 pub mod joins;
+pub mod lookup_join;
 pub mod ranking;
 pub mod seller_prices;
 pub mod simple;
@@ -40,14 +42,17 @@ pub mod winning_bids;
 
 use crate::config::NexmarkConfig;
 use crate::model::{Auction, Bid, Event, Person};
+use crate::side_input::{SideInput, SUITE_ROWS};
 use crate::source;
+use std::path::Path;
+use std::sync::Arc;
 use weir_api::prelude::*;
 use weir_api::program::ArgSpec;
 
 /// The queries this crate implements, in suite order.
 pub const QUERIES: &[&str] = &[
-    "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "q8", "q9", "q10", "q11", "q12", "q14", "q15", "q16", "q17", "q18",
-    "q19", "q20", "q21", "q22",
+    "q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7", "q8", "q9", "q10", "q11", "q12", "q13", "q14", "q15", "q16", "q17",
+    "q18", "q19", "q20", "q21", "q22",
 ];
 
 /// The program arguments of every query.
@@ -69,6 +74,40 @@ pub const ARGS: &[ArgSpec] = &[
         help: "directory for CSV part files; `discard` drops the results (default: print)",
     },
 ];
+
+/// The program arguments of q13: those of every query and the side input.
+pub const Q13_ARGS: &[ArgSpec] = &[
+    ARGS[0],
+    ARGS[1],
+    ARGS[2],
+    ARGS[3],
+    ArgSpec {
+        name: "side-input",
+        help: "q13's side input, a file of `key,value` lines (default: the suite's 10000 rows `i,i`)",
+    },
+];
+
+/// The arguments query `name` accepts.
+fn args_of(name: &str) -> &'static [ArgSpec] {
+    if name == "q13" {
+        Q13_ARGS
+    } else {
+        ARGS
+    }
+}
+
+/// q13's side input, per the program's arguments.
+pub fn side_input(args: &ProgramArgs) -> Result<Arc<SideInput>, ProgramError> {
+    let table = match args.get("side-input") {
+        None => SideInput::generated(SUITE_ROWS),
+        Some(path) => SideInput::load(Path::new(path)).map_err(|e| ProgramError::InvalidValue {
+            key: "side-input".into(),
+            value: path.to_string(),
+            reason: e.to_string(),
+        })?,
+    };
+    Ok(Arc::new(table))
+}
 
 /// The events a query reads, per the program's arguments.
 pub fn input(env: &StreamExecutionEnvironment, args: &ProgramArgs) -> Result<DataStream<Event>, ProgramError> {
@@ -149,7 +188,12 @@ fn query(name: &str, events: &DataStream<Event>) -> DataStream<String> {
 
 fn build(name: &str, env: &StreamExecutionEnvironment, args: &ProgramArgs) -> Result<(), ProgramError> {
     let events = input(env, args)?;
-    sink(&query(name, &events), args);
+    let lines = if name == "q13" {
+        lookup_join::q13(&events, side_input(args)?)
+    } else {
+        query(name, &events)
+    };
+    sink(&lines, args);
     Ok(())
 }
 
@@ -164,7 +208,7 @@ macro_rules! programs {
                 Program {
                     name: concat!("nexmark-", stringify!($q)),
                     description: $desc,
-                    args: ARGS,
+                    args: args_of(stringify!($q)),
                     build: build_query,
                 }
             }),*]
@@ -186,6 +230,7 @@ programs! {
     q10: "Nexmark q10: bids with yyyy-MM-dd and HH:mm partition columns",
     q11: "Nexmark q11: bids per bidder session (10 s gap)",
     q12: "Nexmark q12: bids per bidder per 10 s processing-time window",
+    q13: "Nexmark q13: bids joined with a bounded side input on MOD(auction, 10000)",
     q14: "Nexmark q14: bids priced 1M-50M euros with time-of-day class and 'c' count",
     q15: "Nexmark q15: daily bidding statistics with distinct counts",
     q16: "Nexmark q16: daily bidding statistics per channel",
