@@ -166,6 +166,14 @@ pub fn expanded_bid(b: &Bid, a: &Auction) -> String {
     format!("{},{}", bid(b), auction(a))
 }
 
+/// `auction, bidder, price, dateTime, value`: a bid with its side-input value (q13).
+pub fn enriched_bid(b: &Bid, value: &str) -> String {
+    line(
+        NUMBERS + value.len(),
+        format_args!("{},{},{},{},{value}", b.auction, b.bidder, b.price, b.date_time),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -203,12 +211,4 @@ mod tests {
             Some("1,2,3,Google,1")
         );
     }
-}
-
-/// `auction, bidder, price, dateTime, value`: a bid with its side-input value (q13).
-pub fn enriched_bid(b: &Bid, value: &str) -> String {
-    line(
-        NUMBERS + value.len(),
-        format_args!("{},{},{},{},{value}", b.auction, b.bidder, b.price, b.date_time),
-    )
 }
