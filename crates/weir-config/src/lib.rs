@@ -34,6 +34,7 @@ pub mod memory;
 pub mod option;
 pub mod options;
 pub mod value;
+mod yaml;
 
 pub use configuration::{is_sensitive_key, Configuration, ValueOrigin, CONFIG_FILE_NAME, HIDDEN_CONTENT};
 pub use error::ConfigError;
