@@ -191,6 +191,9 @@ fn a_failing_cast_fails_the_job_with_flinks_cause_in_the_exception_history() {
         .find_map(|l| l.strip_prefix("Job ID: "))
         .expect("a Job ID line")
         .to_string();
+    // Flink's default name of an INSERT job: the sink's full identifier.
+    let (_, job) = common::get(&cluster.rest, &format!("/jobs/{jid}"));
+    assert_eq!(job["name"], "insert-into_default_catalog.default_database.sink");
     let (_, exceptions) = common::get(&cluster.rest, &format!("/jobs/{jid}/exceptions"));
     let trace = exceptions["exceptionHistory"]["entries"][0]["stacktrace"]
         .as_str()

@@ -234,7 +234,7 @@ impl Session {
             request.job_name = Some(if is_query {
                 "collect".into()
             } else {
-                "insert-into_sql".into()
+                insert_job_name(&weir_sql::program::job_inserts(stmt)?)
             });
         }
         let mut out = String::new();
@@ -287,4 +287,14 @@ impl Session {
         }
         Ok(out)
     }
+}
+
+/// Flink's default name of a job of INSERTs: `insert-into_` and the sinks' full
+/// identifiers, comma-separated.
+fn insert_job_name(inserts: &[weir_sql::parser::Insert]) -> String {
+    let sinks: Vec<String> = inserts
+        .iter()
+        .map(|i| format!("default_catalog.default_database.{}", i.table))
+        .collect();
+    format!("insert-into_{}", sinks.join(","))
 }
