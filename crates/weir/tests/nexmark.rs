@@ -30,23 +30,27 @@ fn events() -> &'static [Event] {
 
 /// The sorted output lines of `weir local nexmark-<query> -p <p>`.
 fn run(query: &str, p: u32) -> Vec<String> {
+    run_with(query, p, &[])
+}
+
+/// [`run`] with more `--arg key=value` arguments.
+fn run_with(query: &str, p: u32, more_args: &[String]) -> Vec<String> {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let program = format!("nexmark-{query}");
-    let (code, stdout, stderr) = weir_cli(&[
-        "local",
-        &program,
-        "-p",
-        &p.to_string(),
-        "--arg",
-        &format!("events={EVENTS}"),
-        "--arg",
-        &format!("rate={RATE}"),
-        "--arg",
-        &format!("seed={SEED}"),
-        "--arg",
-        &format!("output={}", out.display()),
-    ]);
+    let mut args: Vec<String> = vec!["local".into(), program.clone(), "-p".into(), p.to_string()];
+    let common = [
+        format!("events={EVENTS}"),
+        format!("rate={RATE}"),
+        format!("seed={SEED}"),
+        format!("output={}", out.display()),
+    ];
+    for arg in common.iter().chain(more_args) {
+        args.push("--arg".into());
+        args.push(arg.clone());
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, stdout, stderr) = weir_cli(&args);
     assert_eq!(code, 0, "{program} -p {p} failed: {stdout}\n{stderr}");
     read_parts(&out)
 }
@@ -106,28 +110,10 @@ fn q13_joins_each_bid_with_every_row_of_a_side_input_file_and_drops_bids_without
     expected.sort();
     let unmatched = bids.iter().filter(|b| b.auction % 2 == 1).count();
     assert!(unmatched > 0, "the file must leave bids unmatched");
-    let side = format!("side-input={}", file.display());
+    let side = [format!("side-input={}", file.display())];
     for p in [1, 2] {
-        let out = dir.path().join(format!("out-{p}"));
-        let (code, stdout, stderr) = weir_cli(&[
-            "local",
-            "nexmark-q13",
-            "-p",
-            &p.to_string(),
-            "--arg",
-            &format!("events={EVENTS}"),
-            "--arg",
-            &format!("rate={RATE}"),
-            "--arg",
-            &format!("seed={SEED}"),
-            "--arg",
-            &side,
-            "--arg",
-            &format!("output={}", out.display()),
-        ]);
-        assert_eq!(code, 0, "q13 -p {p} failed: {stdout}\n{stderr}");
         assert!(
-            read_parts(&out) == expected,
+            run_with("q13", p, &side) == expected,
             "q13 at p={p} differs from the join computed directly"
         );
     }
