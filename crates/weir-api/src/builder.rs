@@ -151,6 +151,7 @@ impl GraphBuilder {
                 name: n.name.clone(),
                 kind: n.kind,
                 parallelism: n.parallelism.unwrap_or(config.parallelism),
+                parallelism_configured: n.parallelism.is_some(),
                 max_parallelism: n.max_parallelism,
                 chaining_strategy: n.chaining_strategy,
                 slot_sharing_group: n

@@ -54,8 +54,12 @@ pub struct JobVertex {
     pub id: JobVertexId,
     /// The chained name, e.g. `Source: S -> Map -> Sink: P` or `A -> (B, C)`.
     pub name: String,
-    /// Number of subtasks (equal for every chained operator).
+    /// Number of subtasks (equal for every chained operator); 0 while the adaptive
+    /// batch scheduler has not decided it yet.
     pub parallelism: u32,
+    /// True when any chained operator's parallelism was set by the user.
+    #[serde(default)]
+    pub parallelism_configured: bool,
     /// Resolved max parallelism: the head operator's explicit value, else
     /// `pipeline.max-parallelism`, else the largest explicit value among the chained
     /// operators, else `default_max_parallelism(parallelism)`.
@@ -514,6 +518,10 @@ fn build_vertex(graph: &StreamGraph, chain: &Chain, chained_names: &[String]) ->
         id: vertex_id(&operators),
         name: chained_names[chain.head as usize].clone(),
         parallelism,
+        parallelism_configured: chain
+            .ops
+            .iter()
+            .any(|id| graph.nodes[*id as usize].parallelism_configured),
         max_parallelism,
         max_parallelism_configured,
         operators,
@@ -578,6 +586,7 @@ pub(crate) mod tests {
             name: name.to_string(),
             kind,
             parallelism,
+            parallelism_configured: false,
             max_parallelism: None,
             chaining_strategy: ChainingStrategy::Always,
             slot_sharing_group: DEFAULT_SLOT_SHARING_GROUP.to_string(),

@@ -9,11 +9,13 @@
 //! - [`pipelined_region`]: the subtasks that fail over together.
 //! - [`scheduling_strategy`]: which regions to deploy next (stage by stage in batch).
 //! - [`adaptive_parallelism`]: the adaptive batch scheduler's parallelism decision.
+//! - [`adaptive_graph`]: which vertices it decides and how their inputs are wired.
 //! - [`plan`]: the stable JSON (and text) of `weir plan`.
 //! - [`error`]: the crate's error type, [`GraphError`].
 
 #![warn(missing_docs)]
 
+pub mod adaptive_graph;
 pub mod adaptive_parallelism;
 pub mod error;
 pub mod execution_graph;

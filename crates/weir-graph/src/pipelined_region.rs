@@ -12,7 +12,9 @@
 //!
 //! Invariants: the regions partition the job's subtasks (each is in exactly one);
 //! regions are numbered in the order of their smallest (vertex, subtask); a region's
-//! blocking inputs are subtasks of other regions.
+//! blocking inputs are subtasks of other regions. A vertex of parallelism 0 (not yet
+//! decided by the adaptive batch scheduler) has no subtasks; its consumers' regions
+//! wait on `(vertex, UNDECIDED_SUBTASK)`.
 
 use crate::execution_graph::consumed_subpartitions;
 use crate::job_graph::JobGraph;
@@ -21,6 +23,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// A subtask: (vertex index, subtask index).
 pub type SubtaskRef = (usize, u32);
+
+/// The blocking input that stands for a producer vertex whose parallelism the adaptive
+/// batch scheduler has not decided yet (it never finishes: its consumers wait until
+/// the regions are computed again after the decision).
+pub const UNDECIDED_SUBTASK: u32 = u32::MAX;
 
 /// The pipelined regions of a job.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,6 +49,7 @@ impl PipelinedRegions {
         }
         let mut parent: Vec<usize> = (0..index.len()).collect();
         let mut blocking: Vec<(SubtaskRef, SubtaskRef)> = Vec::new();
+        let mut undecided: Vec<(SubtaskRef, SubtaskRef)> = Vec::new();
         for e in &job_graph.edges {
             let (Some(source), Some(target)) = (
                 job_graph.vertices.get(e.source_vertex),
@@ -49,6 +57,12 @@ impl PipelinedRegions {
             ) else {
                 continue;
             };
+            if source.parallelism == 0 {
+                // The producer's parallelism is not decided yet: its consumers wait.
+                for consumer in 0..target.parallelism {
+                    undecided.push(((e.source_vertex, UNDECIDED_SUBTASK), (e.target_vertex, consumer)));
+                }
+            }
             for consumer in 0..target.parallelism {
                 for (producer, _) in
                     consumed_subpartitions(e.distribution, source.parallelism, target.parallelism, consumer)
@@ -74,6 +88,11 @@ impl PipelinedRegions {
             .flat_map(|(r, set)| set.iter().map(move |s| (*s, r)))
             .collect::<BTreeMap<SubtaskRef, usize>>();
         let mut blocking_inputs = vec![BTreeSet::new(); regions.len()];
+        for (producer, consumer) in undecided {
+            if let Some(&r) = region_of.get(&consumer) {
+                blocking_inputs[r].insert(producer);
+            }
+        }
         for (producer, consumer) in blocking {
             if let (Some(_), Some(&r)) = (region_of.get(&producer), region_of.get(&consumer)) {
                 blocking_inputs[r].insert(producer);
@@ -159,6 +178,7 @@ pub(crate) mod tests {
             name: format!("n{id}"),
             kind: if id == 0 { NodeKind::Source } else { NodeKind::Operator },
             parallelism: p,
+            parallelism_configured: false,
             max_parallelism: None,
             chaining_strategy: ChainingStrategy::Never,
             slot_sharing_group: "default".into(),

@@ -35,6 +35,21 @@ impl RegionSchedulingStrategy {
         &self.regions
     }
 
+    /// The regions were computed again (the adaptive batch scheduler decided a
+    /// vertex's parallelism, adding its subtasks): a new region counts as handed out
+    /// when its subtasks belonged to a handed-out one; finished subtasks stay finished.
+    pub fn replace_regions(&mut self, regions: PipelinedRegions) {
+        let scheduled_subtasks: BTreeSet<SubtaskRef> = self
+            .scheduled
+            .iter()
+            .flat_map(|r| self.regions.region(*r).collect::<Vec<_>>())
+            .collect();
+        self.scheduled = (0..regions.len())
+            .filter(|r| regions.region(*r).any(|s| scheduled_subtasks.contains(&s)))
+            .collect();
+        self.regions = regions;
+    }
+
     /// `subtask` finished: its results are complete.
     pub fn on_finished(&mut self, subtask: SubtaskRef) {
         self.finished.insert(subtask);

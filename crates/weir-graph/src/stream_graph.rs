@@ -183,6 +183,11 @@ pub struct StreamNode {
     pub kind: NodeKind,
     /// Number of parallel subtasks.
     pub parallelism: u32,
+    /// True when the user set the parallelism (`set_parallelism`), false when it is
+    /// `parallelism.default` (Flink's `parallelismConfigured`): only the latter is
+    /// decided by the adaptive batch scheduler.
+    #[serde(default)]
+    pub parallelism_configured: bool,
     /// Max parallelism set on this operator, if any.
     pub max_parallelism: Option<u32>,
     /// How this operator may chain.

@@ -50,7 +50,12 @@ pub fn from_submission(cluster: &Configuration, request: &JobSubmitRequest) -> R
     let mut inv = ProgramInvocation::new(request.program.clone());
     inv.args = request.args.clone();
     inv.parallelism = match request.parallelism {
-        Some(p) => p,
+        Some(p) => {
+            // The request's parallelism is the job's `parallelism.default` (what the
+            // adaptive batch scheduler's max parallelism falls back to).
+            conf.set(&o::PARALLELISM_DEFAULT, p);
+            p
+        }
         None => conf.get(&o::PARALLELISM_DEFAULT)?,
     };
     let configured_max = conf.get(&o::MAX_PARALLELISM)?;

@@ -8,6 +8,7 @@
 //! time; outputs are [`Action`]s that the JobManager's I/O shell carries out. The slot
 //! table is passed in so that allocation is part of the same decision.
 
+pub mod adaptive_batch;
 mod batch_scheduling;
 mod checkpointing;
 mod operator_metrics;
@@ -28,9 +29,8 @@ use crate::slot_table::{SlotRef, SlotTable};
 use std::collections::{BTreeMap, HashMap};
 use weir_api::program::ProgramInvocation;
 use weir_core::ids::{ExecutionAttemptId, JobId};
-use weir_graph::{
-    consumed_subpartitions, num_subpartitions, total_slots_required, ExecutionGraph, ExecutionState, JobGraph,
-};
+use weir_graph::adaptive_graph::{edge_consumed_subpartitions, edge_num_subpartitions};
+use weir_graph::{total_slots_required, ExecutionGraph, ExecutionState, JobGraph};
 use weir_rest::JobStatus;
 use weir_rpc::{InputChannelDescriptor, ResultPartitionDescriptor, ResultPartitionId, TaskDeploymentDescriptor};
 
@@ -237,6 +237,8 @@ pub struct JobMaster {
     base_generation: u32,
     /// Stage-by-stage scheduling, for a job with blocking edges.
     batch: Option<batch_scheduling::BatchScheduling>,
+    /// The adaptive batch scheduler, for a BATCH job with auto-parallelism.
+    adaptive: Option<adaptive_batch::AdaptiveBatch>,
 }
 
 impl JobMaster {
@@ -293,6 +295,7 @@ impl JobMaster {
             vertex_generation: HashMap::new(),
             base_generation: 0,
             batch,
+            adaptive: None,
         }
     }
 
@@ -420,7 +423,6 @@ impl JobMaster {
         let attempt_id = ev.current.attempt_id.to_string();
         let attempt_number = ev.current.attempt_number;
         let job = self.job_id.to_string();
-        let v = &self.job_graph.vertices[vi];
         let partition_type = |edge: &weir_graph::JobEdge| match edge.partition_type {
             weir_graph::ResultPartitionType::Blocking => weir_rpc::ResultPartitionType::Blocking,
             weir_graph::ResultPartitionType::Pipelined => weir_rpc::ResultPartitionType::Pipelined,
@@ -435,16 +437,14 @@ impl JobMaster {
         let mut inputs = Vec::new();
         for (ei, e) in self.job_graph.edges.iter().enumerate() {
             if e.source_vertex == vi {
-                let cp = self.job_graph.vertices[e.target_vertex].parallelism;
                 outputs.push(ResultPartitionDescriptor {
                     partition: Some(partition(ei, vi, i)),
-                    num_subpartitions: num_subpartitions(e.distribution, v.parallelism, cp, i),
+                    num_subpartitions: edge_num_subpartitions(e, self.edge_ends(e), i),
                     partition_type: partition_type(e) as i32,
                 });
             }
             if e.target_vertex == vi {
-                let pp = self.job_graph.vertices[e.source_vertex].parallelism;
-                for (producer, sub) in consumed_subpartitions(e.distribution, pp, v.parallelism, i) {
+                for (producer, sub) in edge_consumed_subpartitions(e, self.edge_ends(e), i) {
                     let producer_slot = assignment.get(&(e.source_vertex, producer))?;
                     let producer_tm = slots.get(&producer_slot.resource_id)?;
                     inputs.push(InputChannelDescriptor {
@@ -472,6 +472,7 @@ impl JobMaster {
             generation: self.generation_of(vi, i),
             checkpointing,
             restore,
+            vertex_parallelism: self.vertex_parallelism_overrides(),
         };
         let rpc_address = tm.registration.rpc_address.clone();
         self.attempts.insert(
@@ -545,6 +546,9 @@ impl JobMaster {
         if self.batch.is_some() && state.is_terminal() {
             self.batch_subtask_ended((d.vertex, d.subtask), state, slots);
         }
+        if state == ExecutionState::Finished {
+            self.decide_ready_vertices(now_ms);
+        }
         if state == ExecutionState::Finished && self.all_finished() {
             self.set_status(JobStatus::Finished, now_ms);
             let mut actions = self.checkpoints_shutdown(weir_checkpoint::JobTermination::Finished, slots, now_ms);
@@ -560,11 +564,12 @@ impl JobMaster {
     }
 
     fn all_finished(&self) -> bool {
-        self.execution_graph.job_vertices.iter().all(|v| {
-            v.task_vertices
-                .iter()
-                .all(|t| t.current.state == ExecutionState::Finished)
-        })
+        !self.has_undecided_vertices()
+            && self.execution_graph.job_vertices.iter().all(|v| {
+                v.task_vertices
+                    .iter()
+                    .all(|t| t.current.state == ExecutionState::Finished)
+            })
     }
 
     /// A TaskManager was lost (heartbeat timeout or connection loss).

@@ -3,6 +3,7 @@
 //! lets the state machines decide, and hands the resulting actions to the I/O shell.
 
 use crate::invocation::JobSubmission;
+use crate::job_master::adaptive_batch::{adaptive_options, prepare_job_graph};
 use crate::job_master::{Action, JobMaster, SavepointOperation, SavepointRefused, SavepointRequest};
 use crate::restart_strategy::RestartBackoffTimeStrategy;
 use crate::settings::JobManagerSettings;
@@ -190,6 +191,14 @@ impl JobManager {
         self.emit(actions);
     }
 
+    /// A FINISHED task reported the bytes per subpartition of its blocking results.
+    pub fn result_partition_bytes(&self, job: JobId, attempt_id: &str, partitions: Vec<(u32, Vec<u64>)>) {
+        self.with_job(job, |jm, _, _| {
+            jm.record_result_bytes(attempt_id, partitions);
+            Vec::new()
+        });
+    }
+
     /// A task reported a state change.
     pub fn task_state(&self, job: JobId, attempt_id: &str, state: ExecutionState, failure: Option<(String, String)>) {
         let now = now_ms();
@@ -235,8 +244,11 @@ impl JobManager {
             .registry
             .build(&invocation)
             .map_err(|e| SubmissionError(e.to_string()))?;
-        let job_graph =
+        let mut job_graph =
             JobGraph::from_stream_graph(&program.stream_graph).map_err(|e| SubmissionError(e.to_string()))?;
+        let adaptive = adaptive_options(&config, &job_graph, invocation.parallelism)
+            .map_err(|e| SubmissionError(e.to_string()))?
+            .map(|options| prepare_job_graph(&mut job_graph, &options));
         let fingerprint = program.stream_graph.fingerprint();
         let job_id = JobId::random();
         let mut checkpoint_config =
@@ -259,6 +271,9 @@ impl JobManager {
             self.settings.slot_request_timeout.as_millis() as i64,
             now,
         );
+        if let Some(adaptive) = adaptive {
+            jm.enable_adaptive_batch(adaptive);
+        }
         jm.set_failover_strategy(
             config
                 .get(&weir_config::options::FAILOVER_STRATEGY)

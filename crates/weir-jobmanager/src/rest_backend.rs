@@ -84,6 +84,15 @@ fn overview_of(jm: &JobMaster, now: i64) -> JobOverview {
     }
 }
 
+/// A vertex's parallelism for REST: -1 while the adaptive batch scheduler has not
+/// decided it (Flink shows the undecided value, `ExecutionConfig.PARALLELISM_DEFAULT`).
+fn rest_parallelism(parallelism: u32) -> i64 {
+    match parallelism {
+        0 => -1,
+        p => i64::from(p),
+    }
+}
+
 fn plan_of(jm: &JobMaster) -> JobPlan {
     let g = &jm.job_graph;
     let nodes = g
@@ -93,7 +102,7 @@ fn plan_of(jm: &JobMaster) -> JobPlan {
         .map(|(vi, v)| PlanNode {
             id: v.id.to_string(),
             operator: String::new(),
-            parallelism: v.parallelism,
+            parallelism: rest_parallelism(v.parallelism),
             operator_strategy: String::new(),
             description: v.name.clone(),
             optimizer_properties: BTreeMap::new(),
@@ -160,7 +169,7 @@ fn detail_of(jm: &JobMaster, now: i64) -> JobDetail {
                 slot_sharing_group_id: ejv.slot_sharing_group.clone(),
                 name: ejv.name.clone(),
                 max_parallelism: ejv.max_parallelism,
-                parallelism: ejv.parallelism,
+                parallelism: rest_parallelism(ejv.parallelism),
                 status: rest_state(ejv.aggregate_state()),
                 start_time: start,
                 end_time: v_end,

@@ -164,6 +164,13 @@ impl JobMasterGateway for JobManagerRpc {
                 },
             );
         }
+        if state == ExecutionState::Finished && !r.result_partition_bytes.is_empty() {
+            let partitions = std::mem::take(&mut r.result_partition_bytes)
+                .into_iter()
+                .map(|p| (p.job_edge, p.subpartition_bytes))
+                .collect();
+            self.jm.result_partition_bytes(job, &r.attempt_id, partitions);
+        }
         let failure = (state == ExecutionState::Failed).then_some((r.failure_name, r.failure_message));
         self.jm.task_state(job, &r.attempt_id, state, failure);
         Ok(Response::new(Ack {}))

@@ -43,6 +43,7 @@ mod tests {
             name: format!("n{id}"),
             kind: if id == 0 { NodeKind::Source } else { NodeKind::Operator },
             parallelism: p,
+            parallelism_configured: false,
             max_parallelism: None,
             chaining_strategy: ChainingStrategy::Always,
             slot_sharing_group: group.into(),

@@ -176,8 +176,9 @@ pub struct VertexDetail {
     /// The vertex's max parallelism (number of key groups).
     #[serde(rename = "maxParallelism")]
     pub max_parallelism: u32,
-    /// Number of subtasks.
-    pub parallelism: u32,
+    /// Number of subtasks; -1 while the adaptive batch scheduler has not decided it
+    /// (as Flink's undecided `ExecutionJobVertex`).
+    pub parallelism: i64,
     /// The aggregate state of the vertex's subtasks.
     pub status: ExecutionState,
     /// When the first subtask started running (ms since the epoch), -1 before.
@@ -282,8 +283,8 @@ pub struct PlanNode {
     pub id: String,
     /// Flink writes `""` for streaming jobs.
     pub operator: String,
-    /// Number of subtasks.
-    pub parallelism: u32,
+    /// Number of subtasks; -1 while the adaptive batch scheduler has not decided it.
+    pub parallelism: i64,
     /// Flink writes `""` for streaming jobs.
     pub operator_strategy: String,
     /// The chained operators, e.g. `Source: Lines<br/>+- FlatMap<br/>`.

@@ -16,10 +16,11 @@ use tokio::sync::mpsc::UnboundedSender;
 use weir_api::program::{ProgramInvocation, ProgramRegistry};
 use weir_graph::JobGraph;
 use weir_rpc::{
-    NetworkMemory, ResultPartitionType, SlotStatus, TaskDeploymentDescriptor, TaskExecutionState, TaskMetricsReport,
+    NetworkMemory, ResultPartitionBytes, ResultPartitionType, SlotStatus, TaskDeploymentDescriptor, TaskExecutionState,
+    TaskMetricsReport,
 };
 use weir_runtime::executor::ExecutableGraph;
-use weir_runtime::network::{CancelToken, ChannelSpec, NetworkEnvironment, PartitionId};
+use weir_runtime::network::{BlockingPartition, CancelToken, ChannelSpec, NetworkEnvironment, PartitionId};
 use weir_runtime::task::chain::NetworkOutput;
 use weir_runtime::task::mailbox::{Mailbox, MailboxSender, TaskMail};
 use weir_runtime::task::metrics::TaskMetrics;
@@ -53,6 +54,8 @@ struct ExecutorState {
 struct PreparedTask {
     specs: [Vec<ChannelSpec>; 2],
     outputs: Vec<NetworkOutput>,
+    /// The task's blocking result partitions by job edge, whose bytes FINISHED reports.
+    blocking: Vec<(u32, Arc<BlockingPartition>)>,
     cancel: CancelToken,
     metrics: Arc<TaskMetrics>,
     checkpointing: Option<weir_runtime::task::TaskCheckpointing>,
@@ -160,7 +163,7 @@ impl TaskExecutor {
     }
 
     fn report(&self, job_id: &str, attempt_id: &str, state: &str, failure: Option<(String, String)>) {
-        self.report_with_counts(job_id, attempt_id, state, failure, &TaskMetrics::new());
+        self.report_with_counts(job_id, attempt_id, state, failure, &TaskMetrics::new(), &[]);
     }
 
     /// The network buffer pool now (Flink's `Status.Shuffle.Netty.*` metrics).
@@ -222,6 +225,7 @@ impl TaskExecutor {
         state: &str,
         failure: Option<(String, String)>,
         metrics: &TaskMetrics,
+        blocking: &[(u32, Arc<BlockingPartition>)],
     ) {
         let (failure_name, failure_message) = failure.unwrap_or_default();
         let counts = metrics.snapshot();
@@ -245,6 +249,13 @@ impl TaskExecutor {
             operators: operator_reports(metrics.operators()),
             input1_watermark,
             input2_watermark,
+            result_partition_bytes: blocking
+                .iter()
+                .map(|(job_edge, partition)| ResultPartitionBytes {
+                    job_edge: *job_edge,
+                    subpartition_bytes: partition.subpartition_bytes(),
+                })
+                .collect(),
         }));
         if sent.is_err() {
             // Only when the process shuts down: the JobManager then notices the lost
@@ -302,7 +313,7 @@ impl TaskExecutor {
                 return Err(format!("attempt {} is already deployed", tdd.attempt_id));
             }
         }
-        let code = self.job_code(&tdd)?;
+        let code = with_decided_parallelism(self.job_code(&tdd)?, &tdd.vertex_parallelism)?;
         let vertex = tdd.vertex_index as usize;
         if vertex >= code.job_graph.vertices.len() {
             return Err(format!("job has no vertex {vertex}"));
@@ -310,6 +321,7 @@ impl TaskExecutor {
         let cancel = CancelToken::new();
         let metrics = Arc::new(TaskMetrics::with_collection(self.settings.metrics_collection));
         let mut outputs = Vec::new();
+        let mut blocking = Vec::new();
         for out in &tdd.outputs {
             let pid = out
                 .partition
@@ -322,8 +334,9 @@ impl TaskExecutor {
                     .create_blocking_result_partition(out.num_subpartitions as usize, pid.to_string(), cancel.clone())
                     .map_err(|e| e.to_string())?;
                 self.network
-                    .register_blocking_partition(pid.clone(), partition)
+                    .register_blocking_partition(pid.clone(), partition.clone())
                     .map_err(|e| e.to_string())?;
+                blocking.push((pid.job_edge, partition));
                 writer
             } else {
                 let (writer, handles) = self
@@ -401,6 +414,7 @@ impl TaskExecutor {
                 PreparedTask {
                     specs,
                     outputs,
+                    blocking,
                     cancel,
                     metrics,
                     checkpointing,
@@ -417,6 +431,7 @@ impl TaskExecutor {
         let PreparedTask {
             specs,
             outputs,
+            blocking,
             cancel,
             metrics,
             checkpointing,
@@ -467,7 +482,7 @@ impl TaskExecutor {
             }
         }
         match result {
-            Ok(_) => self.report_with_counts(&job, &attempt, "FINISHED", None, &metrics),
+            Ok(_) => self.report_with_counts(&job, &attempt, "FINISHED", None, &metrics, &blocking),
             Err(TaskError::Cancelled) => self.report(&job, &attempt, "CANCELED", None),
             Err(TaskError::Network(e)) if e.is_cancelled() || e.is_peer_gone() || cancel.is_cancelled() => {
                 self.report(&job, &attempt, "CANCELED", None)
@@ -535,6 +550,32 @@ impl TaskExecutor {
             self.release_job(&j, u32::MAX);
         }
     }
+}
+
+/// The job's code with the parallelism and max parallelism the JobManager's adaptive
+/// batch scheduler decided applied to its JobGraph (unchanged without decisions).
+fn with_decided_parallelism(
+    code: Arc<JobCode>,
+    decided: &[weir_rpc::VertexParallelism],
+) -> Result<Arc<JobCode>, String> {
+    if decided.is_empty() {
+        return Ok(code);
+    }
+    let mut job_graph = (*code.job_graph).clone();
+    for d in decided {
+        let vertex = job_graph.vertices.get_mut(d.vertex_index as usize).ok_or_else(|| {
+            format!(
+                "the deployment decides vertex {}, which the job does not have",
+                d.vertex_index
+            )
+        })?;
+        vertex.parallelism = d.parallelism;
+        vertex.max_parallelism = d.max_parallelism;
+    }
+    Ok(Arc::new(JobCode {
+        program: code.program.clone(),
+        job_graph: Arc::new(job_graph),
+    }))
 }
 
 /// A task's watermark for a report: absent before the first (`i64::MIN`).

@@ -3,10 +3,8 @@
 
 mod common;
 
-use common::{get, orders_csv, read_parts, run_sql, weir_cli as weir, Cluster};
-use std::collections::BTreeMap;
+use common::{direct_orders_per_user, get, orders_csv, read_parts, run_sql, weir_cli as weir, Cluster};
 use std::time::Duration;
-use weir::programs::orders_per_minute::{format_cents, parse_order};
 
 fn orders_ddl(path: &std::path::Path) -> String {
     format!(
@@ -14,23 +12,6 @@ fn orders_ddl(path: &std::path::Path) -> String {
          WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'csv');\n",
         path.display()
     )
-}
-
-/// `user_id,count,sum` per user of the CSV, computed directly, sorted.
-fn direct_aggregate(csv: &std::path::Path) -> Vec<String> {
-    let mut per_user: BTreeMap<i64, (u64, i64)> = BTreeMap::new();
-    for line in std::fs::read_to_string(csv).unwrap().lines() {
-        let o = parse_order(line).unwrap();
-        let e = per_user.entry(o.user_id as i64).or_default();
-        e.0 += 1;
-        e.1 += o.amount_cents;
-    }
-    let mut rows: Vec<String> = per_user
-        .into_iter()
-        .map(|(u, (c, cents))| format!("{u},{c},{}", format_cents(cents)))
-        .collect();
-    rows.sort();
-    rows
 }
 
 fn job_id_line(out: &str) -> String {
@@ -63,7 +44,7 @@ fn a_batch_sql_aggregate_on_a_two_taskmanager_cluster_writes_only_final_rows_equ
     assert_eq!(code, 0, "{out}\n{err}");
     let mut rows = read_parts(&out_dir);
     rows.sort();
-    assert_eq!(rows, direct_aggregate(&csv));
+    assert_eq!(rows, direct_orders_per_user(&csv));
 
     let jid = job_id_line(&out);
     let (_, job) = get(&cluster.rest, &format!("/jobs/{jid}"));

@@ -19,7 +19,9 @@ fn keyed_sum(mode: &str, records: u64, output: &std::path::Path, extra: &[(&str,
         "program": "keyed-sum",
         "parallelism": 2,
         "args": args,
-        "config": {"execution.runtime-mode": mode},
+        // Parallelism 2 for every vertex, as the tests below count subtasks (the
+        // adaptive batch scheduler would decide 1 from these few bytes).
+        "config": {"execution.runtime-mode": mode, "execution.batch.adaptive.auto-parallelism.enabled": "false"},
     })
 }
 
@@ -171,15 +173,7 @@ fn a_tiny_memory_budget_spills_blocking_partitions_to_files_that_are_gone_after_
 
 #[test]
 fn a_second_stage_task_that_fails_once_reruns_only_its_stage() {
-    let cluster = Cluster::start(
-        2,
-        1,
-        &[
-            "restart-strategy.type=fixed-delay",
-            "restart-strategy.fixed-delay.attempts=3",
-            "restart-strategy.fixed-delay.delay=0 s",
-        ],
-    );
+    let cluster = Cluster::start(2, 1, &common::RESTART_THREE_TIMES);
     let dir = tempfile::tempdir().unwrap();
     let output = dir.path().join("out");
     let jid = cluster.submit(keyed_sum("BATCH", 10_000, &output, &[("fail-once-after", "100")]));

@@ -69,6 +69,19 @@ impl BatchScheduling {
         self.waiting_since = None;
     }
 
+    /// The regions were computed again (`old` → `new`, the adaptive batch scheduler
+    /// decided a vertex): region numbers of waiting and deployed regions follow their
+    /// subtasks.
+    pub(super) fn replace_regions(&mut self, old: &PipelinedRegions, new: &PipelinedRegions) {
+        let renumber = |r: usize| old.region(r).next().and_then(|s| new.region_index(s));
+        self.waiting = self.waiting.iter().filter_map(|r| renumber(*r)).collect();
+        self.held = std::mem::take(&mut self.held)
+            .into_iter()
+            .filter_map(|(r, slots)| Some((renumber(r)?, slots)))
+            .collect();
+        self.strategy.replace_regions(new.clone());
+    }
+
     /// The regions a failover of `failed` restarts, as subtasks.
     pub(super) fn scope_of(&self, failed: &[SubtaskRef]) -> (BTreeSet<usize>, BTreeSet<SubtaskRef>) {
         let regions = self.strategy.regions_to_restart(failed, &self.lost);

@@ -229,6 +229,7 @@ mod tests {
             name: format!("n{id}"),
             kind: if id == 0 { NodeKind::Source } else { NodeKind::Sink },
             parallelism: p,
+            parallelism_configured: false,
             max_parallelism: None,
             chaining_strategy: ChainingStrategy::Never,
             slot_sharing_group: "default".into(),

@@ -12,6 +12,7 @@ fn node(id: u32, p: u32) -> StreamNode {
         name: format!("n{id}"),
         kind: if id == 0 { NodeKind::Source } else { NodeKind::Operator },
         parallelism: p,
+        parallelism_configured: false,
         max_parallelism: None,
         chaining_strategy: ChainingStrategy::Always,
         slot_sharing_group: "default".into(),
@@ -27,6 +28,19 @@ pub(super) fn job(p: u32, restart: RestartStrategyConfig) -> JobMaster {
 
 /// [`job`] in runtime mode `mode` (BATCH makes the hash edge blocking).
 pub(super) fn job_in(mode: weir_core::RuntimeExecutionMode, p: u32, restart: RestartStrategyConfig) -> JobMaster {
+    JobMaster::new(
+        JobId(9),
+        ProgramInvocation::new("p"),
+        "f".into(),
+        job_graph_in(mode, p),
+        restart.create(1).unwrap(),
+        1000,
+        0,
+    )
+}
+
+/// source (p) --hash--> aggregate (p) in `mode`.
+pub(super) fn job_graph_in(mode: weir_core::RuntimeExecutionMode, p: u32) -> JobGraph {
     let g = StreamGraph {
         job_name: "j".into(),
         config: ExecutionConfig {
@@ -41,16 +55,7 @@ pub(super) fn job_in(mode: weir_core::RuntimeExecutionMode, p: u32, restart: Res
             input: 0,
         }],
     };
-    let jg = JobGraph::from_stream_graph(&g).unwrap();
-    JobMaster::new(
-        JobId(9),
-        ProgramInvocation::new("p"),
-        "f".into(),
-        jg,
-        restart.create(1).unwrap(),
-        1000,
-        0,
-    )
+    JobGraph::from_stream_graph(&g).unwrap()
 }
 
 fn report_all(

@@ -107,6 +107,8 @@ struct SpillFile {
 
 struct State {
     subpartitions: Vec<Vec<Entry>>,
+    /// Data bytes written per subpartition (kept after a release).
+    written: Vec<u64>,
     ended: Vec<bool>,
     status: Status,
     memory_bytes: usize,
@@ -146,6 +148,7 @@ impl BlockingPartition {
             settings,
             state: Mutex::new(State {
                 subpartitions: (0..num_subpartitions).map(|_| Vec::new()).collect(),
+                written: vec![0; num_subpartitions],
                 ended: vec![false; num_subpartitions],
                 status: Status::Writing,
                 memory_bytes: 0,
@@ -163,11 +166,18 @@ impl BlockingPartition {
         lock(&self.state).subpartitions.len()
     }
 
+    /// The data bytes written to each subpartition (what the adaptive batch scheduler
+    /// decides the consumers' parallelism by).
+    pub fn subpartition_bytes(&self) -> Vec<u64> {
+        lock(&self.state).written.clone()
+    }
+
     /// Stores a buffer's bytes for `subpartition`: in memory within the budget, else in
     /// the spill file (created on first use).
     pub(crate) fn append_buffer(&self, subpartition: usize, bytes: &[u8]) -> Result<(), NetworkError> {
         let mut st = lock(&self.state);
         self.check_writable(&st, subpartition)?;
+        st.written[subpartition] += bytes.len() as u64;
         if st.spill.is_none() && self.settings.budget.try_reserve(bytes.len()) {
             st.memory_bytes += bytes.len();
             st.subpartitions[subpartition].push(Entry::Memory(bytes.to_vec()));

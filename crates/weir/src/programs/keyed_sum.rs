@@ -44,6 +44,10 @@ pub fn program() -> Program {
                 help: "spend this many microseconds of CPU per record in Sum, a slow operator (default 0)",
             },
             ArgSpec {
+                name: SUM_PARALLELISM,
+                help: "set Sum's parallelism explicitly (default: the job's, decided by the adaptive batch scheduler in BATCH)",
+            },
+            ArgSpec {
                 name: FAIL_ONCE_AFTER,
                 help: "fail each Sum subtask of the first execution attempt after this many records (default: never)",
             },
@@ -80,18 +84,30 @@ fn build(env: &StreamExecutionEnvironment, args: &ProgramArgs) -> Result<(), Pro
         Some(_) => Some(args.get_u64(FAIL_ONCE_AFTER, 0)?),
         None => None,
     };
-    let sums = env
+    let mut summed = env
         .from_generator_with_rate(records, seed, rate, generate(keys))
         .key_by(|r: &(u64, u64)| r.0)
         .process(SumAtEnd::new(fail_once_after).with_work(work))
-        .name("Sum")
-        .map(|(k, s): (u64, u64)| format!("{k},{s}"));
+        .name("Sum");
+    if args.get(SUM_PARALLELISM).is_some() {
+        let p = args.get_u64(SUM_PARALLELISM, 1)?;
+        let p = u32::try_from(p).map_err(|_| ProgramError::InvalidValue {
+            key: SUM_PARALLELISM.into(),
+            value: p.to_string(),
+            reason: "expected a parallelism up to 32768".into(),
+        })?;
+        summed = summed.set_parallelism(p);
+    }
+    let sums = summed.map(|(k, s): (u64, u64)| format!("{k},{s}"));
     sink_lines(&sums, args);
     Ok(())
 }
 
 /// The argument that makes the first execution attempt fail.
 pub const FAIL_ONCE_AFTER: &str = "fail-once-after";
+
+/// The argument that sets Sum's parallelism explicitly.
+pub const SUM_PARALLELISM: &str = "sum-parallelism";
 
 /// The argument that makes Sum slow: microseconds of CPU per record.
 pub const WORK_US: &str = "work_us";

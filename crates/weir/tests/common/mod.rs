@@ -365,6 +365,29 @@ pub fn orders_csv(dir: &std::path::Path, n: u64) -> std::path::PathBuf {
     path
 }
 
+/// `user_id,count,sum` per user of an orders CSV, computed directly, sorted.
+pub fn direct_orders_per_user(csv: &std::path::Path) -> Vec<String> {
+    use weir::programs::orders_per_minute::{format_cents, parse_order};
+    let mut per_user: std::collections::BTreeMap<i64, (u64, i64)> = std::collections::BTreeMap::new();
+    for line in std::fs::read_to_string(csv).unwrap().lines() {
+        let o = parse_order(line).unwrap();
+        let e = per_user.entry(o.user_id as i64).or_default();
+        e.0 += 1;
+        e.1 += o.amount_cents;
+    }
+    per_user
+        .into_iter()
+        .map(|(u, (c, cents))| format!("{u},{c},{}", format_cents(cents)))
+        .collect()
+}
+
+/// JobManager settings: a failed job restarts up to 3 times without delay.
+pub const RESTART_THREE_TIMES: [&str; 3] = [
+    "restart-strategy.type=fixed-delay",
+    "restart-strategy.fixed-delay.attempts=3",
+    "restart-strategy.fixed-delay.delay=0 s",
+];
+
 /// Runs `statements` as `weir sql -f <dir>/job.sql <extra>`.
 pub fn run_sql(dir: &std::path::Path, statements: &str, extra: &[&str]) -> (i32, String, String) {
     let file = dir.join("job.sql");
