@@ -31,6 +31,8 @@ pub(crate) struct PendingNode {
     pub keyed: bool,
     /// Sources only: whether the source ends (Flink's `Boundedness`).
     pub boundedness: Boundedness,
+    /// Sources only: the splits the source knows at planning time.
+    pub source_splits: Option<u32>,
 }
 
 /// Whether a source ends (Flink's `Boundedness`): what `execution.runtime-mode`
@@ -124,6 +126,7 @@ impl GraphBuilder {
             uid: None,
             keyed: false,
             boundedness: Boundedness::ContinuousUnbounded,
+            source_splits: None,
         });
         self.factories.push(factory);
         id
@@ -152,6 +155,7 @@ impl GraphBuilder {
                 kind: n.kind,
                 parallelism: n.parallelism.unwrap_or(config.parallelism),
                 parallelism_configured: n.parallelism.is_some(),
+                source_splits: n.source_splits,
                 max_parallelism: n.max_parallelism,
                 chaining_strategy: n.chaining_strategy,
                 slot_sharing_group: n

@@ -140,6 +140,19 @@ impl<T: Data> DataStream<T> {
     /// Declares whether this source ends (Flink's `Source::getBoundedness`); only
     /// sources have a boundedness, setting it elsewhere is a build error.
     pub fn set_boundedness(self, boundedness: crate::builder::Boundedness) -> Self {
+        self.with_source("set_boundedness", |n| n.boundedness = boundedness)
+    }
+
+    /// Declares how many splits this source has, known when the job is planned (e.g.
+    /// the files it reads). In BATCH mode the adaptive batch scheduler runs a source
+    /// whose parallelism nobody set with that many subtasks, at most its max (Flink's
+    /// dynamic source parallelism inference); elsewhere it changes nothing.
+    pub fn set_source_splits(self, splits: u32) -> Self {
+        self.with_source("set_source_splits", |n| n.source_splits = Some(splits.max(1)))
+    }
+
+    /// [`Self::with_node`] for a setting only sources have; a build error elsewhere.
+    fn with_source(self, what: &str, f: impl FnOnce(&mut crate::builder::PendingNode)) -> Self {
         let not_a_source = self.inputs.len() != 1
             || self
                 .builder
@@ -152,10 +165,10 @@ impl<T: Data> DataStream<T> {
             self.builder
                 .borrow_mut()
                 .errors
-                .push("set_boundedness applies to a source only".into());
+                .push(format!("{what} applies to a source only"));
             return self;
         }
-        self.with_node("set_boundedness", |n| n.boundedness = boundedness)
+        self.with_node(what, f)
     }
 
     fn with_node(self, what: &str, f: impl FnOnce(&mut crate::builder::PendingNode)) -> Self {

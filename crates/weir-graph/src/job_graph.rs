@@ -60,6 +60,9 @@ pub struct JobVertex {
     /// True when any chained operator's parallelism was set by the user.
     #[serde(default)]
     pub parallelism_configured: bool,
+    /// The head's [`StreamNode::source_splits`], for a source vertex.
+    #[serde(default)]
+    pub source_splits: Option<u32>,
     /// Resolved max parallelism: the head operator's explicit value, else
     /// `pipeline.max-parallelism`, else the largest explicit value among the chained
     /// operators, else `default_max_parallelism(parallelism)`.
@@ -522,6 +525,7 @@ fn build_vertex(graph: &StreamGraph, chain: &Chain, chained_names: &[String]) ->
             .ops
             .iter()
             .any(|id| graph.nodes[*id as usize].parallelism_configured),
+        source_splits: graph.nodes[chain.head as usize].source_splits,
         max_parallelism,
         max_parallelism_configured,
         operators,
@@ -587,6 +591,7 @@ pub(crate) mod tests {
             kind,
             parallelism,
             parallelism_configured: false,
+            source_splits: None,
             max_parallelism: None,
             chaining_strategy: ChainingStrategy::Always,
             slot_sharing_group: DEFAULT_SLOT_SHARING_GROUP.to_string(),

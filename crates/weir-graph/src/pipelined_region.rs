@@ -179,6 +179,7 @@ pub(crate) mod tests {
             kind: if id == 0 { NodeKind::Source } else { NodeKind::Operator },
             parallelism: p,
             parallelism_configured: false,
+            source_splits: None,
             max_parallelism: None,
             chaining_strategy: ChainingStrategy::Never,
             slot_sharing_group: "default".into(),

@@ -188,6 +188,10 @@ pub struct StreamNode {
     /// decided by the adaptive batch scheduler.
     #[serde(default)]
     pub parallelism_configured: bool,
+    /// Sources only: the splits the source knows at planning time (e.g. its files),
+    /// which the adaptive batch scheduler takes as its parallelism.
+    #[serde(default)]
+    pub source_splits: Option<u32>,
     /// Max parallelism set on this operator, if any.
     pub max_parallelism: Option<u32>,
     /// How this operator may chain.

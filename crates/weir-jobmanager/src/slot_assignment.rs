@@ -44,6 +44,7 @@ mod tests {
             kind: if id == 0 { NodeKind::Source } else { NodeKind::Operator },
             parallelism: p,
             parallelism_configured: false,
+            source_splits: None,
             max_parallelism: None,
             chaining_strategy: ChainingStrategy::Always,
             slot_sharing_group: group.into(),

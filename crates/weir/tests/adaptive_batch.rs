@@ -68,7 +68,8 @@ fn seed_002_a_small_file_at_parallelism_2_runs_its_aggregate_at_1_unless_auto_pa
     let (job, rows) = aggregate(&cluster, &csv, &[("parallelism.default", "2")]);
     assert_eq!(rows, expected);
     assert_eq!(vertex(&job, "GroupAggregate")["parallelism"], 1, "{job}");
-    assert_eq!(vertex(&job, "Source")["parallelism"], 2, "{job}");
+    // One file is one split: the source infers parallelism 1 too.
+    assert_eq!(vertex(&job, "Source")["parallelism"], 1, "{job}");
 
     let (job, rows) = aggregate(
         &cluster,
@@ -80,6 +81,25 @@ fn seed_002_a_small_file_at_parallelism_2_runs_its_aggregate_at_1_unless_auto_pa
     );
     assert_eq!(rows, expected);
     assert_eq!(vertex(&job, "GroupAggregate")["parallelism"], 2, "{job}");
+    assert_eq!(vertex(&job, "Source")["parallelism"], 2, "{job}");
+}
+
+#[test]
+fn a_file_source_over_a_directory_runs_one_subtask_per_file() {
+    let cluster = Cluster::start(2, 2, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let csv = orders_csv(dir.path(), 3_000);
+    let expected = direct_orders_per_user(&csv);
+    let parts = dir.path().join("parts");
+    std::fs::create_dir(&parts).unwrap();
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, chunk) in lines.chunks(lines.len().div_ceil(3)).enumerate() {
+        std::fs::write(parts.join(format!("part-{i}.csv")), chunk.join("\n") + "\n").unwrap();
+    }
+    let (job, rows) = aggregate(&cluster, &parts, &[]);
+    assert_eq!(rows, expected);
+    assert_eq!(vertex(&job, "Source")["parallelism"], 3, "{job}");
 }
 
 #[test]

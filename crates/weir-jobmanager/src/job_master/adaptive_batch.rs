@@ -75,7 +75,7 @@ pub fn prepare_job_graph(job_graph: &mut JobGraph, options: &AdaptiveParallelism
     for &v in &vertices {
         let vertex = &mut job_graph.vertices[v];
         if vertex.is_source {
-            vertex.parallelism = decide_source_parallelism(options, None).min(vertex.max_parallelism);
+            vertex.parallelism = decide_source_parallelism(options, vertex.source_splits).min(vertex.max_parallelism);
             continue;
         }
         vertex.parallelism = 0;

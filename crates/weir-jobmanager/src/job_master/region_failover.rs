@@ -230,6 +230,7 @@ mod tests {
             kind: if id == 0 { NodeKind::Source } else { NodeKind::Sink },
             parallelism: p,
             parallelism_configured: false,
+            source_splits: None,
             max_parallelism: None,
             chaining_strategy: ChainingStrategy::Never,
             slot_sharing_group: "default".into(),

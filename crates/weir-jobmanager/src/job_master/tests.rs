@@ -13,6 +13,7 @@ fn node(id: u32, p: u32) -> StreamNode {
         kind: if id == 0 { NodeKind::Source } else { NodeKind::Operator },
         parallelism: p,
         parallelism_configured: false,
+        source_splits: None,
         max_parallelism: None,
         chaining_strategy: ChainingStrategy::Always,
         slot_sharing_group: "default".into(),

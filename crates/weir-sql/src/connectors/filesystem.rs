@@ -181,7 +181,19 @@ pub fn source(env: &StreamExecutionEnvironment, t: Arc<ResolvedTable>) -> Result
         });
         Ok(Box::new(RowSource::new(Box::new(inner), convert)))
     };
-    Ok(add_row_source(env, &t, name, weir_api::Boundedness::Bounded, build))
+    let stream = add_row_source(env, &t, name, weir_api::Boundedness::Bounded, build);
+    // A file is one split, as Flink's file source reads a CSV or JSON file whole; a
+    // path not readable now fails the job when the source opens it.
+    Ok(match split_count(&t.options["path"]) {
+        Some(splits) => stream.set_source_splits(splits),
+        None => stream,
+    })
+}
+
+/// The number of input files under `path` when it can be listed now.
+fn split_count(path: &str) -> Option<u32> {
+    let files = input_files(&PathBuf::from(path)).ok()?;
+    u32::try_from(files.len()).ok()
 }
 
 /// Writes rows of `t`'s physical columns as part files under `t`'s path.
