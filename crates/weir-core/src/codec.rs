@@ -23,6 +23,16 @@ pub fn encode_into<T: Serialize + ?Sized>(buf: &mut Vec<u8>, value: &T) -> Resul
     bincode::serialize_into(buf, value).map_err(|e| CoreError::Encode(e.to_string()))
 }
 
+/// Writes the bincode encoding of `value` to the front of `buf`; the number of bytes
+/// written, or `None` if the encoding does not fit (or fails).
+#[inline]
+pub fn encode_into_slice<T: Serialize + ?Sized>(buf: &mut [u8], value: &T) -> Option<usize> {
+    let capacity = buf.len();
+    let mut rest = &mut buf[..];
+    bincode::serialize_into(&mut rest, value).ok()?;
+    Some(capacity - rest.len())
+}
+
 /// Encodes `value` into a new vector.
 pub fn encode<T: Serialize + ?Sized>(value: &T) -> Result<Vec<u8>, CoreError> {
     bincode::serialize(value).map_err(|e| CoreError::Encode(e.to_string()))

@@ -17,8 +17,22 @@ thread_local! {
     static SCRATCH: RefCell<Vec<u8>> = RefCell::new(Vec::with_capacity(64));
 }
 
+/// Keys whose encoding fits in this many bytes are encoded on the stack.
+const STACK_KEY_BYTES: usize = 64;
+
 /// The stable key hash of `key` (see the module docs).
+#[inline]
 pub fn key_hash<K: Serialize + ?Sized>(key: &K) -> i32 {
+    let mut stack = [0u8; STACK_KEY_BYTES];
+    match codec::encode_into_slice(&mut stack, key) {
+        Some(len) => murmur3_32(&stack[..len], 0) as i32,
+        None => key_hash_of_long_key(key),
+    }
+}
+
+/// [`key_hash`] of a key whose encoding does not fit on the stack.
+#[cold]
+fn key_hash_of_long_key<K: Serialize + ?Sized>(key: &K) -> i32 {
     SCRATCH.with(|s| {
         let mut buf = s.borrow_mut();
         buf.clear();
@@ -52,6 +66,16 @@ mod tests {
         t.extend_from_slice(&1u64.to_le_bytes());
         t.push(b'k');
         assert_eq!(key_hash(&(7u64, "k".to_string())), murmur3_32(&t, 0) as i32);
+    }
+
+    #[test]
+    fn keys_longer_than_the_stack_buffer_hash_their_whole_encoding() {
+        for len in [STACK_KEY_BYTES - 9, STACK_KEY_BYTES - 8, STACK_KEY_BYTES - 7, 1000] {
+            let key = "k".repeat(len);
+            let mut bytes = (len as u64).to_le_bytes().to_vec();
+            bytes.extend_from_slice(key.as_bytes());
+            assert_eq!(key_hash(key.as_str()), murmur3_32(&bytes, 0) as i32, "{len}");
+        }
     }
 
     #[test]

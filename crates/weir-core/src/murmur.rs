@@ -32,6 +32,7 @@ fn fmix(mut h1: u32, len: u32) -> u32 {
 }
 
 /// MurmurHash3_x86_32 of `data` with `seed`, as in the reference implementation.
+#[inline]
 pub fn murmur3_32(data: &[u8], seed: u32) -> u32 {
     let mut h1 = seed;
     let mut chunks = data.chunks_exact(4);
@@ -55,6 +56,7 @@ pub fn murmur3_32(data: &[u8], seed: u32) -> u32 {
 }
 
 /// Flink's `MathUtils.murmurHash(int code)`: always in `0..=i32::MAX`.
+#[inline]
 pub fn flink_murmur_hash(code: i32) -> i32 {
     let h = murmur3_32(&code.to_le_bytes(), 0) as i32;
     if h >= 0 {

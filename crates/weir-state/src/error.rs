@@ -11,6 +11,9 @@ pub enum StateError {
     /// The same state name was declared with two different types.
     #[error("state '{0}' was declared with a different type before")]
     TypeMismatch(String),
+    /// A state handle that this backend did not give out.
+    #[error("no keyed state at handle {0}: the handle belongs to another backend")]
+    UnknownHandle(usize),
     /// A key belongs to a key group outside this backend's range.
     #[error("key group {key_group} is not in this backend's range {start}..={end}")]
     KeyGroupOutOfRange {

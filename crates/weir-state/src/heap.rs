@@ -18,6 +18,9 @@ use weir_core::key_group::assign_to_key_group;
 use weir_core::key_hash::key_hash;
 use weir_core::{codec, KeyGroupRange};
 
+mod handles;
+pub use handles::{ListStateHandle, ValueStateHandle};
+
 /// What a state value must be.
 pub trait StateValue: Serialize + DeserializeOwned + Clone + 'static {}
 impl<T: Serialize + DeserializeOwned + Clone + 'static> StateValue for T {}
@@ -89,7 +92,25 @@ impl<K: Key> HeapKeyedStateBackend<K> {
 
     /// Makes `key` the current key; returns its key group.
     pub fn set_current_key(&mut self, key: K) -> Result<u32, StateError> {
-        let kg = assign_to_key_group(key_hash(&key), self.max_parallelism);
+        let kg = self.key_group_of(&key);
+        self.set_current_key_in_group(key, kg)
+    }
+
+    /// The key group of `key` (its stable key hash spread over the key groups).
+    #[inline]
+    pub fn key_group_of(&self, key: &K) -> u32 {
+        assign_to_key_group(key_hash(key), self.max_parallelism)
+    }
+
+    /// [`set_current_key`](Self::set_current_key) with the key group computed before
+    /// (by [`key_group_of`](Self::key_group_of), e.g. when the key's state was
+    /// prefetched): `kg` must be the key's group.
+    pub fn set_current_key_in_group(&mut self, key: K, kg: u32) -> Result<u32, StateError> {
+        debug_assert_eq!(
+            kg,
+            self.key_group_of(&key),
+            "a key set with another key group than its own"
+        );
         if !self.range.contains(kg) {
             return Err(StateError::KeyGroupOutOfRange {
                 key_group: kg,
@@ -106,32 +127,43 @@ impl<K: Key> HeapKeyedStateBackend<K> {
         self.current.as_ref().map(|(k, _)| k)
     }
 
-    fn table<N: Key, V: StateValue>(&mut self, name: &str) -> Result<&mut HashMap<(K, N), V>, StateError> {
-        let idx = match self.tables.iter().position(|(n, _)| n == name) {
-            Some(i) => i,
-            None => {
-                let mut table: Table<K, N, V> = Table {
-                    groups: (0..self.range.len()).map(|_| HashMap::default()).collect(),
-                };
-                if let Some(pending) = self.pending_restore.remove(name) {
-                    for (kg, bytes) in pending {
-                        table.restore_group((kg - self.range.start) as usize, &bytes)?;
-                    }
-                }
-                self.tables.push((name.to_string(), Box::new(table)));
-                self.tables.len() - 1
-            }
+    /// The index of the table of state `name`, created (and filled from a pending
+    /// restore) when the state is declared for the first time.
+    fn table_index<N: Key, V: StateValue>(&mut self, name: &str) -> Result<usize, StateError> {
+        if let Some(i) = self.tables.iter().position(|(n, _)| n == name) {
+            return Ok(i);
+        }
+        let mut table: Table<K, N, V> = Table {
+            groups: (0..self.range.len()).map(|_| HashMap::default()).collect(),
         };
+        if let Some(pending) = self.pending_restore.remove(name) {
+            for (kg, bytes) in pending {
+                table.restore_group((kg - self.range.start) as usize, &bytes)?;
+            }
+        }
+        self.tables.push((name.to_string(), Box::new(table)));
+        Ok(self.tables.len() - 1)
+    }
+
+    /// The map of the current key's group in the table at `index`.
+    fn group_at<N: Key, V: StateValue>(&mut self, index: usize) -> Result<&mut HashMap<(K, N), V>, StateError> {
         let Some((_, kg)) = self.current.as_ref() else {
             return Err(StateError::NoCurrentKey);
         };
         let group = (*kg - self.range.start) as usize;
-        let table = self.tables[idx]
-            .1
+        let Some((name, table)) = self.tables.get_mut(index) else {
+            return Err(StateError::UnknownHandle(index));
+        };
+        let table = table
             .as_any_mut()
             .downcast_mut::<Table<K, N, V>>()
-            .ok_or_else(|| StateError::TypeMismatch(name.to_string()))?;
+            .ok_or_else(|| StateError::TypeMismatch(name.clone()))?;
         Ok(&mut table.groups[group])
+    }
+
+    fn table<N: Key, V: StateValue>(&mut self, name: &str) -> Result<&mut HashMap<(K, N), V>, StateError> {
+        let index = self.table_index::<N, V>(name)?;
+        self.group_at(index)
     }
 
     fn current_entry_key<N: Clone>(&self, namespace: &N) -> Result<(K, N), StateError> {
@@ -196,13 +228,22 @@ impl<K: Key> HeapKeyedStateBackend<K> {
     }
 
     fn prefetch_entry<N: Key, V: StateValue>(&self, name: &str, key: &K, namespace: &N) {
-        let Some((_, t)) = self.tables.iter().find(|(n, _)| n == name) else {
+        if let Some(index) = self.tables.iter().position(|(n, _)| n == name) {
+            self.prefetch_at::<N, V>(index, key, self.key_group_of(key), namespace);
+        }
+    }
+
+    /// Prefetches the entry of (`key` in group `kg`, `namespace`) in the table at
+    /// `index`; nothing for another type, index or key group.
+    #[inline]
+    fn prefetch_at<N: Key, V: StateValue>(&self, index: usize, key: &K, kg: u32, namespace: &N) {
+        let Some(table) = self
+            .tables
+            .get(index)
+            .and_then(|(_, t)| t.as_any().downcast_ref::<Table<K, N, V>>())
+        else {
             return;
         };
-        let Some(table) = t.as_any().downcast_ref::<Table<K, N, V>>() else {
-            return;
-        };
-        let kg = assign_to_key_group(key_hash(key), self.max_parallelism);
         if !self.range.contains(kg) {
             return;
         }

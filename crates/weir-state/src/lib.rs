@@ -23,7 +23,9 @@ pub mod timers;
 
 pub use descriptor::{ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor};
 pub use error::StateError;
-pub use heap::{HeapKeyedStateBackend, KeyGroupSnapshot, ListState, MapState, ValueState};
+pub use heap::{
+    HeapKeyedStateBackend, KeyGroupSnapshot, ListState, ListStateHandle, MapState, ValueState, ValueStateHandle,
+};
 pub use operator_state::{
     BroadcastState, BroadcastStateHandle, OperatorListState, OperatorStateStore, ReadOnlyBroadcastState,
 };

@@ -18,7 +18,10 @@ use std::marker::PhantomData;
 use weir_runtime::error::UserError;
 use weir_runtime::operator::ProcessingTimeService;
 use weir_state::heap::StateValue;
-use weir_state::{HeapKeyedStateBackend, ListStateDescriptor, ValueStateDescriptor};
+use weir_state::{
+    HeapKeyedStateBackend, ListState, ListStateDescriptor, ListStateHandle, StateError, ValueState,
+    ValueStateDescriptor, ValueStateHandle,
+};
 
 /// The window being emitted: the key, the window (metadata) and where its contents are.
 pub struct Firing<'a, K, W> {
@@ -65,9 +68,41 @@ pub trait WindowContents<K: KeyType, T, O, W: Window>: Send + 'static {
     /// Moves the contents of `sources` into `target` (merging windows).
     fn merge(&mut self, backend: &mut HeapKeyedStateBackend<K>, target: &W, sources: &[W]) -> Result<(), UserError>;
 
-    /// Loads the contents of `state_window` of `key` into the cache ahead of an access
-    /// (see [`HeapKeyedStateBackend::prefetch_value`]); changes nothing.
-    fn prefetch(&self, backend: &HeapKeyedStateBackend<K>, key: &K, state_window: &W);
+    /// Loads the contents of `state_window` of `key` (in key group `kg`) into the cache
+    /// ahead of an access (see [`HeapKeyedStateBackend::prefetch_value_of`]); changes
+    /// nothing.
+    fn prefetch(&self, backend: &HeapKeyedStateBackend<K>, key: &K, kg: u32, state_window: &W);
+}
+
+/// The contents' value state of the current key in `state_window`, through its handle
+/// (declared in `backend` on first use).
+#[inline]
+fn value_state<'b, K: KeyType, W: Window, V: StateValue>(
+    handle: &mut Option<ValueStateHandle<V>>,
+    backend: &'b mut HeapKeyedStateBackend<K>,
+    desc: &ValueStateDescriptor<V>,
+    state_window: &W,
+) -> Result<ValueState<'b, K, W, V>, StateError> {
+    let h = match *handle {
+        Some(h) => h,
+        None => *handle.insert(backend.value_handle::<W, V>(desc)?),
+    };
+    backend.value_of(h, state_window)
+}
+
+/// The contents' list state of the current key in `state_window`, through its handle.
+#[inline]
+fn list_state<'b, K: KeyType, W: Window, V: StateValue>(
+    handle: &mut Option<ListStateHandle<V>>,
+    backend: &'b mut HeapKeyedStateBackend<K>,
+    desc: &ListStateDescriptor<V>,
+    state_window: &W,
+) -> Result<ListState<'b, K, W, V>, StateError> {
+    let h = match *handle {
+        Some(h) => h,
+        None => *handle.insert(backend.list_handle::<W, V>(desc)?),
+    };
+    backend.list_of(h, state_window)
 }
 
 fn call_process<K: KeyType, V, O, W: Window, P: ProcessWindowFunction<K, V, O, W>>(
@@ -107,6 +142,7 @@ pub struct ReduceContents<T, F, P> {
     f: F,
     process: P,
     desc: ValueStateDescriptor<T>,
+    handle: Option<ValueStateHandle<T>>,
 }
 
 impl<T, F, P> ReduceContents<T, F, P> {
@@ -116,6 +152,7 @@ impl<T, F, P> ReduceContents<T, F, P> {
             f,
             process,
             desc: ValueStateDescriptor::new("window-contents"),
+            handle: None,
         }
     }
 }
@@ -129,7 +166,7 @@ where
     P: ProcessWindowFunction<K, T, O, W>,
 {
     fn add(&mut self, backend: &mut HeapKeyedStateBackend<K>, state_window: &W, value: T) -> Result<(), UserError> {
-        let mut s = backend.value(&self.desc, state_window)?;
+        let mut s = value_state(&mut self.handle, backend, &self.desc, state_window)?;
         let next = match s.take() {
             Some(acc) => (self.f)(acc, value),
             None => value,
@@ -145,7 +182,7 @@ where
         out: &mut Collector<'_, O>,
         take: bool,
     ) -> Result<(), UserError> {
-        let mut state = backend.value(&self.desc, firing.state_window)?;
+        let mut state = value_state(&mut self.handle, backend, &self.desc, firing.state_window)?;
         let Some(v) = (if take { state.take() } else { state.value() }) else {
             return Ok(());
         };
@@ -153,7 +190,7 @@ where
     }
 
     fn clear_contents(&mut self, backend: &mut HeapKeyedStateBackend<K>, state_window: &W) -> Result<(), UserError> {
-        backend.value(&self.desc, state_window)?.clear();
+        value_state(&mut self.handle, backend, &self.desc, state_window)?.clear();
         Ok(())
     }
 
@@ -166,14 +203,16 @@ where
     }
 
     #[inline]
-    fn prefetch(&self, backend: &HeapKeyedStateBackend<K>, key: &K, state_window: &W) {
-        backend.prefetch_value(&self.desc, key, state_window);
+    fn prefetch(&self, backend: &HeapKeyedStateBackend<K>, key: &K, kg: u32, state_window: &W) {
+        if let Some(h) = self.handle {
+            backend.prefetch_value_of(h, key, kg, state_window);
+        }
     }
 
     fn merge(&mut self, backend: &mut HeapKeyedStateBackend<K>, target: &W, sources: &[W]) -> Result<(), UserError> {
         let mut acc: Option<T> = None;
         for w in sources {
-            if let Some(v) = backend.value(&self.desc, w)?.take() {
+            if let Some(v) = value_state(&mut self.handle, backend, &self.desc, w)?.take() {
                 acc = Some(match acc {
                     Some(a) => (self.f)(a, v),
                     None => v,
@@ -192,6 +231,7 @@ pub struct AggregateContents<ACC, V, A, P> {
     agg: A,
     process: P,
     desc: ValueStateDescriptor<ACC>,
+    handle: Option<ValueStateHandle<ACC>>,
     _v: PhantomData<fn() -> V>,
 }
 
@@ -202,6 +242,7 @@ impl<ACC, V, A, P> AggregateContents<ACC, V, A, P> {
             agg,
             process,
             desc: ValueStateDescriptor::new("window-contents"),
+            handle: None,
             _v: PhantomData,
         }
     }
@@ -218,7 +259,7 @@ where
 {
     #[inline]
     fn add(&mut self, backend: &mut HeapKeyedStateBackend<K>, state_window: &W, value: T) -> Result<(), UserError> {
-        let mut s = backend.value(&self.desc, state_window)?;
+        let mut s = value_state(&mut self.handle, backend, &self.desc, state_window)?;
         let acc = s.get_or_insert_with(|| self.agg.create_accumulator());
         self.agg.add(value, acc);
         Ok(())
@@ -231,7 +272,7 @@ where
         out: &mut Collector<'_, O>,
         take: bool,
     ) -> Result<(), UserError> {
-        let mut state = backend.value(&self.desc, firing.state_window)?;
+        let mut state = value_state(&mut self.handle, backend, &self.desc, firing.state_window)?;
         let result = if take {
             state.take().map(|acc| self.agg.get_result(&acc))
         } else {
@@ -244,7 +285,7 @@ where
     }
 
     fn clear_contents(&mut self, backend: &mut HeapKeyedStateBackend<K>, state_window: &W) -> Result<(), UserError> {
-        backend.value(&self.desc, state_window)?.clear();
+        value_state(&mut self.handle, backend, &self.desc, state_window)?.clear();
         Ok(())
     }
 
@@ -257,14 +298,16 @@ where
     }
 
     #[inline]
-    fn prefetch(&self, backend: &HeapKeyedStateBackend<K>, key: &K, state_window: &W) {
-        backend.prefetch_value(&self.desc, key, state_window);
+    fn prefetch(&self, backend: &HeapKeyedStateBackend<K>, key: &K, kg: u32, state_window: &W) {
+        if let Some(h) = self.handle {
+            backend.prefetch_value_of(h, key, kg, state_window);
+        }
     }
 
     fn merge(&mut self, backend: &mut HeapKeyedStateBackend<K>, target: &W, sources: &[W]) -> Result<(), UserError> {
         let mut acc: Option<ACC> = None;
         for w in sources {
-            if let Some(v) = backend.value(&self.desc, w)?.take() {
+            if let Some(v) = value_state(&mut self.handle, backend, &self.desc, w)?.take() {
                 acc = Some(match acc {
                     Some(a) => self.agg.merge(a, v),
                     None => v,
@@ -272,7 +315,7 @@ where
             }
         }
         if let Some(v) = acc {
-            let mut s = backend.value(&self.desc, target)?;
+            let mut s = value_state(&mut self.handle, backend, &self.desc, target)?;
             let merged = match s.take() {
                 Some(t) => self.agg.merge(t, v),
                 None => v,
@@ -287,6 +330,7 @@ where
 pub struct ListContents<T, P> {
     process: P,
     desc: ListStateDescriptor<T>,
+    handle: Option<ListStateHandle<T>>,
 }
 
 impl<T, P> ListContents<T, P> {
@@ -295,6 +339,7 @@ impl<T, P> ListContents<T, P> {
         Self {
             process,
             desc: ListStateDescriptor::new("window-contents"),
+            handle: None,
         }
     }
 }
@@ -307,7 +352,7 @@ where
     P: ProcessWindowFunction<K, T, O, W>,
 {
     fn add(&mut self, backend: &mut HeapKeyedStateBackend<K>, state_window: &W, value: T) -> Result<(), UserError> {
-        backend.list(&self.desc, state_window)?.add(value);
+        list_state(&mut self.handle, backend, &self.desc, state_window)?.add(value);
         Ok(())
     }
 
@@ -318,7 +363,7 @@ where
         out: &mut Collector<'_, O>,
         take: bool,
     ) -> Result<(), UserError> {
-        let mut state = backend.list(&self.desc, firing.state_window)?;
+        let mut state = list_state(&mut self.handle, backend, &self.desc, firing.state_window)?;
         let elements = if take { state.take() } else { state.get().to_vec() };
         if elements.is_empty() {
             return Ok(());
@@ -327,7 +372,7 @@ where
     }
 
     fn clear_contents(&mut self, backend: &mut HeapKeyedStateBackend<K>, state_window: &W) -> Result<(), UserError> {
-        backend.list(&self.desc, state_window)?.clear();
+        list_state(&mut self.handle, backend, &self.desc, state_window)?.clear();
         Ok(())
     }
 
@@ -340,16 +385,18 @@ where
     }
 
     #[inline]
-    fn prefetch(&self, backend: &HeapKeyedStateBackend<K>, key: &K, state_window: &W) {
-        backend.prefetch_list(&self.desc, key, state_window);
+    fn prefetch(&self, backend: &HeapKeyedStateBackend<K>, key: &K, kg: u32, state_window: &W) {
+        if let Some(h) = self.handle {
+            backend.prefetch_list_of(h, key, kg, state_window);
+        }
     }
 
     fn merge(&mut self, backend: &mut HeapKeyedStateBackend<K>, target: &W, sources: &[W]) -> Result<(), UserError> {
         let mut all = Vec::new();
         for w in sources {
-            all.extend(backend.list(&self.desc, w)?.take());
+            all.extend(list_state(&mut self.handle, backend, &self.desc, w)?.take());
         }
-        backend.list(&self.desc, target)?.add_all(all);
+        list_state(&mut self.handle, backend, &self.desc, target)?.add_all(all);
         Ok(())
     }
 }

@@ -73,6 +73,9 @@ pub struct WindowOperator<K: KeyType, T, O, W: Window, C> {
     late_records_dropped: Counter,
     windows: Vec<W>,
     prefetch_windows: Vec<W>,
+    /// The key of the record or timer prefetched last, with its key group: the next
+    /// record or timer usually has that key, whose group then is not hashed again.
+    next_key: Option<(K, u32)>,
     merging_desc: ValueStateDescriptor<Vec<(W, W)>>,
     _o: PhantomData<fn() -> O>,
 }
@@ -130,6 +133,7 @@ where
             late_records_dropped: Counter::default(),
             windows: Vec::new(),
             prefetch_windows: Vec::new(),
+            next_key: None,
             merging_desc: ValueStateDescriptor::new("merging-window-set"),
             _o: PhantomData,
         }
@@ -160,6 +164,15 @@ where
 
     fn fail(&self, e: impl std::fmt::Display) -> TaskError {
         TaskError::user(&self.spec.name, e)
+    }
+
+    /// The key group of `key`: the one computed when it was prefetched, or computed now.
+    #[inline]
+    fn key_group(&mut self, key: &K) -> u32 {
+        match self.next_key.take() {
+            Some((k, kg)) if k == *key => kg,
+            _ => self.backend.key_group_of(key),
+        }
     }
 
     fn cleanup_time(&self, window: &W) -> i64 {
@@ -316,7 +329,10 @@ where
 
     fn process_element(&mut self, record: StreamRecord<T>) -> Result<(), TaskError> {
         let key = (self.spec.key_selector)(&record.value);
-        self.backend.set_current_key(key.clone()).map_err(|e| self.fail(e))?;
+        let kg = self.key_group(&key);
+        self.backend
+            .set_current_key_in_group(key.clone(), kg)
+            .map_err(|e| self.fail(e))?;
         let timestamp = record.timestamp.unwrap_or(i64::MIN);
         let actx = AssignerContext::new(&self.processing_time);
         let mut windows = std::mem::take(&mut self.windows);
@@ -454,17 +470,22 @@ where
 
     fn on_timer(&mut self, timer: Timer<K, W>, domain: TimeDomain) -> Result<(), TaskError> {
         let event_time_timer = domain == TimeDomain::EventTime;
-        if !self.merging {
-            if let Some((next_key, next_window)) = self.timers.peek_firing(domain) {
-                self.contents.prefetch(&self.backend, next_key, next_window);
-            }
-        }
         let Timer {
             timestamp,
             key,
             namespace: window,
         } = timer;
-        self.backend.set_current_key(key.clone()).map_err(|e| self.fail(e))?;
+        let kg = self.key_group(&key);
+        if !self.merging {
+            if let Some((next_key, next_window)) = self.timers.peek_firing(domain) {
+                let next_kg = self.backend.key_group_of(next_key);
+                self.contents.prefetch(&self.backend, next_key, next_kg, next_window);
+                self.next_key = Some((next_key.clone(), next_kg));
+            }
+        }
+        self.backend
+            .set_current_key_in_group(key.clone(), kg)
+            .map_err(|e| self.fail(e))?;
         let mut set = if self.merging {
             Some(self.load_merging_set()?)
         } else {
@@ -570,6 +591,7 @@ where
             return;
         }
         let key = (self.spec.key_selector)(&record.value);
+        let kg = self.backend.key_group_of(&key);
         let timestamp = record.timestamp.unwrap_or(i64::MIN);
         let actx = AssignerContext::new(&self.processing_time);
         let mut windows = std::mem::take(&mut self.prefetch_windows);
@@ -581,10 +603,11 @@ where
             .is_ok()
         {
             for window in &windows {
-                self.contents.prefetch(&self.backend, &key, window);
+                self.contents.prefetch(&self.backend, &key, kg, window);
             }
         }
         self.prefetch_windows = windows;
+        self.next_key = Some((key, kg));
     }
 
     fire_timers_and_forward!(timers, on_timer);

@@ -124,6 +124,19 @@ fn tumbling_list(size: u64, lateness: i64) -> Harness<String, TimeWindow, ListCo
     )
 }
 
+fn sliding_sum() -> Harness<String, TimeWindow, AggregateContents<i64, i64, Sum, Describe>> {
+    harness(
+        Arc::new(SlidingEventTimeWindows::of(
+            Duration::from_millis(10),
+            Duration::from_millis(5),
+        )),
+        Arc::new(EventTimeTrigger),
+        0,
+        AggregateContents::new(Sum, Describe),
+        true,
+    )
+}
+
 impl<O, W: Window, C: WindowContents<u32, Rec, O, W>> Harness<O, W, C> {
     fn element(&mut self, key: u32, value: i64, ts: i64) {
         self.op.collect(StreamRecord::with_timestamp((key, value), ts)).unwrap();
@@ -155,6 +168,35 @@ fn tumbling_window_fires_once_the_watermark_reaches_its_max_timestamp_with_that_
     );
     h.watermark(100);
     assert_eq!(h.out.take(), vec!["\"1 [10,20) [12]\"@Some(19)", "W100"]);
+}
+
+#[test]
+fn records_prefetched_out_of_turn_land_in_the_state_of_their_own_key() {
+    let mut h = sliding_sum();
+    // The input reads one record ahead; here the prefetched record is not always the
+    // next one collected, so a key group remembered from a prefetch must not be reused
+    // for another key.
+    let records = [(1, 1, 6), (2, 10, 7), (1, 100, 8), (3, 1000, 12)];
+    let prefetched = [(2, 0, 7), (1, 0, 6), (3, 0, 12), (1, 0, 8)];
+    for (&(key, value, ts), &(pk, pv, pts)) in records.iter().zip(&prefetched) {
+        h.op.prefetch(&StreamRecord::with_timestamp((pk, pv), pts));
+        h.element(key, value, ts);
+    }
+    h.watermark(14);
+    assert_eq!(
+        h.out.take(),
+        vec![
+            "\"1 [0,10) [101]\"@Some(9)",
+            "\"2 [0,10) [10]\"@Some(9)",
+            "\"1 [5,15) [101]\"@Some(14)",
+            "\"2 [5,15) [10]\"@Some(14)",
+            "\"3 [5,15) [1000]\"@Some(14)",
+            "W14"
+        ]
+    );
+    h.watermark(100);
+    assert_eq!(h.out.take(), vec!["\"3 [10,20) [1000]\"@Some(19)", "W100"]);
+    assert_eq!(h.op.num_timers(), 0);
 }
 
 #[test]
@@ -221,16 +263,7 @@ fn an_element_behind_the_watermark_within_lateness_fires_the_window_it_passed_at
 
 #[test]
 fn sliding_windows_count_an_element_in_every_window_it_falls_in() {
-    let mut h = harness(
-        Arc::new(SlidingEventTimeWindows::of(
-            Duration::from_millis(10),
-            Duration::from_millis(5),
-        )),
-        Arc::new(EventTimeTrigger),
-        0,
-        AggregateContents::new(Sum, Describe),
-        true,
-    );
+    let mut h = sliding_sum();
     h.element(1, 3, 12);
     h.watermark(i64::MAX);
     assert_eq!(
