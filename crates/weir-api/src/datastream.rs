@@ -243,14 +243,14 @@ impl<T: Data> DataStream<T> {
     /// Applies `f` to every record.
     pub fn map<O: Data>(&self, f: impl Fn(T) -> O + Clone + Send + Sync + 'static) -> DataStream<O> {
         let factory =
-            OperatorFactory::one_input::<T, O>(move |_ctx, out| Ok(Box::new(MapOperator::new(f.clone(), out))));
+            OperatorFactory::one_input_operator::<T, O, _>(move |_ctx, out| Ok(MapOperator::new(f.clone(), out)));
         self.transform("Map", NodeKind::Operator, false, factory)
     }
 
     /// Keeps the records for which `f` is true.
     pub fn filter(&self, f: impl Fn(&T) -> bool + Clone + Send + Sync + 'static) -> DataStream<T> {
         let factory =
-            OperatorFactory::one_input::<T, T>(move |_ctx, out| Ok(Box::new(FilterOperator::new(f.clone(), out))));
+            OperatorFactory::one_input_operator::<T, T, _>(move |_ctx, out| Ok(FilterOperator::new(f.clone(), out)));
         self.transform("Filter", NodeKind::Operator, false, factory)
     }
 
@@ -260,7 +260,7 @@ impl<T: Data> DataStream<T> {
         f: impl Fn(T) -> It + Clone + Send + Sync + 'static,
     ) -> DataStream<O> {
         let factory =
-            OperatorFactory::one_input::<T, O>(move |_ctx, out| Ok(Box::new(FlatMapOperator::new(f.clone(), out))));
+            OperatorFactory::one_input_operator::<T, O, _>(move |_ctx, out| Ok(FlatMapOperator::new(f.clone(), out)));
         self.transform("Flat Map", NodeKind::Operator, false, factory)
     }
 
@@ -395,8 +395,8 @@ impl<T: Data> DataStream<T> {
     where
         T: Display,
     {
-        self.add_sink("Sink: Print to Std. Out", |ctx| {
-            Ok(Box::new(PrintSink::new(ctx.subtask_index, ctx.parallelism)))
+        self.add_sink_operator("Sink: Print to Std. Out", |ctx| {
+            Ok(PrintSink::new(ctx.subtask_index, ctx.parallelism))
         })
     }
 
@@ -418,16 +418,31 @@ impl<T: Data> DataStream<T> {
         })
     }
 
+    /// A sink of concrete type `S` built per subtask by `build` (its records-in count
+    /// is inlined into its own call).
+    fn add_sink_operator<S: Output<T> + 'static>(
+        &self,
+        name: &str,
+        build: impl Fn(&TaskContext) -> Result<S, TaskError> + Send + Sync + 'static,
+    ) -> DataStreamSink {
+        let factory = OperatorFactory::one_input_operator::<T, (), S>(move |ctx, _out| build(ctx));
+        let s: DataStream<()> = self.transform(name, NodeKind::Sink, false, factory);
+        DataStreamSink {
+            builder: self.builder.clone(),
+            node: s.inputs[0].node,
+        }
+    }
+
     /// Drops every record.
     pub fn discard(&self) -> DataStreamSink {
-        self.add_sink("Sink: Discard", |_ctx| Ok(Box::new(DiscardSink::default())))
+        self.add_sink_operator("Sink: Discard", |_ctx| Ok(DiscardSink::default()))
     }
 
     /// Collects every record in memory (for tests; in-process runs only).
     pub fn collect(&self) -> CollectHandle<T> {
         let handle = CollectHandle::new();
         let h = handle.clone();
-        self.add_sink("Sink: Collect", move |_ctx| Ok(Box::new(CollectSink::new(h.clone()))));
+        self.add_sink_operator("Sink: Collect", move |_ctx| Ok(CollectSink::new(h.clone())));
         handle
     }
 }

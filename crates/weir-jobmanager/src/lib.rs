@@ -20,6 +20,7 @@ pub mod job_master;
 pub mod jobmanager;
 pub mod metrics_source;
 pub mod process;
+mod rest_attempts;
 pub mod rest_backend;
 pub mod rest_metrics;
 mod rest_operator_metrics;

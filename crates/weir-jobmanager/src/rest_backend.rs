@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use weir_core::ids::JobId;
+use weir_rest::SubtaskAttempt;
 use weir_rest::{
     AllocatedSlot, CheckpointConfigInfo, CheckpointDetails, CheckpointingStatistics, ComponentMetrics, ConfigEntry,
     ExceptionHistory, ExceptionInfo, ExecutionConfigInfo, ExecutionStateCounts, HardwareDescription, JobConfig,
@@ -388,6 +389,12 @@ impl RestBackend for JobManagerRest {
         let st = self.jm.lock();
         let jm = st.jobs.get(&jid).ok_or(RestError::JobNotFound(jid))?;
         rest_vertex::vertex_detail(&st, jm, vertex_id, now_ms())
+    }
+
+    fn subtask_attempt(&self, jid: JobId, vid: &str, subtask: u32, attempt: u32) -> Result<SubtaskAttempt, RestError> {
+        let st = self.jm.lock();
+        let jm = st.jobs.get(&jid).ok_or(RestError::JobNotFound(jid))?;
+        crate::rest_attempts::subtask_attempt(&st, jm, vid, subtask, attempt, now_ms())
     }
 
     fn vertex_backpressure(&self, jid: JobId, vertex_id: &str) -> Result<VertexBackPressure, RestError> {

@@ -64,8 +64,9 @@ pub(crate) fn vertex_detail(
     ))
 }
 
-/// The current attempt `e` of subtask `index`.
-fn subtask_detail(st: &State, jm: &JobMaster, index: u32, e: &Execution, now: i64) -> SubtaskDetail {
+/// Attempt `e` of subtask `index` (the current one, or an earlier one for
+/// [`crate::rest_attempts`]).
+pub(crate) fn subtask_detail(st: &State, jm: &JobMaster, index: u32, e: &Execution, now: i64) -> SubtaskDetail {
     let attempt = e.attempt_id.to_string();
     let location = jm
         .attempt_location(&attempt)

@@ -13,12 +13,14 @@
 //! `failureLabelFilter` to what [`RestBackend::job_exceptions`] returns.
 
 use crate::accumulators::JobAccumulatorsInfo;
+use crate::attempts::SubtaskAttempt;
 use crate::checkpoint_config::CheckpointConfigInfo;
 use crate::checkpoints::{CheckpointDetails, CheckpointingStatistics};
 use crate::config::{ConfigEntry, DashboardConfig, JobConfig};
 use crate::environment::{EnvironmentInfo, LogInfo, LogListInfo};
 use crate::error::RestError;
 use crate::exceptions::JobExceptions;
+use crate::execution_result::JobExecutionResultResponse;
 use crate::jobs::{JobDetail, JobPlan, JobsList, JobsOverview};
 use crate::metrics::ComponentMetrics;
 use crate::overview::Overview;
@@ -145,6 +147,23 @@ pub trait RestBackend: Send + Sync + 'static {
             .ok_or_else(|| RestError::subtask_not_found(vertex_id))
     }
 
+    /// `GET /jobs/:jid/vertices/:vid/subtasks/:idx/attempts/:attempt` (and its
+    /// `/accumulators`): attempt `attempt` of one subtask, the current one or an earlier
+    /// one still kept; errors as [`RestBackend::subtask_detail`], and
+    /// [`crate::attempts::invalid_attempt`] for a number beyond the current attempt.
+    /// Defaults to the current attempt of [`RestBackend::subtask_detail`] (with an empty
+    /// attempt id) and that 404 for any other number.
+    fn subtask_attempt(&self, jid: JobId, vid: &str, subtask: u32, attempt: u32) -> Result<SubtaskAttempt, RestError> {
+        let detail = self.subtask_detail(jid, vid, subtask)?;
+        if detail.attempt != attempt {
+            return Err(crate::attempts::invalid_attempt(i64::from(attempt)));
+        }
+        Ok(SubtaskAttempt {
+            detail,
+            attempt_id: String::new(),
+        })
+    }
+
     /// `GET /jobs/:jid/vertices/:vid/subtasktimes`: when each subtask entered each state.
     /// Defaults to [`SubtasksTimes::of`] the vertex's detail.
     fn vertex_subtask_times(&self, jid: JobId, vertex_id: &str) -> Result<SubtasksTimes, RestError> {
@@ -170,6 +189,20 @@ pub trait RestBackend: Send + Sync + 'static {
     /// `GET /jobs/:jid/status`. Defaults to the state of [`RestBackend::job_detail`].
     fn job_status(&self, jid: JobId) -> Result<JobStatus, RestError> {
         self.job_detail(jid).map(|d| d.state)
+    }
+
+    /// `GET /jobs/:jid/execution-result`: in progress until the job is globally
+    /// terminal, then how it ended. Defaults to [`JobExecutionResultResponse::of`] the
+    /// job's detail and status, with the newest entry of its exception history as the
+    /// cause of a failed job.
+    fn job_execution_result(&self, jid: JobId) -> Result<JobExecutionResultResponse, RestError> {
+        let status = self.job_status(jid)?;
+        let detail = self.job_detail(jid)?;
+        let exceptions = match status {
+            JobStatus::Failed => Some(self.job_exceptions(jid, Some(1))?),
+            _ => None,
+        };
+        Ok(JobExecutionResultResponse::of(&detail, status, exceptions.as_ref()))
     }
 
     /// `GET /jobs/:jid/accumulators`. Defaults to none for a known job.

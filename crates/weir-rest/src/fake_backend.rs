@@ -94,6 +94,10 @@ impl RestBackend for FakeBackend {
         Ok(examples::job_detail())
     }
 
+    fn job_status(&self, jid: JobId) -> Result<JobStatus, RestError> {
+        self.known(jid)
+    }
+
     fn job_exceptions(&self, jid: JobId, max_exceptions: Option<usize>) -> Result<JobExceptions, RestError> {
         self.known(jid)?;
         if let Ok(mut h) = self.exception_hints.lock() {

@@ -21,6 +21,8 @@
 //! - [`vertex_subtasks`]: a vertex's `subtasktimes` and `taskmanagers`.
 //! - [`backpressure`]: `GET /jobs/:jid/vertices/:vid/backpressure`.
 //! - [`accumulators`]: `GET /jobs/:jid/accumulators`.
+//! - [`attempts`]: one execution attempt of a subtask and the vertex, subtask and
+//!   attempt accumulators; [`execution_result`]: `GET /jobs/:jid/execution-result`.
 //! - [`metrics`]: metric values and Flink's metric query semantics; [`metric_names`]:
 //!   the names Weir reports.
 //! - [`environment`]: `GET /jobmanager/environment` and log lists.
@@ -31,13 +33,16 @@
 //! - [`server`]: the socket side: HTTP or HTTPS ([`RestServerOptions`]), a connection
 //!   bound and a header read timeout.
 //! - [`router`](mod@router): [`router()`], [`serve`] and [`RestServerHandle`], with the
-//!   routes of [`vertex_routes`], [`metric_routes`] and [`process_routes`], and the
+//!   routes of [`vertex_routes`], [`attempt_routes`], [`metric_routes`] and
+//!   [`process_routes`], and the
 //!   web dashboard's files (`web_assets`, `web/`).
 //!
 //! The crate depends on `weir-core` only (for ids); the JobManager converts its own
 //! state into these types.
 
 pub mod accumulators;
+pub mod attempt_routes;
+pub mod attempts;
 pub mod backend;
 pub mod backpressure;
 pub mod checkpoint_config;
@@ -46,6 +51,7 @@ pub mod config;
 pub mod environment;
 pub mod error;
 pub mod exceptions;
+pub mod execution_result;
 pub mod http_policy;
 pub mod jobs;
 /// Flink's metric names (kept in `weir-metrics`, shared with the Prometheus reporter).
@@ -68,6 +74,8 @@ pub mod vertex_subtasks;
 mod web_assets;
 
 #[cfg(test)]
+mod attempt_router_tests;
+#[cfg(test)]
 mod checkpoint_router_tests;
 #[cfg(test)]
 mod checkpoints_tests;
@@ -89,6 +97,10 @@ mod server_tests;
 mod test_client;
 
 pub use accumulators::{JobAccumulatorsInfo, UserAccumulator};
+pub use attempts::{
+    attempt_not_found, invalid_attempt, JobVertexAccumulators, SubtaskAccumulators, SubtaskAttempt,
+    SubtaskAttemptAccumulators, SubtasksAccumulators,
+};
 pub use backend::{LogFileFuture, RestBackend};
 pub use backpressure::{BackPressureLevel, SubtaskBackPressure, VertexBackPressure};
 pub use checkpoint_config::{
@@ -103,6 +115,7 @@ pub use config::{ConfigEntry, DashboardConfig, DashboardFeatures, ExecutionConfi
 pub use environment::{EnvironmentInfo, EnvironmentVariable, JvmInfo, LogInfo, LogListInfo};
 pub use error::{ErrorResponse, RestError};
 pub use exceptions::{ExceptionHistory, ExceptionInfo, JobExceptions, RootExceptionInfo};
+pub use execution_result::{JobExecutionResultResponse, JobResult};
 pub use jobs::{
     JobDetail, JobIdWithStatus, JobOverview, JobPlan, JobPlanInfo, JobType, JobsList, JobsOverview, PlanInput,
     PlanNode, SchedulerType, VertexDetail, VertexMetrics,

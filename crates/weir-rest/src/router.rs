@@ -26,7 +26,8 @@
 //! | `GET /taskmanagers/:tmid` | [`RestBackend::taskmanager_detail`] | 200 |
 //! | `GET /jobmanager/config` | [`RestBackend::jobmanager_config`] | 200 |
 //!
-//! plus the vertex routes of [`vertex_routes`](crate::vertex_routes), the metric routes
+//! plus the vertex routes of [`vertex_routes`](crate::vertex_routes), the attempt,
+//! accumulator and execution-result routes of [`attempt_routes`](crate::attempt_routes), the metric routes
 //! of [`metric_routes`](crate::metric_routes) and the process routes (environment,
 //! logs) of [`process_routes`](crate::process_routes), and the web dashboard's files
 //! of `web_assets` (`/`, `/index.html`, `/web/*`). Fixed words (`overview`, `metrics`,
@@ -64,7 +65,7 @@ use crate::savepoints::{SavepointTriggerRequest, StopWithSavepointRequest};
 use crate::server::{serve_app, RestServerOptions};
 use crate::status::JobStatusInfo;
 use crate::submit::JobSubmitRequest;
-use crate::{http_policy, metric_routes, process_routes, vertex_routes, web_assets};
+use crate::{attempt_routes, http_policy, metric_routes, process_routes, vertex_routes, web_assets};
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
@@ -133,6 +134,7 @@ pub fn router_with_origin(backend: Arc<dyn RestBackend>, allow_origin: Option<He
             .route(&format!("{prefix}/taskmanagers/{{tmid}}"), get(taskmanager_detail))
             .route(&format!("{prefix}/jobmanager/config"), get(jobmanager_config));
         r = vertex_routes::add(r, prefix);
+        r = attempt_routes::add(r, prefix);
         r = metric_routes::add(r, prefix);
         r = process_routes::add(r, prefix);
     }

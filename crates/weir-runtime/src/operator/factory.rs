@@ -56,8 +56,19 @@ pub type OperatorBuilder<I, O> =
 pub type SideOutputOperatorBuilder<I, O> =
     dyn Fn(&TaskContext, Box<dyn Output<O>>, &SideOutputs) -> Result<Box<dyn Output<I>>, TaskError> + Send + Sync;
 
+/// Builds a one-input operator given its main output, its side outputs and the counter
+/// of its records in (none for the head of a task, or without metrics), the count
+/// already joined to the operator.
+type CountedOperatorBuilder<I, O> = dyn Fn(&TaskContext, Box<dyn Output<O>>, &SideOutputs, Option<Counter>) -> Result<Box<dyn Output<I>>, TaskError>
+    + Send
+    + Sync;
+
+/// What building a node's operator gives.
+type Built = Result<BuiltOperator, TaskError>;
+
 trait ErasedFactory: Send + Sync {
-    fn build(&self, ctx: &TaskContext, output: Erased, side: &SideOutputs) -> Result<BuiltOperator, TaskError>;
+    /// Builds the node's operator; `count` counts the records handed to it.
+    fn build(&self, ctx: &TaskContext, output: Erased, side: &SideOutputs, count: Option<Counter>) -> Built;
     fn side_output_tag(&self) -> Option<&str> {
         None
     }
@@ -67,9 +78,6 @@ trait ErasedFactory: Send + Sync {
         ))
     }
     fn input_processor(&self, gate: InputGate, head: Erased) -> Result<Box<dyn InputProcessor>, TaskError>;
-    fn count_input(&self, _head: Erased, _count: Counter) -> Result<Erased, TaskError> {
-        Err(TaskError::Build("a source has no input to count".into()))
-    }
     fn two_input_processor(
         &self,
         _first: InputGate,
@@ -83,7 +91,7 @@ trait ErasedFactory: Send + Sync {
 /// What the runtime does with a node's output type `O` without knowing it: fan-out,
 /// network output, channel selectors, side-event wrapping.
 trait OutputOps: Send + Sync {
-    fn fan_out(&self, outputs: Vec<Erased>) -> Result<Erased, TaskError>;
+    fn fan_out(&self, outputs: Vec<Erased>, count: Option<Counter>) -> Result<Erased, TaskError>;
     fn with_side_events(&self, output: Erased, sinks: Vec<Box<dyn EventSink>>) -> Result<Erased, TaskError>;
     fn network_output(
         &self,
@@ -91,16 +99,16 @@ trait OutputOps: Send + Sync {
         writer: ResultPartitionWriter,
         selector: Erased,
         ctx: &TaskContext,
+        count: Option<Counter>,
     ) -> Result<Erased, TaskError>;
     fn default_selector(&self, partitioner: Partitioner, ctx: &SelectorContext) -> Result<Erased, TaskError>;
-    fn counting(&self, output: Erased, count: Counter) -> Result<Erased, TaskError>;
 }
 
 struct TypedOutput<O>(PhantomData<fn() -> O>);
 
 impl<O: Data> OutputOps for TypedOutput<O> {
-    fn fan_out(&self, outputs: Vec<Erased>) -> Result<Erased, TaskError> {
-        fan_out_typed::<O>(outputs)
+    fn fan_out(&self, outputs: Vec<Erased>, count: Option<Counter>) -> Result<Erased, TaskError> {
+        fan_out_typed::<O>(outputs, count)
     }
     fn with_side_events(&self, output: Erased, sinks: Vec<Box<dyn EventSink>>) -> Result<Erased, TaskError> {
         with_side_events_typed::<O>(output, sinks)
@@ -111,22 +119,30 @@ impl<O: Data> OutputOps for TypedOutput<O> {
         writer: ResultPartitionWriter,
         selector: Erased,
         ctx: &TaskContext,
+        count: Option<Counter>,
     ) -> Result<Erased, TaskError> {
-        network_output_typed::<O>(job_edge, writer, selector, ctx)
+        network_output_typed::<O>(job_edge, writer, selector, ctx, count)
     }
     fn default_selector(&self, partitioner: Partitioner, ctx: &SelectorContext) -> Result<Erased, TaskError> {
         default_selector_typed::<O>(partitioner, ctx)
     }
-    fn counting(&self, output: Erased, count: Counter) -> Result<Erased, TaskError> {
-        counting_typed::<O>(output, count)
+}
+
+/// `output` boxed, counting the records handed to it in `count` if there is one; the
+/// count is inlined into `output`'s own call when `O` is a concrete type.
+fn counted<T, O: Output<T> + 'static>(output: O, count: Option<Counter>) -> Box<dyn Output<T>> {
+    match count {
+        Some(count) => Box::new(CountingOutput::new(output, count)),
+        None => Box::new(output),
     }
 }
 
-/// Wraps `output` (a `Box<dyn Output<T>>`) so that its records are counted in `count`.
-fn counting_typed<T: 'static>(output: Erased, count: Counter) -> Result<Erased, TaskError> {
-    let inner = downcast::<Box<dyn Output<T>>>(output, "a counted output")?;
-    let out: Box<dyn Output<T>> = Box::new(CountingOutput::new(inner, count));
-    Ok(Box::new(out))
+/// [`counted`] for an output that is already boxed: left as it is without a count.
+fn counted_boxed<T: 'static>(output: Box<dyn Output<T>>, count: Option<Counter>) -> Box<dyn Output<T>> {
+    match count {
+        Some(count) => Box::new(CountingOutput::new(output, count)),
+        None => output,
+    }
 }
 
 fn output_ops<O: Data>() -> Arc<dyn OutputOps> {
@@ -152,8 +168,7 @@ struct SourceFactory<O> {
 }
 
 struct OneInputFactory<I, O> {
-    builder: Arc<SideOutputOperatorBuilder<I, O>>,
-    _types: PhantomData<fn(I) -> O>,
+    builder: Arc<CountedOperatorBuilder<I, O>>,
 }
 
 /// Builds a two-input operator given the output it emits to.
@@ -178,17 +193,20 @@ fn with_side_events_typed<O: Data>(output: Erased, sinks: Vec<Box<dyn EventSink>
     Ok(Box::new(out))
 }
 
-fn fan_out_typed<O: Data>(outputs: Vec<Erased>) -> Result<Erased, TaskError> {
+fn fan_out_typed<O: Data>(outputs: Vec<Erased>, count: Option<Counter>) -> Result<Erased, TaskError> {
     let mut typed: Vec<Box<dyn Output<O>>> = Vec::with_capacity(outputs.len());
     for o in outputs {
         typed.push(downcast::<Box<dyn Output<O>>>(o, "an output")?);
     }
     let out: Box<dyn Output<O>> = match typed.len() {
-        0 => Box::new(Discarding),
-        1 => typed
-            .pop()
-            .ok_or_else(|| TaskError::Build("empty output list".into()))?,
-        _ => Box::new(Broadcasting::new(typed)),
+        0 => counted(Discarding, count),
+        1 => counted_boxed(
+            typed
+                .pop()
+                .ok_or_else(|| TaskError::Build("empty output list".into()))?,
+            count,
+        ),
+        _ => counted(Broadcasting::new(typed), count),
     };
     Ok(Box::new(out))
 }
@@ -198,12 +216,12 @@ fn network_output_typed<O: Data>(
     writer: ResultPartitionWriter,
     selector: Erased,
     ctx: &TaskContext,
+    count: Option<Counter>,
 ) -> Result<Erased, TaskError> {
     let selector = downcast::<Box<dyn ChannelSelector<O>>>(selector, "a channel selector")?;
     let (output, flushable) = RecordWriterOutput::new(RecordWriter::new(writer, selector), ctx.buffer_timeout_ms == 0);
     ctx.register_flushable(job_edge, flushable);
-    let out: Box<dyn Output<O>> = Box::new(output);
-    Ok(Box::new(out))
+    Ok(Box::new(counted(output, count)))
 }
 
 fn default_selector_typed<O: Data>(partitioner: Partitioner, ctx: &SelectorContext) -> Result<Erased, TaskError> {
@@ -218,7 +236,7 @@ fn input_processor_typed<I: Data>(gate: InputGate, head: Erased) -> Result<Box<d
 }
 
 impl<O: Data> ErasedFactory for SourceFactory<O> {
-    fn build(&self, ctx: &TaskContext, output: Erased, _side: &SideOutputs) -> Result<BuiltOperator, TaskError> {
+    fn build(&self, ctx: &TaskContext, output: Erased, _side: &SideOutputs, _count: Option<Counter>) -> Built {
         let output = downcast::<Box<dyn Output<O>>>(output, "a source's output")?;
         let mut source = (self.builder)(ctx)?;
         // A source in the checkpoint restores even when it was dealt no positions
@@ -237,10 +255,10 @@ impl<O: Data> ErasedFactory for SourceFactory<O> {
 }
 
 impl<T: Data> ErasedFactory for SideOutputFactory<T> {
-    fn build(&self, _ctx: &TaskContext, output: Erased, _side: &SideOutputs) -> Result<BuiltOperator, TaskError> {
+    fn build(&self, _ctx: &TaskContext, output: Erased, _side: &SideOutputs, count: Option<Counter>) -> Built {
         // A pass-through: the node's operator is its output.
         let output = downcast::<Box<dyn Output<T>>>(output, "a side output's output")?;
-        Ok(BuiltOperator::Operator(Box::new(output)))
+        Ok(BuiltOperator::Operator(Box::new(counted_boxed(output, count))))
     }
     fn side_output_tag(&self) -> Option<&str> {
         Some(&self.tag)
@@ -254,36 +272,27 @@ impl<T: Data> ErasedFactory for SideOutputFactory<T> {
     fn input_processor(&self, gate: InputGate, head: Erased) -> Result<Box<dyn InputProcessor>, TaskError> {
         input_processor_typed::<T>(gate, head)
     }
-    fn count_input(&self, head: Erased, count: Counter) -> Result<Erased, TaskError> {
-        counting_typed::<T>(head, count)
-    }
 }
 
 impl<I: Data, O: Data> ErasedFactory for OneInputFactory<I, O> {
-    fn build(&self, ctx: &TaskContext, output: Erased, side: &SideOutputs) -> Result<BuiltOperator, TaskError> {
+    fn build(&self, ctx: &TaskContext, output: Erased, side: &SideOutputs, count: Option<Counter>) -> Built {
         let output = downcast::<Box<dyn Output<O>>>(output, "an operator's output")?;
-        let op = (self.builder)(ctx, output, side)?;
+        let op = (self.builder)(ctx, output, side, count)?;
         Ok(BuiltOperator::Operator(Box::new(op)))
     }
     fn input_processor(&self, gate: InputGate, head: Erased) -> Result<Box<dyn InputProcessor>, TaskError> {
         input_processor_typed::<I>(gate, head)
     }
-    fn count_input(&self, head: Erased, count: Counter) -> Result<Erased, TaskError> {
-        counting_typed::<I>(head, count)
-    }
 }
 
 impl<A: Data, B: Data, O: Data> ErasedFactory for TwoInputFactory<A, B, O> {
-    fn build(&self, ctx: &TaskContext, output: Erased, _side: &SideOutputs) -> Result<BuiltOperator, TaskError> {
+    fn build(&self, ctx: &TaskContext, output: Erased, _side: &SideOutputs, count: Option<Counter>) -> Built {
         let output = downcast::<Box<dyn Output<O>>>(output, "a two-input operator's output")?;
         let op = (self.builder)(ctx, output)?;
-        Ok(BuiltOperator::Operator(Box::new(op)))
+        Ok(BuiltOperator::Operator(Box::new(counted_boxed(op, count))))
     }
     fn input_processor(&self, _gate: InputGate, _head: Erased) -> Result<Box<dyn InputProcessor>, TaskError> {
         Err(TaskError::Build("a two-input operator needs two input gates".into()))
-    }
-    fn count_input(&self, head: Erased, count: Counter) -> Result<Erased, TaskError> {
-        counting_typed::<CoElement<A, B>>(head, count)
     }
     fn two_input_processor(
         &self,
@@ -354,10 +363,30 @@ impl OperatorFactory {
             + Sync
             + 'static,
     ) -> Self {
+        Self::one_input_counted::<I, O>(move |ctx, out, side, records_in| {
+            Ok(counted_boxed(builder(ctx, out, side)?, records_in))
+        })
+    }
+
+    /// A one-input node whose builder gives the operator's concrete type `Op`: when
+    /// the operator's records in are counted, the count is inlined into the operator's
+    /// own call instead of a second dynamic call in front of it. The hot operators
+    /// (`map`, `filter`, `flat_map`, the simple sinks) are built this way.
+    pub fn one_input_operator<I: Data, O: Data, Op: Output<I> + 'static>(
+        builder: impl Fn(&TaskContext, Box<dyn Output<O>>) -> Result<Op, TaskError> + Send + Sync + 'static,
+    ) -> Self {
+        Self::one_input_counted::<I, O>(move |ctx, out, _side, records_in| Ok(counted(builder(ctx, out)?, records_in)))
+    }
+
+    fn one_input_counted<I: Data, O: Data>(
+        builder: impl Fn(&TaskContext, Box<dyn Output<O>>, &SideOutputs, Option<Counter>) -> Result<Box<dyn Output<I>>, TaskError>
+            + Send
+            + Sync
+            + 'static,
+    ) -> Self {
         Self {
             inner: Arc::new(OneInputFactory::<I, O> {
                 builder: Arc::new(builder),
-                _types: PhantomData,
             }),
             output: output_ops::<O>(),
         }
@@ -375,18 +404,6 @@ impl OperatorFactory {
         }
     }
 
-    /// Wraps `output` (a `Box<dyn Output<O>>`) so that the records emitted to it are
-    /// counted in `count`.
-    pub fn count_output(&self, output: Erased, count: Counter) -> Result<Erased, TaskError> {
-        self.output.counting(output, count)
-    }
-
-    /// Wraps the node's operator `head` (a `Box<dyn Output<I>>`) so that the records it
-    /// takes in are counted in `count`; a source has no input and refuses.
-    pub fn count_input(&self, head: Erased, count: Counter) -> Result<Erased, TaskError> {
-        self.inner.count_input(head, count)
-    }
-
     /// The tag, if this is a side-output node.
     pub fn side_output_tag(&self) -> Option<&str> {
         self.inner.side_output_tag()
@@ -394,22 +411,26 @@ impl OperatorFactory {
 
     /// Builds the node's operator emitting to `output` (a `Box<dyn Output<O>>`).
     pub fn build(&self, ctx: &TaskContext, output: Erased) -> Result<BuiltOperator, TaskError> {
-        self.inner.build(ctx, output, &SideOutputs::new())
+        self.inner.build(ctx, output, &SideOutputs::new(), None)
     }
 
-    /// Builds the node's operator emitting to `output` and to the side outputs `side`.
+    /// Builds the node's operator emitting to `output` and to the side outputs `side`,
+    /// counting the records handed to it in `records_in` (a source has no input and
+    /// ignores it).
     pub fn build_with_side_outputs(
         &self,
         ctx: &TaskContext,
         output: Erased,
         side: &SideOutputs,
+        records_in: Option<Counter>,
     ) -> Result<BuiltOperator, TaskError> {
-        self.inner.build(ctx, output, side)
+        self.inner.build(ctx, output, side, records_in)
     }
 
-    /// Joins several `Box<dyn Output<O>>` into one (none: discard; one: itself).
-    pub fn fan_out(&self, outputs: Vec<Erased>) -> Result<Erased, TaskError> {
-        self.output.fan_out(outputs)
+    /// Joins several `Box<dyn Output<O>>` into one (none: discard; one: itself),
+    /// counting the records handed to it in `count`.
+    pub fn fan_out(&self, outputs: Vec<Erased>, count: Option<Counter>) -> Result<Erased, TaskError> {
+        self.output.fan_out(outputs, count)
     }
 
     /// Side-output node only: shares `output` (its fanned-out consumers) under its tag
@@ -428,15 +449,17 @@ impl OperatorFactory {
     }
 
     /// A `Box<dyn Output<O>>` serialising into `writer`, the partition of job edge
-    /// `job_edge`, choosing channels with `selector` (a `Box<dyn ChannelSelector<O>>`).
+    /// `job_edge`, choosing channels with `selector` (a `Box<dyn ChannelSelector<O>>`),
+    /// counting the records handed to it in `count`.
     pub fn network_output(
         &self,
         job_edge: usize,
         writer: ResultPartitionWriter,
         selector: Erased,
         ctx: &TaskContext,
+        count: Option<Counter>,
     ) -> Result<Erased, TaskError> {
-        self.output.network_output(job_edge, writer, selector, ctx)
+        self.output.network_output(job_edge, writer, selector, ctx, count)
     }
 
     /// The channel selector of a partitioner that needs nothing from the program.

@@ -192,7 +192,8 @@ impl<T> SourceChain<T> {
 
 impl<T> SourceDriver for SourceChain<T> {
     fn run_batch(&mut self) -> Result<SourceStatus, TaskError> {
-        self.source.borrow_mut().poll_next(&mut self.output)
+        // The chain head itself, not its box: one dynamic call per record.
+        self.source.borrow_mut().poll_next(&mut *self.output)
     }
 
     /// Ends the stream as Flink's sources do: an idle source becomes active again (a

@@ -85,6 +85,13 @@ pub fn build_chain(
     }
 }
 
+/// A main network output of a node, built once the node's outputs are all known.
+struct PendingNetworkOutput {
+    job_edge: usize,
+    writer: ResultPartitionWriter,
+    selector: Erased,
+}
+
 struct ChainBuilder<'a> {
     program: &'a ExecutableGraph,
     job_graph: &'a JobGraph,
@@ -130,6 +137,9 @@ impl ChainBuilder<'_> {
                 }
             }
         }
+        // The main network outputs are built once it is known whether one of them is
+        // the node's only output (then it counts the node's records out itself).
+        let mut network: Vec<PendingNetworkOutput> = Vec::new();
         for (edge_index, (job_edge, writer)) in self.writers.remove(&node).unwrap_or_default().into_iter().enumerate() {
             let edge = &self.job_graph.edges[job_edge];
             let target = &self.job_graph.vertices[edge.target_vertex];
@@ -150,14 +160,19 @@ impl ChainBuilder<'_> {
                     .build(&sel_ctx),
                 other => writing_factory.default_selector(other, &sel_ctx)?,
             };
-            let out = writing_factory.network_output(job_edge, writer, selector, self.ctx)?;
             match tag {
-                Some(tag) => side
-                    .entry(tag)
-                    .or_insert_with(|| (target_factory.clone(), Vec::new()))
-                    .1
-                    .push(out),
-                None => outputs.push(out),
+                Some(tag) => {
+                    let out = writing_factory.network_output(job_edge, writer, selector, self.ctx, None)?;
+                    side.entry(tag)
+                        .or_insert_with(|| (target_factory.clone(), Vec::new()))
+                        .1
+                        .push(out)
+                }
+                None => network.push(PendingNetworkOutput {
+                    job_edge,
+                    writer,
+                    selector,
+                }),
             }
         }
         let stream_node = self
@@ -166,10 +181,11 @@ impl ChainBuilder<'_> {
             .nodes
             .get(node as usize)
             .ok_or_else(|| TaskError::Build(format!("no stream node {node}")))?;
+        let only_output = outputs.len() + network.len() == 1 && side.is_empty();
         // The next operator's records in are this one's records out when it is the
         // only output.
         let next_group = match main_successors.as_slice() {
-            [next] if outputs.len() == 1 && side.is_empty() => self.ctx.operator_metric_group(*next),
+            [next] if only_output => self.ctx.operator_metric_group(*next),
             _ => None,
         };
         let shares_next = next_group.is_some();
@@ -177,30 +193,31 @@ impl ChainBuilder<'_> {
         let mut side_outputs = SideOutputs::new();
         let mut event_sinks = Vec::new();
         for (_tag, (side_factory, outs)) in side {
-            let mut joined = side_factory.fan_out(outs)?;
-            if let Some(g) = &group {
-                joined = side_factory.count_output(joined, g.records_out.clone())?;
-            }
+            let joined = side_factory.fan_out(outs, group.as_ref().map(|g| g.records_out.clone()))?;
             event_sinks.push(side_factory.share_side_output(joined, &mut side_outputs)?);
         }
-        let mut output = factory.fan_out(outputs)?;
-        if let Some(g) = group
+        let records_out = group
             .as_ref()
             .filter(|_| !shares_next && stream_node.kind != NodeKind::Sink)
-        {
-            output = factory.count_output(output, g.records_out.clone())?;
-        }
+            .map(|g| g.records_out.clone());
+        let output = match network.pop() {
+            // The only output: the network output counts.
+            Some(only) if only_output => {
+                factory.network_output(only.job_edge, only.writer, only.selector, self.ctx, records_out)?
+            }
+            last => {
+                for n in network.into_iter().chain(last) {
+                    outputs.push(factory.network_output(n.job_edge, n.writer, n.selector, self.ctx, None)?);
+                }
+                factory.fan_out(outputs, records_out)?
+            }
+        };
         let output = factory.with_side_events(output, event_sinks)?;
         self.ctx.state().set_current_operator(stream_node.operator_id());
-        let built = factory.build_with_side_outputs(self.ctx, output, &side_outputs)?;
-        match (built, group) {
-            (BuiltOperator::Operator(op), Some(g)) if node != self.head => {
-                Ok(BuiltOperator::Operator(factory.count_input(op, g.records_in.clone())?))
-            }
-            // A source, the head of an input task (the task sets its records in), or
-            // no metrics.
-            (built, _) => Ok(built),
-        }
+        // A source, the head of an input task (the task sets its records in), or no
+        // metrics: nothing counts the records in here.
+        let records_in = group.filter(|_| node != self.head).map(|g| g.records_in.clone());
+        factory.build_with_side_outputs(self.ctx, output, &side_outputs, records_in)
     }
 
     /// The metric group of `node` if the task collects metrics and the node is an
