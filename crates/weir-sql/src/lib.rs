@@ -3,6 +3,7 @@
 //! - [`parser`]: `sqlparser` plus Flink's DDL and window TVF syntax;
 //! - [`catalog`]: tables and views of a session, with their DDL;
 //! - [`expr`]: types, binding and evaluation of expressions over [`value::Row`]s;
+//! - [`key`]: group keys as keyed state and timers hold them;
 //! - [`plan`]: queries to a tree of streaming operators (Calc, GroupAggregate,
 //!   WindowAggregate, Union);
 //! - [`exec`] and [`connectors`]: the plan compiled to operators, sources and sinks;
@@ -13,6 +14,7 @@ pub mod connectors;
 pub mod error;
 pub mod exec;
 pub mod expr;
+pub mod key;
 pub mod parser;
 pub mod plan;
 pub mod program;

@@ -6,6 +6,7 @@
 //! (`i128` unscaled with a scale); temporal values are epoch-based milliseconds. Values
 //! are totally ordered and hashable (doubles by their bits), so rows can be keys.
 
+pub use crate::key::GroupKey;
 use crate::types::DataType;
 use chrono::{DateTime, NaiveDate, Timelike};
 use serde::{Deserialize, Serialize};
@@ -237,6 +238,7 @@ pub fn align(x: i128, s: u8, y: i128, t: u8) -> (i128, i128) {
 impl Ord for Value {
     fn cmp(&self, other: &Self) -> Ordering {
         match (self, other) {
+            (Value::Int(a), Value::Int(b)) => a.cmp(b),
             (Value::Bool(a), Value::Bool(b)) => a.cmp(b),
             (Value::Str(a), Value::Str(b)) => a.cmp(b),
             (Value::Date(a), Value::Date(b)) | (Value::Time(a), Value::Time(b)) => a.cmp(b),

@@ -5,7 +5,7 @@
 //! row index.
 
 use super::check_options;
-use super::row_source::{add_row_source, complete, RowSource};
+use super::row_source::{add_row_source, Completer, RowSource};
 use crate::catalog::qualified;
 use crate::error::{Result, SqlError};
 use crate::plan::ResolvedTable;
@@ -133,16 +133,21 @@ pub fn source(env: &StreamExecutionEnvironment, t: Arc<ResolvedTable>) -> Result
     };
     let count = rows.unwrap_or(u64::MAX);
     let gens = Arc::new(gens);
-    let f: weir_connectors::source::generator::GeneratorFn<Vec<Value>> =
-        Arc::new(move |i, rng: &mut Rng| gens.iter().map(|(g, ty)| value_of(g, *ty, i, rng)).collect());
+    let width = t.columns.len();
+    let f: weir_connectors::source::generator::GeneratorFn<Vec<Value>> = Arc::new(move |i, rng: &mut Rng| {
+        // Room for the computed columns, which `complete` adds in place.
+        let mut values = Vec::with_capacity(width);
+        values.extend(gens.iter().map(|(g, ty)| value_of(g, *ty, i, rng)));
+        values
+    });
     let table = t.clone();
     let name = format!("{}[datagen]", t.name);
     Ok(add_row_source(env, &t, name, boundedness, move |ctx| {
         let inner = GeneratorSource::new(count, 42, f.clone(), ctx.subtask_index, ctx.parallelism).with_rate(rate);
-        let t = table.clone();
+        let completer = Completer::new(table.clone());
         Ok(Box::new(RowSource::new(
             Box::new(inner),
-            Arc::new(move |v| complete(&t, v).map(Some)),
+            Arc::new(move |v| completer.complete(v).map(Some)),
         )))
     }))
 }

@@ -9,7 +9,7 @@
 
 use super::check_options;
 use super::format::{parse_csv, parse_json, to_csv, to_json};
-use super::row_source::{add_row_source, complete, RowSource};
+use super::row_source::{add_row_source, Completer, RowSource};
 use crate::error::{Result, SqlError};
 use crate::plan::ResolvedTable;
 use crate::types::DataType;
@@ -164,10 +164,11 @@ pub fn source(env: &StreamExecutionEnvironment, t: Arc<ResolvedTable>) -> Result
         let t = table.clone();
         let types: Vec<DataType> = t.physical.iter().map(|(_, ty)| *ty).collect();
         let op = format!("Source: {}", t.name);
+        let completer = Completer::new(t.clone());
         let convert = Arc::new(move |line: String| {
             let parsed = if format == "csv" { parse_csv(&line, &types) } else { parse_json(&line, &t.physical) };
             match parsed {
-                Ok(values) => complete(&t, values).map(Some),
+                Ok(values) => completer.complete(values).map(Some),
                 Err(_) if skip_malformed => Ok(None),
                 Err(cause) => Err(TaskError::user(
                     &op,

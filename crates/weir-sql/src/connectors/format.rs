@@ -2,12 +2,18 @@
 //! quoted (`"a,b"`, `""` for a quote); an empty unquoted field of a non-string column
 //! is NULL. JSON lines are objects with a field per column.
 
-use crate::expr::cast::cast;
+use crate::expr::cast::{cast, narrow};
+use crate::expr::time::parse_timestamp;
 use crate::types::DataType;
 use crate::value::{Row, Value};
+use std::borrow::Cow;
 
-/// The fields of one CSV line.
-pub fn split_csv(line: &str) -> Vec<(String, bool)> {
+/// The fields of one CSV line, each with whether it was quoted. A line without quotes
+/// is split in place, borrowing its fields.
+pub fn split_csv(line: &str) -> Vec<(Cow<'_, str>, bool)> {
+    if !line.contains('"') {
+        return line.split(',').map(|f| (Cow::Borrowed(f), false)).collect();
+    }
     let mut fields = Vec::new();
     let mut cur = String::new();
     let mut quoted = false;
@@ -25,21 +31,33 @@ pub fn split_csv(line: &str) -> Vec<(String, bool)> {
                 quoted = true;
             }
             ',' if !in_quotes => {
-                fields.push((std::mem::take(&mut cur), quoted));
+                fields.push((Cow::Owned(std::mem::take(&mut cur)), quoted));
                 quoted = false;
             }
             c => cur.push(c),
         }
     }
-    fields.push((cur, quoted));
+    fields.push((Cow::Owned(cur), quoted));
     fields
 }
 
+/// The value of type `t` a field's text holds: as `CAST(text AS t)`, with integers,
+/// doubles and timestamps read straight from the text (the cast, with its error
+/// message, judges what they do not read).
 fn field_value(text: &str, quoted: bool, t: DataType) -> Result<Value, String> {
     if !quoted && (text.is_empty() && !t.is_string()) {
         return Ok(Value::Null);
     }
-    cast(Value::Str(text.to_string()), DataType::STRING, t).map_err(|e| e.0)
+    let direct = match t {
+        t if t.is_integer() => text.trim().parse::<i64>().ok().map(|i| Value::Int(narrow(i, t))),
+        DataType::Float | DataType::Double => text.trim().parse::<f64>().ok().map(Value::Double),
+        t if t.is_timestamp() => parse_timestamp(text).map(Value::Timestamp),
+        _ => None,
+    };
+    match direct {
+        Some(v) => Ok(v),
+        None => cast(Value::Str(text.to_string()), DataType::STRING, t).map_err(|e| e.0),
+    }
 }
 
 /// Parses a CSV line into values of `types`.

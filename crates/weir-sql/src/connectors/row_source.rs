@@ -2,7 +2,11 @@
 //! record is converted (parsed, computed columns evaluated) on the source's thread.
 //! Positions for checkpoints are the inner source's.
 
-use crate::value::Row;
+use crate::expr::kernel::Compiled;
+use crate::plan::table::ColumnSource;
+use crate::plan::ResolvedTable;
+use crate::value::{Row, Value};
+use smallvec::SmallVec;
 use std::sync::Arc;
 use weir_core::element::WatermarkStatus;
 use weir_core::{StreamRecord, Watermark};
@@ -75,19 +79,58 @@ impl<X> SourceFunction<Row> for RowSource<X> {
     }
 }
 
-/// The complete row of table `t` from its physical values: computed columns evaluated.
-pub fn complete(t: &crate::plan::ResolvedTable, physical: Vec<crate::value::Value>) -> Result<Row, TaskError> {
-    use crate::plan::table::ColumnSource;
-    let mut values = Vec::with_capacity(t.columns.len());
-    for c in &t.columns {
-        values.push(match c {
-            ColumnSource::Physical(i) => physical.get(*i).cloned().unwrap_or_default(),
-            ColumnSource::Computed(e) => e
-                .eval(&physical)
-                .map_err(|e| TaskError::user(&format!("Source: {}", t.name), e))?,
-        });
+/// Completes rows of one table: its computed columns compiled once.
+pub struct Completer {
+    table: Arc<ResolvedTable>,
+    computed: Vec<Option<Compiled>>,
+    in_place: bool,
+}
+
+impl Completer {
+    /// The completer of `table`'s rows.
+    pub fn new(table: Arc<ResolvedTable>) -> Self {
+        let computed = table
+            .columns
+            .iter()
+            .map(|c| match c {
+                ColumnSource::Computed(e) => Some(Compiled::new(e.clone())),
+                ColumnSource::Physical(_) => None,
+            })
+            .collect();
+        let in_place = table.columns.len() == table.physical.len()
+            && table
+                .columns
+                .iter()
+                .enumerate()
+                .all(|(i, c)| matches!(c, ColumnSource::Physical(p) if *p == i));
+        Self {
+            table,
+            computed,
+            in_place,
+        }
     }
-    Ok(Row::insert(values))
+
+    /// The complete row from its physical values: computed columns evaluated. The row
+    /// reuses the vector of physical values (a table of physical columns only, in
+    /// declaration order, keeps it as it is).
+    pub fn complete(&self, mut physical: Vec<Value>) -> Result<Row, TaskError> {
+        if self.in_place {
+            return Ok(Row::insert(physical));
+        }
+        let mut values: SmallVec<[Value; 8]> = SmallVec::with_capacity(self.table.columns.len());
+        for (c, compiled) in self.table.columns.iter().zip(&self.computed) {
+            values.push(match (c, compiled) {
+                (_, Some(e)) => e
+                    .eval(&physical)
+                    .map_err(|e| TaskError::user(&format!("Source: {}", self.table.name), e))?,
+                (ColumnSource::Physical(i), None) => physical.get(*i).cloned().unwrap_or_default(),
+                (ColumnSource::Computed(_), None) => Value::Null,
+            });
+        }
+        physical.clear();
+        physical.extend(values);
+        Ok(Row::insert(physical))
+    }
 }
 
 /// Adds the source of table `t` to `env`: with the rowtime column's values as record

@@ -2,6 +2,7 @@
 //! takes its value back out), so an aggregation can consume an updating stream.
 //! `MIN`/`MAX` and `DISTINCT` keep a count per value.
 
+use crate::expr::cast::narrow;
 use crate::expr::{arith, rescale, ArithOp};
 use crate::plan::{AggCall, AggFunc};
 use crate::types::DataType;
@@ -41,8 +42,59 @@ fn add_value(values: &mut Vec<(Value, i64)>, v: Value, delta: i64) {
     }
 }
 
+/// Counts and sums of BIGINT/INT/DOUBLE values, updated in place without copying the
+/// input value; false when `acc` needs the general path of [`update`]. Computes what
+/// the general path computes (the integer sum wraps at its type's width).
+fn update_in_place(call: &AggCall, acc: &mut Acc, row: &[Value], sign: i64) -> bool {
+    let arg = match call.arg {
+        None => None,
+        Some(i) => match row.get(i) {
+            None | Some(Value::Null) => return true,
+            v => v,
+        },
+    };
+    match (acc, arg) {
+        (Acc::Count(n), _) => *n += sign,
+        (Acc::Sum(sum, n), Some(Value::Double(d))) => {
+            if sum_type(call) != DataType::Double {
+                return false;
+            }
+            let base = match (*n, &*sum) {
+                (0, _) => 0.0,
+                (_, Value::Double(s)) => *s,
+                _ => return false,
+            };
+            *sum = Value::Double(if sign > 0 { base + d } else { base - d });
+            *n += sign;
+        }
+        (Acc::Sum(sum, n), Some(Value::Int(i))) => {
+            let t = sum_type(call);
+            if !t.is_integer() {
+                return false;
+            }
+            let base = match (*n, &*sum) {
+                (0, _) => 0,
+                (_, Value::Int(s)) => *s,
+                _ => return false,
+            };
+            let total = if sign > 0 {
+                base.wrapping_add(*i)
+            } else {
+                base.wrapping_sub(*i)
+            };
+            *sum = Value::Int(narrow(total, t));
+            *n += sign;
+        }
+        _ => return false,
+    }
+    true
+}
+
 /// Adds (`retract` false) or takes back one input value.
 pub fn update(call: &AggCall, acc: &mut Acc, row: &[Value], retract: bool) {
+    if update_in_place(call, acc, row, if retract { -1 } else { 1 }) {
+        return;
+    }
     let v = match call.arg {
         Some(i) => row.get(i).cloned().unwrap_or(Value::Null),
         None => Value::Int(1),

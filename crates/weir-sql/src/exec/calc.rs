@@ -1,8 +1,10 @@
 //! The `Calc` operator: evaluates a filter and the projections per row, in one
 //! chained operator. The changelog kind and the record timestamp pass through.
 
+use crate::expr::kernel::Compiled;
 use crate::expr::Expr;
-use crate::value::Row;
+use crate::value::{Row, Value};
+use smallvec::SmallVec;
 use std::sync::Arc;
 use weir_core::element::WatermarkStatus;
 use weir_core::{StreamRecord, Watermark};
@@ -23,34 +25,43 @@ pub struct CalcSpec {
 /// One subtask's Calc.
 pub struct CalcOperator {
     spec: Arc<CalcSpec>,
+    projections: Vec<Compiled>,
     out: Box<dyn Output<Row>>,
 }
 
 impl CalcOperator {
-    /// A Calc emitting to `out`.
+    /// A Calc emitting to `out`, its projections compiled.
     pub fn new(spec: Arc<CalcSpec>, out: Box<dyn Output<Row>>) -> Self {
-        Self { spec, out }
+        let projections = spec.exprs.iter().cloned().map(Compiled::new).collect();
+        Self { spec, projections, out }
     }
 }
 
-/// Applies `spec` to `row`: `None` if filtered out.
-pub fn apply(spec: &CalcSpec, row: &Row) -> Result<Option<Row>, TaskError> {
+/// Output values of one row before they replace the input's: inline up to this many.
+type Projected = SmallVec<[Value; 8]>;
+
+/// Applies `spec` (its projections compiled) to `row`: `None` if filtered out. The output row reuses the input
+/// row's vector: the projections are evaluated against the input values first (on
+/// the stack for up to eight columns), then replace them.
+pub fn apply(spec: &CalcSpec, projections: &[Compiled], mut row: Row) -> Result<Option<Row>, TaskError> {
     let fail = |e: crate::expr::EvalError| TaskError::user(&spec.name, e);
     if let Some(f) = &spec.filter {
         if !f.is_true(&row.values).map_err(fail)? {
             return Ok(None);
         }
     }
-    let mut values = Vec::with_capacity(spec.exprs.len());
-    for e in &spec.exprs {
-        values.push(e.eval(&row.values).map_err(fail)?);
+    let mut projected = Projected::with_capacity(projections.len());
+    for e in projections {
+        projected.push(e.eval(&row.values).map_err(fail)?);
     }
-    Ok(Some(Row { kind: row.kind, values }))
+    row.values.clear();
+    row.values.extend(projected);
+    Ok(Some(row))
 }
 
 impl Output<Row> for CalcOperator {
     fn collect(&mut self, record: StreamRecord<Row>) -> Result<(), TaskError> {
-        if let Some(row) = apply(&self.spec, &record.value)? {
+        if let Some(row) = apply(&self.spec, &self.projections, record.value)? {
             self.out.collect(StreamRecord {
                 value: row,
                 timestamp: record.timestamp,

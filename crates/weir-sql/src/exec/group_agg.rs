@@ -9,7 +9,7 @@
 
 use super::acc::{self, Acc};
 use crate::plan::AggCall;
-use crate::value::{Row, RowKind, Value};
+use crate::value::{GroupKey, Row, RowKind, Value};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use weir_api::prelude::*;
@@ -88,11 +88,11 @@ impl GroupAggFunction {
     }
 }
 
-impl KeyedProcessFunction<Vec<Value>, Row, Row> for GroupAggFunction {
+impl KeyedProcessFunction<GroupKey, Row, Row> for GroupAggFunction {
     fn process_element(
         &mut self,
         row: Row,
-        ctx: &mut KeyedContext<'_, Vec<Value>>,
+        ctx: &mut KeyedContext<'_, GroupKey>,
         out: &mut Collector<'_, Row>,
     ) -> Result<(), UserError> {
         let mut state = ctx.value_state(&self.desc)?;
@@ -119,7 +119,7 @@ impl KeyedProcessFunction<Vec<Value>, Row, Row> for GroupAggFunction {
     fn on_timer(
         &mut self,
         _timestamp: i64,
-        ctx: &mut KeyedContext<'_, Vec<Value>>,
+        ctx: &mut KeyedContext<'_, GroupKey>,
         out: &mut Collector<'_, Row>,
     ) -> Result<(), UserError> {
         if let Some(GroupState {

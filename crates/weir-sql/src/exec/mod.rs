@@ -13,7 +13,7 @@ mod tests;
 
 use crate::error::Result;
 use crate::plan::{PlanKind, PlanNode, WindowKind};
-use crate::value::{Row, Value};
+use crate::value::{GroupKey, Row};
 use calc::{CalcOperator, CalcSpec};
 use std::sync::Arc;
 use weir_api::prelude::*;
@@ -21,8 +21,8 @@ use weir_graph::NodeKind;
 use weir_runtime::operator::OperatorFactory;
 use window_agg::{CumulativeWindows, EmitWindow, RowAggregate};
 
-fn key_of(keys: usize) -> impl Fn(&Row) -> Vec<Value> + Send + Sync + 'static {
-    move |r: &Row| r.values[..keys].to_vec()
+fn key_of(keys: usize) -> impl Fn(&Row) -> GroupKey + Send + Sync + 'static {
+    move |r: &Row| GroupKey::of(&r.values[..keys])
 }
 
 /// Adds the operators of `node` to `env`; the stream of its output rows.
@@ -77,7 +77,6 @@ pub fn compile(node: &PlanNode, env: &StreamExecutionEnvironment) -> Result<Data
             let keyed = upstream.key_by(key_of(*keys));
             let agg = RowAggregate {
                 aggs: Arc::new(aggs.clone()),
-                keys: *keys,
             };
             let ms = |v: i64| Duration::from_millis(v.max(1) as u64);
             let out = match *window {

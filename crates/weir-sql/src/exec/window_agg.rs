@@ -7,7 +7,8 @@
 
 use super::acc::{self, Acc};
 use crate::plan::AggCall;
-use crate::value::{Row, Value};
+use crate::value::{GroupKey, Row, Value};
+use smallvec::SmallVec;
 use std::sync::Arc;
 use weir_api::prelude::*;
 use weir_api::windowing::{AssignerContext, WindowAssigner, WindowError};
@@ -17,60 +18,56 @@ use weir_api::windowing::{AssignerContext, WindowAssigner, WindowError};
 pub struct RowAggregate {
     /// The aggregates.
     pub aggs: Arc<Vec<AggCall>>,
-    /// The number of key columns (copied into the result).
-    pub keys: usize,
 }
 
-/// The accumulators of one window and key, and the key's values.
-pub type WindowAcc = (Vec<Value>, Vec<Acc>);
+/// The accumulators of one window and key (the key itself is the window operator's
+/// current key, so it is not copied into every window's state).
+pub type WindowAcc = SmallVec<[Acc; 2]>;
 
-impl AggregateFunction<Row, WindowAcc, Vec<Value>> for RowAggregate {
+/// The aggregates' results of one window and key.
+pub type WindowResult = SmallVec<[Value; 2]>;
+
+impl AggregateFunction<Row, WindowAcc, WindowResult> for RowAggregate {
     fn create_accumulator(&self) -> WindowAcc {
-        (Vec::new(), self.aggs.iter().map(acc::create).collect())
+        self.aggs.iter().map(acc::create).collect()
     }
     fn add(&self, row: Row, a: &mut WindowAcc) {
-        if a.0.is_empty() {
-            a.0 = row.values[..self.keys].to_vec();
-        }
-        for (call, x) in self.aggs.iter().zip(a.1.iter_mut()) {
-            acc::update(call, x, &row.values, !row.kind.is_accumulate());
+        let retract = !row.kind.is_accumulate();
+        for (call, x) in self.aggs.iter().zip(a.iter_mut()) {
+            acc::update(call, x, &row.values, retract);
         }
     }
-    fn get_result(&self, a: &WindowAcc) -> Vec<Value> {
-        let mut out = a.0.clone();
-        out.extend(self.aggs.iter().zip(&a.1).map(|(c, x)| acc::result(c, x)));
-        out
+    fn get_result(&self, a: &WindowAcc) -> WindowResult {
+        self.aggs.iter().zip(a).map(|(c, x)| acc::result(c, x)).collect()
     }
     fn merge(&self, a: WindowAcc, b: WindowAcc) -> WindowAcc {
-        let keys = if a.0.is_empty() { b.0 } else { a.0 };
-        let accs = self
-            .aggs
+        self.aggs
             .iter()
-            .zip(a.1.into_iter().zip(b.1))
+            .zip(a.into_iter().zip(b))
             .map(|(call, (x, y))| acc::merge(call, x, y))
-            .collect();
-        (keys, accs)
+            .collect()
     }
 }
 
-/// Prepends the window's start, end and time to each result.
+/// Emits `window_start, window_end, window_time, keys..., aggregates...` per result.
 #[derive(Clone)]
 pub struct EmitWindow;
 
-impl ProcessWindowFunction<Vec<Value>, Vec<Value>, Row, TimeWindow> for EmitWindow {
+impl ProcessWindowFunction<GroupKey, WindowResult, Row, TimeWindow> for EmitWindow {
     fn process(
         &mut self,
-        _key: &Vec<Value>,
-        ctx: &mut WindowContext<'_, Vec<Value>, TimeWindow>,
-        results: Vec<Vec<Value>>,
+        key: &GroupKey,
+        ctx: &mut WindowContext<'_, GroupKey, TimeWindow>,
+        results: Vec<WindowResult>,
         out: &mut Collector<'_, Row>,
     ) -> Result<(), UserError> {
         let w = ctx.window();
         for r in results {
-            let mut values = Vec::with_capacity(r.len() + 3);
+            let mut values = Vec::with_capacity(3 + key.values().len() + r.len());
             values.push(Value::Timestamp(w.start()));
             values.push(Value::Timestamp(w.end()));
             values.push(Value::Timestamp(w.end() - 1));
+            values.extend(key.values().iter().cloned());
             values.extend(r);
             out.collect(Row::insert(values));
         }

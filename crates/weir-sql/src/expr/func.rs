@@ -80,9 +80,9 @@ fn int(v: &Value) -> Option<i64> {
 
 impl ScalarFn {
     /// Applies the function.
-    pub fn eval(&self, args: Vec<Value>) -> EvalResult {
+    pub fn eval(&self, args: &[Value]) -> EvalResult {
         match self {
-            ScalarFn::Coalesce => return Ok(args.into_iter().find(|v| !v.is_null()).unwrap_or(Value::Null)),
+            ScalarFn::Coalesce => return Ok(args.iter().find(|v| !v.is_null()).cloned().unwrap_or(Value::Null)),
             ScalarFn::ConcatWs => {
                 let Some(sep) = args.first().and_then(s) else {
                     return Ok(Value::Null);

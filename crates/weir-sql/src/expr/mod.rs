@@ -7,6 +7,7 @@ pub mod bind;
 pub mod bind_fn;
 pub mod cast;
 pub mod func;
+pub mod kernel;
 pub mod time;
 pub mod typing;
 
@@ -14,6 +15,7 @@ use crate::types::DataType;
 use crate::value::{align, Value};
 use cast::narrow;
 use func::ScalarFn;
+use smallvec::SmallVec;
 use std::cmp::Ordering;
 use std::fmt;
 
@@ -209,11 +211,11 @@ impl Expr {
                 }
             }
             Expr::Call(f, args) => {
-                let mut values = Vec::with_capacity(args.len());
+                let mut values: SmallVec<[Value; 4]> = SmallVec::with_capacity(args.len());
                 for a in args {
                     values.push(a.eval(row)?);
                 }
-                f.eval(values)?
+                f.eval(&values)?
             }
         })
     }

@@ -9,6 +9,9 @@ const EPOCH_DAYS_FROM_CE: i32 = 719_163;
 /// `yyyy-MM-dd[ HH:mm:ss[.fff]]` (or with `T`) as epoch milliseconds.
 pub fn parse_timestamp(s: &str) -> Option<i64> {
     let s = s.trim();
+    if let Some(ms) = parse_canonical_timestamp(s) {
+        return Some(ms);
+    }
     for f in [
         "%Y-%m-%d %H:%M:%S%.f",
         "%Y-%m-%dT%H:%M:%S%.f",
@@ -23,6 +26,33 @@ pub fn parse_timestamp(s: &str) -> Option<i64> {
         .ok()
         .and_then(|d| d.and_hms_opt(0, 0, 0))
         .map(|t| t.and_utc().timestamp_millis())
+}
+
+/// The digits of `s` as a number, if `s` is one or more ASCII digits (at most nine).
+fn digits(s: &[u8]) -> Option<u32> {
+    if s.is_empty() || s.len() > 9 || !s.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(s.iter().fold(0, |n, d| n * 10 + u32::from(d - b'0')))
+}
+
+/// Exactly `yyyy-MM-dd HH:mm:ss[.f…]` (1 to 9 fraction digits) as epoch milliseconds,
+/// as chrono's `%Y-%m-%d %H:%M:%S%.f` reads it, without its general format machinery
+/// (CSV files hold millions of such timestamps). `None` for any other shape or an
+/// invalid date or time, which the general parser then judges.
+fn parse_canonical_timestamp(s: &str) -> Option<i64> {
+    let b = s.as_bytes();
+    if b.len() < 19 || b[4] != b'-' || b[7] != b'-' || b[10] != b' ' || b[13] != b':' || b[16] != b':' {
+        return None;
+    }
+    let nanos = match &b[19..] {
+        [] => 0,
+        [b'.', frac @ ..] => digits(frac)? * 10u32.pow(9 - frac.len() as u32),
+        _ => return None,
+    };
+    let date = NaiveDate::from_ymd_opt(digits(&b[..4])? as i32, digits(&b[5..7])?, digits(&b[8..10])?)?;
+    let t = date.and_hms_nano_opt(digits(&b[11..13])?, digits(&b[14..16])?, digits(&b[17..19])?, nanos)?;
+    Some(t.and_utc().timestamp_millis())
 }
 
 /// `yyyy-MM-dd` as days since the epoch.
