@@ -406,7 +406,7 @@ impl RestBackend for JobManagerRest {
     fn vertex_subtask_metrics(&self, jid: JobId, vertex_id: &str) -> Result<Vec<ComponentMetrics>, RestError> {
         let st = self.jm.lock();
         let jm = st.jobs.get(&jid).ok_or(RestError::JobNotFound(jid))?;
-        rest_vertex::subtask_metrics(jm, vertex_id)
+        rest_vertex::subtask_metrics(jm, vertex_id, now_ms())
     }
 
     fn job_metrics(&self) -> Vec<(JobId, ComponentMetrics)> {

@@ -13,6 +13,7 @@
 use crate::job_master::JobMaster;
 use crate::jobmanager::State;
 use weir_graph::{Execution, ExecutionJobVertex, ExecutionState as GraphState};
+use weir_metrics::lag::watermark_lag;
 use weir_rest::metric_names as names;
 use weir_rest::{
     ComponentMetrics, ExecutionState, ExecutionStateTimestamps, JobVertexDetail, MetricValue, RestError,
@@ -147,21 +148,34 @@ pub(crate) fn vertex_backpressure(jm: &JobMaster, vertex_id: &str, now: i64) -> 
     Ok(VertexBackPressure::from_ratios(now, &jm.vertex_time_ratios(index)))
 }
 
-/// The metrics of each subtask of vertex `vertex_id` of `jm` (task-scoped names).
-pub(crate) fn subtask_metrics(jm: &JobMaster, vertex_id: &str) -> Result<Vec<ComponentMetrics>, RestError> {
-    let (_, v) = find_vertex(jm, vertex_id)?;
+/// The metrics of each subtask of vertex `vertex_id` of `jm` (task-scoped names), at
+/// `now_ms` (a source's `watermarkLag` is measured against it).
+pub(crate) fn subtask_metrics(
+    jm: &JobMaster,
+    vertex_id: &str,
+    now_ms: i64,
+) -> Result<Vec<ComponentMetrics>, RestError> {
+    let (index, v) = find_vertex(jm, vertex_id)?;
+    let lag_at = jm.job_graph.vertices.get(index).filter(|v| v.is_source).map(|_| now_ms);
     Ok(v.task_vertices
         .iter()
-        .map(|t| attempt_metrics(jm, &t.current.attempt_id.to_string()))
+        .map(|t| attempt_metrics(jm, &t.current.attempt_id.to_string(), lag_at))
         .collect())
 }
 
-/// What attempt `attempt` reported, and its rates once it reported twice.
-fn attempt_metrics(jm: &JobMaster, attempt: &str) -> ComponentMetrics {
+/// What attempt `attempt` reported, and its rates once it reported twice; with
+/// `lag_at` (a source's subtask: the current time), its `watermarkLag`.
+fn attempt_metrics(jm: &JobMaster, attempt: &str, lag_at: Option<i64>) -> ComponentMetrics {
     let mut out = ComponentMetrics::new();
     let Some(m) = jm.attempt_metrics(attempt) else {
         return out;
     };
+    let lag = lag_at
+        .zip(m.output_watermark)
+        .and_then(|(now, w)| watermark_lag(now, w));
+    if let Some(lag) = lag {
+        out.insert(names::WATERMARK_LAG.to_string(), MetricValue::Integer(lag));
+    }
     let mut integer = |name: &str, v: u64| {
         out.insert(
             name.to_string(),

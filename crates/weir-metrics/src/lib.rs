@@ -18,6 +18,7 @@
 pub mod error;
 pub mod exporter;
 pub mod exposition;
+pub mod lag;
 pub mod names;
 pub mod rates;
 pub mod reporter_config;

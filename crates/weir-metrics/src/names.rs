@@ -43,6 +43,9 @@ pub const ACCUMULATED_BACK_PRESSURED_TIME: &str = "accumulateBackPressuredTimeMs
 pub const CURRENT_INPUT_WATERMARK: &str = "currentInputWatermark";
 /// The last watermark a subtask sent downstream.
 pub const CURRENT_OUTPUT_WATERMARK: &str = "currentOutputWatermark";
+/// How far a source subtask's watermark is behind the current time, in ms (Flink's
+/// FLIP-33 source metric; see [`crate::lag`]).
+pub const WATERMARK_LAG: &str = "watermarkLag";
 /// The watermark of a two-input task's first input (operator scope: its head
 /// operator's, as Flink registers it).
 pub const CURRENT_INPUT_1_WATERMARK: &str = "currentInput1Watermark";

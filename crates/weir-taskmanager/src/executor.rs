@@ -387,6 +387,7 @@ impl TaskExecutor {
             subtask_index: tdd.subtask_index,
             attempt_id: tdd.attempt_id.clone(),
             attempt_number: tdd.attempt_number,
+            is_source: code.job_graph.vertices[vertex].is_source,
         };
         self.lock().tasks.insert(
             tdd.attempt_id.clone(),

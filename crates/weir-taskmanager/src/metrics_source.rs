@@ -15,6 +15,7 @@ use crate::executor::TaskExecutor;
 use crate::task_identity::{RunningTaskMetrics, TaskIdentity};
 use std::sync::{Arc, Mutex};
 use std::time::{SystemTime, UNIX_EPOCH};
+use weir_metrics::lag::watermark_lag;
 use weir_metrics::names;
 use weir_metrics::rates::RateTracker;
 use weir_metrics::{MetricSample, MetricSource, Scope};
@@ -165,6 +166,9 @@ fn task_samples(
         // Flink's gauges read Long.MIN_VALUE before the first watermark; so do these.
         push(names::CURRENT_INPUT_WATERMARK, s.input_watermark as f64);
         push(names::CURRENT_OUTPUT_WATERMARK, s.output_watermark as f64);
+        if let Some(lag) = watermark_lag(now_ms, s.output_watermark).filter(|_| task.is_source) {
+            push(names::WATERMARK_LAG, lag as f64);
+        }
         if let Some(per_second) = rates.observe(&task.attempt_id, now_ms, counters(s)) {
             for (name, value) in RATE_NAMES.iter().zip(per_second) {
                 push(name, value);
@@ -240,6 +244,7 @@ mod tests {
             subtask_index: subtask,
             attempt_id: format!("attempt-{subtask}"),
             attempt_number: 1,
+            is_source: false,
         }
     }
 
@@ -301,6 +306,40 @@ mod tests {
         assert_eq!(get(&second, "Window", "numRecordsOutPerSecond"), Some(2.0));
         assert!(operator_samples("h", "tm", &[], &mut rates, 13_000).is_empty());
         assert!(rates.is_empty());
+    }
+
+    #[test]
+    fn only_a_source_subtask_with_a_real_watermark_reports_its_watermark_lag() {
+        let with_watermark = |output_watermark: i64| TaskMetricsSnapshot {
+            records_in: 0,
+            records_out: 0,
+            bytes_in: 0,
+            bytes_out: 0,
+            busy_ms: 0,
+            idle_ms: 0,
+            backpressured_ms: 0,
+            input_watermark: i64::MIN,
+            output_watermark,
+            in_pool_usage_permille: 0,
+            out_pool_usage_permille: 0,
+            input_watermarks: None,
+        };
+        let mut source = running(0, with_watermark(7_000), Vec::new());
+        source.identity.is_source = true;
+        let mut source_before_watermarks = running(1, with_watermark(i64::MIN), Vec::new());
+        source_before_watermarks.identity.is_source = true;
+        let not_a_source = running(2, with_watermark(7_000), Vec::new());
+        let mut rates = RateTracker::default();
+        let samples = task_samples(
+            "h",
+            "tm",
+            &[source, source_before_watermarks, not_a_source],
+            &mut rates,
+            10_000,
+        );
+        assert_eq!(value(&samples, "watermarkLag", "0"), Some(3_000.0));
+        assert_eq!(value(&samples, "watermarkLag", "1"), None);
+        assert_eq!(value(&samples, "watermarkLag", "2"), None);
     }
 
     #[test]

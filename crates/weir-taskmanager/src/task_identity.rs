@@ -20,6 +20,8 @@ pub struct TaskIdentity {
     pub attempt_id: String,
     /// The execution attempt's number, from 0.
     pub attempt_number: u32,
+    /// Whether the task's chain starts with a source (it reports `watermarkLag`).
+    pub is_source: bool,
 }
 
 /// A running subtask's published metrics, for the metric reporters.

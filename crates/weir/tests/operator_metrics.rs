@@ -279,6 +279,32 @@ fn a_two_input_task_reports_the_watermark_of_each_input_beside_their_minimum() {
     let [first, second, min, task] = [last[0], last[1], last[2], last[3]].map(Option::unwrap);
     assert_eq!(min, first.min(second), "{last:?}");
     assert_eq!(task, min, "the task's input watermark is its head's: {last:?}");
+
+    // Flink's source `watermarkLag`: the source's watermark behind the JobManager's
+    // clock (its events are from 2023), read with the watermark it is measured from;
+    // a task that is no source has none.
+    let clicks = vertex(&cluster, &jid, "Source: clicks");
+    let before = now_ms();
+    let lagged = subtask_values(&cluster, &jid, &clicks, &["watermarkLag", "currentOutputWatermark"]);
+    let after = now_ms();
+    let [Some(lag), Some(watermark)] = lagged[..] else {
+        panic!("the source's lag and output watermark: {lagged:?}")
+    };
+    assert!(watermark > 0 && watermark < before, "{lagged:?}");
+    // Both from the same report; the lag measured between the two clock readings,
+    // give or take one report interval for a watermark that moved meanwhile.
+    assert!(
+        lag >= before - watermark - 1_000 && lag <= after - watermark + 1_000,
+        "lag {lag} for watermark {watermark} read between {before} and {after}"
+    );
+    assert_eq!(subtask_values(&cluster, &jid, &join, &["watermarkLag"]), vec![None]);
+
     let (code, _) = common::send(&cluster.rest, "PATCH", &format!("/jobs/{jid}?mode=cancel"), None);
     assert_eq!(code, 202);
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
 }
