@@ -311,18 +311,8 @@ mod tests {
     #[test]
     fn only_a_source_subtask_with_a_real_watermark_reports_its_watermark_lag() {
         let with_watermark = |output_watermark: i64| TaskMetricsSnapshot {
-            records_in: 0,
-            records_out: 0,
-            bytes_in: 0,
-            bytes_out: 0,
-            busy_ms: 0,
-            idle_ms: 0,
-            backpressured_ms: 0,
-            input_watermark: i64::MIN,
             output_watermark,
-            in_pool_usage_permille: 0,
-            out_pool_usage_permille: 0,
-            input_watermarks: None,
+            ..TaskMetricsSnapshot::default()
         };
         let mut source = running(0, with_watermark(7_000), Vec::new());
         source.identity.is_source = true;
