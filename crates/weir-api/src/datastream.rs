@@ -1,8 +1,6 @@
 //! `DataStream<T>`: a stream of `T` and the transformations on it.
 
 use crate::builder::GraphBuilder;
-use crate::functions::KeyType;
-use crate::keyed::KeyedStream;
 use crate::operators::{FilterOperator, FlatMapOperator, MapOperator};
 use crate::side_output::OutputTag;
 use crate::watermark::{TimestampsAndWatermarksOperator, WatermarkStrategy};
@@ -322,16 +320,6 @@ impl<T: Data> DataStream<T> {
             }
         }
         side
-    }
-
-    /// Partitions by key: records with the same key go to the same subtask, whose keyed
-    /// state and timers are scoped to that key.
-    pub fn key_by<K: KeyType>(&self, key_selector: impl Fn(&T) -> K + Send + Sync + 'static) -> KeyedStream<K, T> {
-        let key_selector: Arc<dyn Fn(&T) -> K + Send + Sync> = Arc::new(key_selector);
-        let ks = key_selector.clone();
-        let hash: Arc<dyn Fn(&T) -> i32 + Send + Sync> = Arc::new(move |t: &T| weir_core::key_hash::key_hash(&ks(t)));
-        let stream = self.repartition(Partitioner::Hash, Some(SelectorFactory::key_groups::<T>(hash)));
-        KeyedStream::new(stream, key_selector)
     }
 
     /// Merges this stream with others of the same type.

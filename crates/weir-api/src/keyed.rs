@@ -10,16 +10,28 @@ use crate::windowing::{
 };
 use std::ops::Add;
 use std::sync::Arc;
-use weir_graph::NodeKind;
+use weir_graph::{NodeKind, Partitioner};
 use weir_runtime::error::UserError;
 use weir_runtime::operator::factory::Data;
-use weir_runtime::operator::{register_checkpointed, OperatorFactory};
+use weir_runtime::operator::{register_checkpointed, OperatorFactory, SelectorFactory};
 use weir_state::ValueStateDescriptor;
 
 /// A stream whose records are partitioned by `K`.
 pub struct KeyedStream<K, T> {
     stream: DataStream<T>,
     key_selector: Arc<dyn Fn(&T) -> K + Send + Sync>,
+}
+
+impl<T: Data> DataStream<T> {
+    /// Partitions by key: records with the same key go to the same subtask, whose keyed
+    /// state and timers are scoped to that key.
+    pub fn key_by<K: KeyType>(&self, key_selector: impl Fn(&T) -> K + Send + Sync + 'static) -> KeyedStream<K, T> {
+        let key_selector: Arc<dyn Fn(&T) -> K + Send + Sync> = Arc::new(key_selector);
+        let ks = key_selector.clone();
+        let hash: Arc<dyn Fn(&T) -> i32 + Send + Sync> = Arc::new(move |t: &T| weir_core::key_hash::key_hash(&ks(t)));
+        let stream = self.repartition(Partitioner::Hash, Some(SelectorFactory::key_groups::<T>(hash)));
+        KeyedStream::new(stream, key_selector)
+    }
 }
 
 impl<K: KeyType, T: Data> KeyedStream<K, T> {

@@ -3,7 +3,8 @@
 
 use thiserror::Error;
 
-use crate::location::SUPPORTED_SCHEMES;
+/// The forms of location Weir stores checkpoints in, for messages.
+pub const SUPPORTED_SCHEMES: &str = "local paths, file://, s3:// (or s3a://), gs:// and az:// (or abfs://, abfss://)";
 
 /// What went wrong with a storage location.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]

@@ -31,7 +31,8 @@ pub mod stores;
 pub mod test_server;
 
 pub use error::FsError;
-pub use location::{is_relative, Location, ObjectLocation, StoreKind, SUPPORTED_SCHEMES};
+pub use error::SUPPORTED_SCHEMES;
+pub use location::{is_relative, Location, ObjectLocation, StoreKind};
 pub use operations::{create_dir_all, delete_all, get, list, move_file, put, put_new, remove_empty_dir, stat, Entry};
 pub use options::ObjectStoreOptions;
 pub use stores::{build_store, initialize, register_store};

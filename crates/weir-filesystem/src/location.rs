@@ -23,9 +23,6 @@ use object_store::path::Path as ObjectPath;
 
 use crate::error::FsError;
 
-/// The forms of location Weir stores checkpoints in, for messages.
-pub const SUPPORTED_SCHEMES: &str = "local paths, file://, s3:// (or s3a://), gs:// and az:// (or abfs://, abfss://)";
-
 /// Which kind of object store a location is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum StoreKind {

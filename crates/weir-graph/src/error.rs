@@ -5,7 +5,7 @@
 //! can recognise it); the variant's fields carry the details (which operator, which
 //! states) for programs.
 
-use crate::execution_graph::ExecutionState;
+use crate::execution_state::ExecutionState;
 use crate::stream_graph::StreamNodeId;
 use thiserror::Error;
 

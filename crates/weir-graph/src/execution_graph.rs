@@ -1,6 +1,6 @@
 //! The ExecutionGraph: every JobVertex expanded into its parallel subtasks.
 //!
-//! Owns the execution lifecycle ([`ExecutionState`] and its legal transitions, as in
+//! Owns the executions of subtasks (their lifecycle is [`ExecutionState`], as in
 //! Flink's `Execution`), the per-subtask attempt history ([`ExecutionVertex`]), the
 //! aggregate vertex status (Flink's `getAggregateJobVertexState`), the slot count of a
 //! job (flink-facts §4) and the subtask wiring of an edge (Flink's
@@ -18,110 +18,13 @@
 //!   and every consumer reads at least one subpartition.
 
 use crate::error::GraphError;
+pub use crate::execution_state::ExecutionState;
 use crate::job_graph::JobGraph;
 use crate::stream_graph::DistributionPattern;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::fmt;
 use std::time::{SystemTime, UNIX_EPOCH};
 use weir_core::ids::{ExecutionAttemptId, JobId, JobVertexId};
-
-/// The state of one execution attempt of a subtask (Flink's `ExecutionState`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum ExecutionState {
-    /// Created, waiting to be scheduled.
-    Created,
-    /// A slot was requested/assigned.
-    Scheduled,
-    /// The task is being sent to its TaskManager.
-    Deploying,
-    /// The task is restoring state and setting up its operators.
-    Initializing,
-    /// The task processes records.
-    Running,
-    /// The task reached the end of its input (terminal).
-    Finished,
-    /// A cancel call was sent; waiting for the task to stop.
-    Canceling,
-    /// The task was cancelled (terminal).
-    Canceled,
-    /// The task failed (terminal).
-    Failed,
-    /// The JobManager is re-learning the state of a task after its own failover.
-    Reconciling,
-}
-
-impl ExecutionState {
-    /// Every state, in lifecycle order.
-    pub const ALL: [ExecutionState; 10] = [
-        ExecutionState::Created,
-        ExecutionState::Scheduled,
-        ExecutionState::Deploying,
-        ExecutionState::Initializing,
-        ExecutionState::Running,
-        ExecutionState::Finished,
-        ExecutionState::Canceling,
-        ExecutionState::Canceled,
-        ExecutionState::Failed,
-        ExecutionState::Reconciling,
-    ];
-
-    /// The name as Flink writes it, e.g. `RUNNING`.
-    pub fn as_str(&self) -> &'static str {
-        match self {
-            ExecutionState::Created => "CREATED",
-            ExecutionState::Scheduled => "SCHEDULED",
-            ExecutionState::Deploying => "DEPLOYING",
-            ExecutionState::Initializing => "INITIALIZING",
-            ExecutionState::Running => "RUNNING",
-            ExecutionState::Finished => "FINISHED",
-            ExecutionState::Canceling => "CANCELING",
-            ExecutionState::Canceled => "CANCELED",
-            ExecutionState::Failed => "FAILED",
-            ExecutionState::Reconciling => "RECONCILING",
-        }
-    }
-
-    /// FINISHED, CANCELED and FAILED are terminal.
-    pub fn is_terminal(&self) -> bool {
-        matches!(
-            self,
-            ExecutionState::Finished | ExecutionState::Canceled | ExecutionState::Failed
-        )
-    }
-
-    /// Whether an execution in `self` may move to `next`, following Flink's `Execution`:
-    /// - CREATED → SCHEDULED → DEPLOYING → INITIALIZING → RUNNING → FINISHED;
-    /// - DEPLOYING or INITIALIZING → FINISHED (a very fast task, as `markFinished` allows);
-    /// - CREATED → RECONCILING → RUNNING | FINISHED (JobManager failover);
-    /// - any non-terminal state → CANCELING, CANCELED or FAILED (CANCELING itself only
-    ///   to CANCELED or FAILED);
-    /// - nothing leaves a terminal state, and no state moves to itself.
-    pub fn can_transition_to(self, next: ExecutionState) -> bool {
-        use ExecutionState::*;
-        if self.is_terminal() || self == next {
-            return false;
-        }
-        match next {
-            Canceling => self != Canceling,
-            Canceled | Failed => true,
-            Scheduled => self == Created,
-            Deploying => self == Scheduled,
-            Initializing => self == Deploying,
-            Running => matches!(self, Initializing | Reconciling),
-            Finished => matches!(self, Deploying | Initializing | Running | Reconciling),
-            Reconciling => self == Created,
-            Created => false,
-        }
-    }
-}
-
-impl fmt::Display for ExecutionState {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
 
 /// Milliseconds since the Unix epoch by the wall clock (0 if the clock is before 1970).
 fn wall_clock_ms() -> i64 {

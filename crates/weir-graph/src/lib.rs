@@ -19,6 +19,7 @@ pub mod adaptive_graph;
 pub mod adaptive_parallelism;
 pub mod error;
 pub mod execution_graph;
+pub mod execution_state;
 pub mod job_graph;
 pub mod pipelined_region;
 pub mod plan;

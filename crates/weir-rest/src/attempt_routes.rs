@@ -20,8 +20,9 @@
 
 use crate::attempts::{invalid_attempt, JobVertexAccumulators, SubtaskAttemptAccumulators, SubtasksAccumulators};
 use crate::error::RestError;
+use crate::path_params::bad_parameter;
 use crate::path_params::{PathParams, RawPath};
-use crate::router::{bad_parameter, call, reply, Backend};
+use crate::router::{call, reply, Backend};
 use crate::vertex_routes::job_and_vertex;
 use axum::extract::State;
 use axum::response::Response;

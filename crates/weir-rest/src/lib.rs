@@ -80,11 +80,21 @@ mod checkpoint_router_tests;
 #[cfg(test)]
 mod checkpoints_tests;
 #[cfg(test)]
+mod config_tests;
+#[cfg(test)]
 mod examples;
+#[cfg(test)]
+mod exceptions_tests;
+#[cfg(test)]
+mod execution_result_tests;
 #[cfg(test)]
 mod fake_backend;
 #[cfg(test)]
+mod jobs_tests;
+#[cfg(test)]
 mod observability_router_tests;
+#[cfg(test)]
+mod overview_tests;
 #[cfg(test)]
 mod router_fuzz;
 #[cfg(test)]
@@ -93,6 +103,8 @@ mod router_tests;
 mod sample_check;
 #[cfg(test)]
 mod server_tests;
+#[cfg(test)]
+mod taskmanagers_tests;
 #[cfg(test)]
 mod test_client;
 

@@ -19,8 +19,9 @@
 
 use crate::error::RestError;
 use crate::metrics::{aggregate, list_or_get, requested, subtask_ranges, AggregationMode, ComponentMetrics};
+use crate::path_params::bad_parameter;
 use crate::path_params::{is_hex_id, PathParams, RawPath};
-use crate::router::{bad_parameter, call, query_pairs, query_value, reply, Backend, QueryPairs};
+use crate::router::{call, query_pairs, query_value, reply, Backend, QueryPairs};
 use crate::vertex_routes::job_and_vertex;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};

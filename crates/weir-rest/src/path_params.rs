@@ -7,7 +7,6 @@
 //! Routes name their captures `jid`, `vid`, `subtaskindex`, `tmid` and `filename`.
 
 use crate::error::RestError;
-use crate::router::bad_parameter;
 use axum::extract::rejection::PathRejection;
 use axum::extract::Path;
 use weir_core::ids::JobId;
@@ -17,6 +16,13 @@ pub(crate) type RawPath = Result<Path<Vec<(String, String)>>, PathRejection>;
 
 /// The captures of one request.
 pub(crate) struct PathParams(Vec<(String, String)>);
+
+/// Flink's 400 for a `kind` (path or query) parameter `key` that does not parse.
+pub(crate) fn bad_parameter(kind: &str, key: &str, value: &str) -> RestError {
+    RestError::BadRequest(format!(
+        "Bad request, could not parse parameters: Cannot resolve {kind} parameter ({key}) from value \"{value}\"."
+    ))
+}
 
 /// True for 32 ASCII hex digits (no sign, no spaces).
 pub(crate) fn is_hex_id(raw: &str) -> bool {

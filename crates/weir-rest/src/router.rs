@@ -60,7 +60,7 @@ use crate::backend::RestBackend;
 use crate::error::{json_response, ErrorResponse, RestError};
 use crate::exceptions::JobExceptions;
 use crate::jobs::JobPlanInfo;
-use crate::path_params::is_hex_id;
+use crate::path_params::{bad_parameter, is_hex_id};
 use crate::savepoints::{SavepointTriggerRequest, StopWithSavepointRequest};
 use crate::server::{serve_app, RestServerOptions};
 use crate::status::JobStatusInfo;
@@ -267,12 +267,6 @@ fn reply_with<T: Serialize>(status: StatusCode, result: Result<T, RestError>) ->
         Ok(body) => json_response(status, &body),
         Err(e) => e.into_response(),
     }
-}
-
-pub(crate) fn bad_parameter(kind: &str, key: &str, value: &str) -> RestError {
-    RestError::BadRequest(format!(
-        "Bad request, could not parse parameters: Cannot resolve {kind} parameter ({key}) from value \"{value}\"."
-    ))
 }
 
 /// The job id of the path, or Flink's 400.

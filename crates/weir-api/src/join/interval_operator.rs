@@ -12,7 +12,7 @@
 
 use super::bounds::{is_late, IntervalBounds, JoinSide};
 use super::error::JoinError;
-use super::interval::{ProcessJoinContext, ProcessJoinFunction};
+use super::process_join_function::{ProcessJoinContext, ProcessJoinFunction};
 use crate::forwarding::fire_timers_and_forward;
 use crate::functions::{Collector, KeyType, TaskInfo};
 use std::sync::Arc;

@@ -19,12 +19,14 @@ pub mod bounds;
 pub mod error;
 pub mod interval;
 pub mod interval_operator;
+pub mod process_join_function;
 pub mod window_join;
 
 pub use bounds::{IntervalBounds, JoinSide};
 pub use error::JoinError;
-pub use interval::{IntervalJoin, IntervalJoined, ProcessJoinContext, ProcessJoinFunction};
+pub use interval::{IntervalJoin, IntervalJoined};
 pub use interval_operator::{IntervalJoinOperator, KeySelectors};
+pub use process_join_function::{ProcessJoinContext, ProcessJoinFunction};
 pub use window_join::{
     CoGroupFunction, CoGroupKind, CoGroupedStreams, EqualTo, FlatJoinFunction, JoinFunction, JoinKind, JoinedStreams,
     TaggedUnion, TwoStreams, Where, WithWindow,

@@ -20,7 +20,6 @@
 
 use super::cancel::{CancelToken, CANCEL_POLL_INTERVAL};
 use super::error::NetworkError;
-use super::input_gate::CreditReturn;
 use std::fmt;
 use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -502,6 +501,22 @@ impl Drop for LocalInner {
     }
 }
 
+/// Takes back the credit of a delivered buffer when the buffer is dropped: the input
+/// gate that delivered it implements this (Flink's `BufferRecycler`), so buffers do not
+/// depend on gates.
+pub(crate) trait BufferRecycler: Send + Sync {
+    /// A buffer delivered on `channel` was dropped by its consumer.
+    fn recycle(&self, channel: usize);
+}
+
+/// Returns a delivered buffer's credit to its gate when the buffer is dropped.
+pub(crate) struct CreditReturn {
+    /// The gate that delivered the buffer.
+    pub(crate) recycler: Arc<dyn BufferRecycler>,
+    /// The channel it came on.
+    pub(crate) channel: usize,
+}
+
 /// One network segment in use: up to `capacity()` bytes of serialised records.
 ///
 /// Dropping a buffer recycles it: the segment goes back to its local pool and, for a
@@ -561,7 +576,11 @@ impl Buffer {
 
     /// Replaces the content with exactly `len` bytes read from `reader` (the receive
     /// path of a remote channel). `len` must fit the segment.
-    pub(crate) fn read_exact_from<R: std::io::Read>(&mut self, reader: &mut R, len: usize) -> std::io::Result<()> {
+    pub(crate) fn read_exact_from<R: std::io::Read + ?Sized>(
+        &mut self,
+        reader: &mut R,
+        len: usize,
+    ) -> std::io::Result<()> {
         if len > self.segment_size {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::InvalidData,
@@ -602,7 +621,7 @@ impl Drop for Buffer {
             pool.recycle(std::mem::take(&mut self.data), self.subpartition);
         }
         if let Some(credit) = self.credit.take() {
-            credit.release();
+            credit.recycler.recycle(credit.channel);
         }
     }
 }

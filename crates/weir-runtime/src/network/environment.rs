@@ -1,7 +1,7 @@
 //! The network stack of one TaskManager: [`NetworkEnvironment`] (one per process in
 //! the local runtime) creates result partitions and input gates over one
-//! [`NetworkBufferPool`]; a [`SubpartitionHandle`] is how a consumer names the
-//! subpartition it reads.
+//! [`NetworkBufferPool`]; a [`SubpartitionHandle`](super::subpartition::SubpartitionHandle)
+//! is how a consumer names the subpartition it reads.
 //!
 //! Invariants: every buffer of every partition comes from the one global pool, so at
 //! most `total_buffers` segments exist; a partition's local pool is sized as in Flink
@@ -32,7 +32,7 @@ use super::remote::client::{ClientConnShared, ConnectionLease, RemoteSource};
 use super::remote::server::DataServer;
 use super::remote::{ChannelSpec, PartitionId, PartitionRegistry};
 use super::result_partition::ResultPartitionWriter;
-use super::subpartition::Subpartition;
+use super::subpartition::{Subpartition, SubpartitionHandle};
 use std::collections::HashMap;
 use std::fmt;
 use std::net::SocketAddr;
@@ -444,29 +444,5 @@ impl NetworkEnvironment {
 impl Drop for NetworkEnvironment {
     fn drop(&mut self) {
         self.shutdown();
-    }
-}
-
-/// A consumer's reference to one subpartition (an in-process "local" channel).
-#[derive(Clone)]
-pub struct SubpartitionHandle {
-    pub(crate) inner: Arc<Subpartition>,
-}
-
-impl SubpartitionHandle {
-    /// Process-local number of the result partition.
-    pub fn partition_number(&self) -> u64 {
-        self.inner.partition
-    }
-
-    /// Index of the subpartition in its partition.
-    pub fn subpartition_index(&self) -> usize {
-        self.inner.index
-    }
-}
-
-impl fmt::Debug for SubpartitionHandle {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "SubpartitionHandle({}:{})", self.inner.partition, self.inner.index)
     }
 }

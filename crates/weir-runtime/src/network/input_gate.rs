@@ -30,16 +30,18 @@
 //!   pool of `remote channels × exclusive + floating` segments; its grants become
 //!   AddCredit frames. Dropping the gate cancels the remote requests.
 
-use super::buffer::{lock, wait_slice, Buffer, BufferOrEvent, LocalBufferPool, PoolUsage};
+use super::buffer::{
+    lock, wait_slice, Buffer, BufferOrEvent, BufferRecycler, CreditReturn, LocalBufferPool, PoolUsage,
+};
 use super::cancel::CancelToken;
 use super::config::NetworkConfig;
 use super::credit::{CreditError, ReceiverCredits, ReceiverDecision};
 use super::error::NetworkError;
-use super::remote::client::{self, RemoteInputChannel, RemoteSource};
-use super::subpartition::{Listener, Subpartition, SubpartitionState, Taken};
+use super::remote::client::{self, RemoteGate, RemoteInputChannel, RemoteSource};
+use super::subpartition::{ConsumerGate, Listener, Subpartition, SubpartitionState, Taken};
 use std::collections::VecDeque;
 use std::fmt;
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex, Weak};
 use std::time::{Duration, Instant};
 use weir_core::{CheckpointId, Event};
 
@@ -80,10 +82,8 @@ fn protocol(e: CreditError) -> NetworkError {
     NetworkError::Protocol(e.to_string())
 }
 
-impl GateShared {
-    /// Pushes `channel` into the queue of available channels (its subpartition marked
-    /// itself `in_gate_queue`).
-    pub(crate) fn enqueue_channel(&self, channel: usize) {
+impl ConsumerGate for GateShared {
+    fn enqueue_channel(&self, channel: usize) {
         let mut st = lock(&self.state);
         st.available.push_back(channel);
         if st.waiters > 0 {
@@ -91,10 +91,7 @@ impl GateShared {
         }
     }
 
-    /// `channel` got a priority event: serve it first. `queued`: the channel is marked
-    /// queued already; it is moved to the front when it is in the queue (not when it is
-    /// parked by alignment or about to be pushed).
-    pub(crate) fn enqueue_priority_channel(&self, channel: usize, queued: bool) {
+    fn enqueue_priority_channel(&self, channel: usize, queued: bool) {
         let mut st = lock(&self.state);
         if queued {
             match st.available.iter().position(|&c| c == channel) {
@@ -110,10 +107,7 @@ impl GateShared {
         }
     }
 
-    /// The sender of `channel` announced `backlog` without credit; returns the credit
-    /// granted to that same channel. Called with the channel's subpartition locked
-    /// (which is why the grant is returned instead of applied).
-    pub(crate) fn grant_for_backlog(&self, channel: usize, backlog: usize) -> usize {
+    fn grant_for_backlog(&self, channel: usize, backlog: usize) -> usize {
         match lock(&self.state).credits.on_backlog_announced(channel, backlog) {
             Ok(ReceiverDecision::Grant { channel: c, credit }) if c == channel => credit,
             Ok(_) => 0,
@@ -124,22 +118,7 @@ impl GateShared {
         }
     }
 
-    fn on_buffer_recycled(&self, channel: usize) {
-        let decision = lock(&self.state).credits.on_buffer_recycled(channel);
-        self.apply_logged(decision);
-    }
-
-    fn apply_logged(&self, decision: Result<ReceiverDecision, CreditError>) {
-        match decision {
-            Ok(d) => self.apply(d),
-            Err(e) => tracing::error!(error = %e, "credit-based flow control violated"),
-        }
-    }
-
-    /// Called by [`Subpartition::take`] with the subpartition of `channel` locked:
-    /// accounts a received buffer (applying the channel's own grant at once) and puts
-    /// the channel back into the queue when it has more to deliver.
-    pub(crate) fn after_take(
+    fn after_take(
         &self,
         sub: &mut SubpartitionState,
         channel: usize,
@@ -163,51 +142,38 @@ impl GateShared {
         }
         Ok(())
     }
+}
 
-    /// A data buffer arrived on remote `channel` with the sender's `backlog`.
-    pub(crate) fn on_remote_buffer(&self, channel: usize, backlog: usize) -> Result<ReceiverDecision, CreditError> {
+impl RemoteGate for GateShared {
+    fn on_remote_buffer(&self, channel: usize, backlog: usize) -> Result<ReceiverDecision, CreditError> {
         lock(&self.state).credits.on_buffer_received(channel, backlog)
     }
 
-    /// The sender of remote `channel` announced `backlog` without credit.
-    pub(crate) fn on_remote_backlog(&self, channel: usize, backlog: usize) -> Result<ReceiverDecision, CreditError> {
+    fn on_remote_backlog(&self, channel: usize, backlog: usize) -> Result<ReceiverDecision, CreditError> {
         lock(&self.state).credits.on_backlog_announced(channel, backlog)
     }
 
-    /// A free receive buffer for a remote channel (credit guarantees one exists).
-    pub(crate) fn receive_buffer(&self) -> Option<Buffer> {
+    fn receive_buffer(&self) -> Option<Buffer> {
         self.receive_pool.as_ref()?.try_request_buffer(None)
     }
 
-    /// The remote channels.
-    pub(crate) fn remote_channels(&self) -> impl Iterator<Item = &Arc<RemoteInputChannel>> {
-        self.channels.iter().filter_map(|c| match c {
-            GateChannel::Remote(rc) => Some(rc),
-            GateChannel::Local(_) => None,
-        })
-    }
-
-    /// A remote request was answered: wakes the gate's creator.
-    pub(crate) fn signal_setup(&self) {
+    fn signal_setup(&self) {
         lock(&self.state).setup_version += 1;
         self.cond.notify_all();
     }
 
-    /// The current setup version.
-    pub(crate) fn setup_version(&self) -> u64 {
+    fn setup_version(&self) -> u64 {
         lock(&self.state).setup_version
     }
 
-    /// Waits (one slice, at most `max`) while the setup version is `version`.
-    pub(crate) fn wait_setup(&self, version: u64, max: Duration) {
+    fn wait_setup(&self, version: u64, max: Duration) {
         let st = lock(&self.state);
         if st.setup_version == version && !max.is_zero() {
             drop(wait_slice(&self.cond, st, max));
         }
     }
 
-    /// Delivers a grant to its sender and queues the channel if that made it available.
-    pub(crate) fn apply(&self, decision: ReceiverDecision) {
+    fn apply(&self, decision: ReceiverDecision) {
         let ReceiverDecision::Grant { channel, credit } = decision else {
             return;
         };
@@ -230,15 +196,27 @@ impl GateShared {
     }
 }
 
-/// Returns a delivered buffer's credit to its gate when the buffer is dropped.
-pub(crate) struct CreditReturn {
-    gate: Arc<GateShared>,
-    channel: usize,
+impl GateShared {
+    fn apply_logged(&self, decision: Result<ReceiverDecision, CreditError>) {
+        match decision {
+            Ok(d) => self.apply(d),
+            Err(e) => tracing::error!(error = %e, "credit-based flow control violated"),
+        }
+    }
+
+    /// The remote channels.
+    pub(crate) fn remote_channels(&self) -> impl Iterator<Item = &Arc<RemoteInputChannel>> {
+        self.channels.iter().filter_map(|c| match c {
+            GateChannel::Remote(rc) => Some(rc),
+            GateChannel::Local(_) => None,
+        })
+    }
 }
 
-impl CreditReturn {
-    pub(crate) fn release(self) {
-        self.gate.on_buffer_recycled(self.channel);
+impl BufferRecycler for GateShared {
+    fn recycle(&self, channel: usize) {
+        let decision = lock(&self.state).credits.on_buffer_recycled(channel);
+        self.apply_logged(decision);
     }
 }
 
@@ -321,7 +299,7 @@ impl InputGate {
         }
         let credits = ReceiverCredits::new(n, config.buffers_per_channel, config.floating_buffers_per_gate);
         let initial = credits.initial_credit();
-        let shared = Arc::new_cyclic(|weak| GateShared {
+        let shared = Arc::new_cyclic(|weak: &Weak<GateShared>| GateShared {
             state: Mutex::new(GateState {
                 available: VecDeque::with_capacity(n),
                 credits,
@@ -335,7 +313,8 @@ impl InputGate {
                 .map(|(i, s)| match s {
                     ChannelSource::Local(sub) => GateChannel::Local(sub),
                     ChannelSource::Remote(r) => {
-                        GateChannel::Remote(Arc::new(RemoteInputChannel::new(r, weak.clone(), i, initial)))
+                        let gate: Weak<dyn RemoteGate> = weak.clone();
+                        GateChannel::Remote(Arc::new(RemoteInputChannel::new(r, gate, i, initial)))
                     }
                 })
                 .collect(),
@@ -347,10 +326,8 @@ impl InputGate {
             };
             let notify = {
                 let mut st = lock(&sub.state);
-                st.listener = Some(Listener::Gate {
-                    gate: Arc::downgrade(&shared),
-                    channel,
-                });
+                let gate: Weak<dyn ConsumerGate> = Arc::downgrade(&shared) as Weak<GateShared>;
+                st.listener = Some(Listener::Gate { gate, channel });
                 st.sender.on_credit_announced(initial);
                 let backlog = st.sender.backlog();
                 if backlog > 0 {
@@ -386,7 +363,8 @@ impl InputGate {
         timeout: Duration,
         cancel: &CancelToken,
     ) -> Result<(), NetworkError> {
-        client::await_requests(&self.shared, deadline, timeout, cancel)
+        let remotes: Vec<&Arc<RemoteInputChannel>> = self.shared.remote_channels().collect();
+        client::await_requests(&*self.shared, &remotes, deadline, timeout, cancel)
     }
 
     /// Number of remote channels.
@@ -483,7 +461,7 @@ impl InputGate {
     pub fn promote_barrier(&self, channel: usize, checkpoint: CheckpointId) -> bool {
         match self.shared.channels.get(channel) {
             Some(GateChannel::Local(sub)) => sub.promote_barrier(checkpoint),
-            Some(GateChannel::Remote(rc)) => rc.promote_barrier(&self.shared, checkpoint),
+            Some(GateChannel::Remote(rc)) => rc.promote_barrier(&*self.shared, checkpoint),
             None => false,
         }
     }
@@ -556,14 +534,14 @@ impl InputGate {
     /// Takes one element from `channel` and does the credit bookkeeping.
     fn take_from(&mut self, channel: usize) -> Result<Option<(usize, BufferOrEvent)>, NetworkError> {
         let taken = match self.shared.channels.get(channel) {
-            Some(GateChannel::Local(sub)) => sub.take(&self.shared, channel).map_err(protocol)?,
-            Some(GateChannel::Remote(rc)) => rc.take(&self.shared),
+            Some(GateChannel::Local(sub)) => sub.take(&*self.shared, channel).map_err(protocol)?,
+            Some(GateChannel::Remote(rc)) => rc.take(&*self.shared),
             None => return Ok(None),
         };
         match taken {
             Taken::Item(BufferOrEvent::Buffer(mut buffer)) => {
                 buffer.attach_credit(CreditReturn {
-                    gate: self.shared.clone(),
+                    recycler: self.shared.clone(),
                     channel,
                 });
                 Ok(Some((channel, BufferOrEvent::Buffer(buffer))))

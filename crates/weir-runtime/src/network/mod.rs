@@ -55,10 +55,11 @@ pub use buffer::{Buffer, BufferOrEvent, LocalBufferPool, NetworkBufferPool, Pool
 pub use cancel::{CancelToken, CANCEL_POLL_INTERVAL};
 pub use config::NetworkConfig;
 pub use credit::{ReceiverCredits, ReceiverDecision, SenderCredit, SenderDecision};
-pub use environment::{NetworkEnvironment, SubpartitionHandle};
+pub use environment::NetworkEnvironment;
 pub use error::NetworkError;
 pub use input_gate::InputGate;
 pub use record_reader::{ReaderEvent, RecordReader};
 pub use record_writer::RecordWriter;
 pub use remote::{ChannelSpec, DataPlaneTls, PartitionId};
 pub use result_partition::ResultPartitionWriter;
+pub use subpartition::SubpartitionHandle;

@@ -31,9 +31,9 @@
 use super::buffer::{lock, BufferOrEvent, PriorityEvent};
 use super::channel_queue::ChannelQueue;
 use super::credit::{CreditError, SenderCredit, SenderDecision};
-use super::input_gate::GateShared;
 use super::remote::server::ServerConnShared;
 use super::Buffer;
+use std::fmt;
 use std::sync::{Arc, Condvar, Mutex, Weak};
 use weir_core::{CheckpointBarrier, CheckpointId, Event};
 
@@ -51,11 +51,38 @@ pub(crate) struct Subpartition {
     pub(crate) space: Condvar,
 }
 
+/// What a subpartition needs of the in-process input gate that consumes it. The gate
+/// implements it, so that subpartitions do not depend on the gate (as Flink's
+/// `BufferAvailabilityListener` links a subpartition's view to its reader).
+pub(crate) trait ConsumerGate: Send + Sync {
+    /// Queues `channel` as available (the subpartition marked itself `in_gate_queue`).
+    fn enqueue_channel(&self, channel: usize);
+    /// `channel` got a priority event: serve it first. `queued`: the channel is marked
+    /// queued already; it is moved to the front when it is in the queue.
+    fn enqueue_priority_channel(&self, channel: usize, queued: bool);
+    /// The sender of `channel` announced `backlog` without credit; returns the credit
+    /// granted to that same channel. Called with the subpartition locked (which is why
+    /// the grant is returned instead of applied).
+    fn grant_for_backlog(&self, channel: usize, backlog: usize) -> usize;
+    /// Called by [`Subpartition::take`] with the subpartition of `channel` locked:
+    /// accounts a received buffer (applying the channel's own grant at once) and puts
+    /// the channel back into the queue when it has more to deliver.
+    fn after_take(
+        &self,
+        sub: &mut SubpartitionState,
+        channel: usize,
+        received_backlog: Option<usize>,
+    ) -> Result<(), CreditError>;
+}
+
 /// Who consumes the subpartition: an in-process gate (and the channel index there) or
 /// a data server connection serving a remote consumer (and the channel id on it).
 pub(crate) enum Listener {
     /// An in-process input gate.
-    Gate { gate: Weak<GateShared>, channel: usize },
+    Gate {
+        gate: Weak<dyn ConsumerGate>,
+        channel: usize,
+    },
     /// A connection of this process's data server.
     Remote { conn: Weak<ServerConnShared>, channel: u64 },
 }
@@ -63,12 +90,12 @@ pub(crate) enum Listener {
 /// Whom to tell that a subpartition became available (after unlocking it).
 pub(crate) enum Notify {
     /// Push the channel into the gate's queue of available channels.
-    Gate(Arc<GateShared>, usize),
+    Gate(Arc<dyn ConsumerGate>, usize),
     /// Queue the channel at the server connection's writer.
     Remote(Arc<ServerConnShared>, u64),
     /// A priority event was queued: put the channel first in the gate's queue
     /// (`queued`: it is marked queued already, move it to the front if it is there).
-    GatePriority(Arc<GateShared>, usize, bool),
+    GatePriority(Arc<dyn ConsumerGate>, usize, bool),
     /// The same at a server connection's writer.
     RemotePriority(Arc<ServerConnShared>, u64, bool),
 }
@@ -164,7 +191,7 @@ impl Subpartition {
     /// happen while this subpartition is still locked, so the gate sees buffers and
     /// backlog announcements of one subpartition in the order the sender produced them
     /// (as a TCP connection would deliver them).
-    pub(crate) fn take(&self, gate: &GateShared, channel: usize) -> Result<Taken, CreditError> {
+    pub(crate) fn take<G: ConsumerGate + ?Sized>(&self, gate: &G, channel: usize) -> Result<Taken, CreditError> {
         let mut st = lock(&self.state);
         st.in_gate_queue = false;
         let mut received_backlog = None;
@@ -425,5 +452,29 @@ impl SubpartitionState {
             },
         };
         self.sender.on_credit_announced(granted);
+    }
+}
+
+/// A consumer's reference to one subpartition (an in-process "local" channel).
+#[derive(Clone)]
+pub struct SubpartitionHandle {
+    pub(crate) inner: Arc<Subpartition>,
+}
+
+impl SubpartitionHandle {
+    /// Process-local number of the result partition.
+    pub fn partition_number(&self) -> u64 {
+        self.inner.partition
+    }
+
+    /// Index of the subpartition in its partition.
+    pub fn subpartition_index(&self) -> usize {
+        self.inner.index
+    }
+}
+
+impl fmt::Debug for SubpartitionHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SubpartitionHandle({}:{})", self.inner.partition, self.inner.index)
     }
 }

@@ -4,9 +4,9 @@
 //! register with it, and exits when the job ends: 0 when it FINISHED, 1 with the job's
 //! root cause otherwise. The job and its settings are checked before any server starts.
 
-use super::cluster::jobmanager_settings;
 use super::commands::checked_submission;
 use super::embedded::EmbeddedJobManager;
+use super::settings::jobmanager_settings;
 use super::JobArgs;
 use crate::programs::registry;
 use anyhow::Result;

@@ -38,7 +38,7 @@ static CLIENT: OnceLock<RestClient> = OnceLock::new();
 /// `$WEIR_PROPERTIES`, then `dynamic`): HTTPS when `security.ssl.rest.enabled`. The
 /// first call decides; without one, calls are plain HTTP.
 pub fn configure(dynamic: &[String]) -> Result<()> {
-    let config = super::cluster::ConfigArgs {
+    let config = super::settings::ConfigArgs {
         conf_dir: None,
         dynamic: dynamic.to_vec(),
     }

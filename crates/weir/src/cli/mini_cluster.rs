@@ -13,8 +13,8 @@
 //!   servers and background tasks run on: they live exactly as long as it does. Task threads are OS threads of the
 //!   TaskExecutors; a finished job has none left.
 
-use super::cluster::{jobmanager_settings, taskmanager_settings};
 use super::embedded::{poll_interval, EmbeddedJobManager, JobResult};
+use super::settings::{jobmanager_settings, taskmanager_settings};
 use anyhow::{bail, Context, Result};
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -13,6 +13,7 @@ pub mod entry;
 pub mod mini_cluster;
 pub mod savepoint;
 pub mod security;
+pub mod settings;
 pub mod sql;
 pub mod top;
 
@@ -51,11 +52,11 @@ pub enum Command {
     /// `--application`, run that one job and exit with its outcome.
     Jobmanager(cluster::JobManagerArgs),
     /// Run a TaskManager that registers with the JobManager.
-    Taskmanager(cluster::ConfigArgs),
+    Taskmanager(settings::ConfigArgs),
     /// Start a JobManager and TaskManagers as background processes.
     StartCluster(cluster::StartClusterArgs),
     /// Stop the processes `start-cluster` started.
-    StopCluster(cluster::ConfigArgs),
+    StopCluster(settings::ConfigArgs),
     /// Submit a program to a running cluster.
     Run(client::RunArgs),
     /// List the jobs of a running cluster.
@@ -85,7 +86,7 @@ pub enum Command {
 pub struct LocalArgs {
     /// Configuration.
     #[command(flatten)]
-    pub config: cluster::ConfigArgs,
+    pub config: settings::ConfigArgs,
     /// The program and its settings.
     #[command(flatten)]
     pub job: JobArgs,
