@@ -18,6 +18,7 @@ pub mod key;
 pub mod parser;
 pub mod plan;
 pub mod program;
+pub mod row_codec;
 pub mod types;
 pub mod value;
 

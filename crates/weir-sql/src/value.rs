@@ -285,8 +285,9 @@ impl Hash for Value {
     }
 }
 
-/// One row of a changelog stream.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+/// One row of a changelog stream. It travels between tasks in the compact encoding of
+/// [`crate::row_codec`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Row {
     /// Insert, update before/after or delete.
     pub kind: RowKind,

@@ -8,7 +8,12 @@
 //! backpressures its producer. Bytes are kept in memory while the process-wide
 //! [`MemoryBudget`] allows and appended to one spill file per partition (under
 //! `io.tmp.dirs`) beyond it; the file is deleted when the partition is released or
-//! dropped.
+//! dropped. Spilled buffers go through a large write buffer (a few sequential writes
+//! per megabyte, never a syscall per buffer or an fsync: the file only has to outlive
+//! the job's stage, and the page cache serves the replay), flushed when the partition
+//! finishes. A replay reads each spilled buffer straight into a network buffer with one
+//! positioned read (no seek, no intermediate copy); the kernel's read-ahead serves the
+//! file's sequential parts.
 //!
 //! A consumer reads a subpartition through the same local channels and data server as
 //! a pipelined one: [`BlockingPartition::open_reader`] creates a fresh pipelined
@@ -28,7 +33,7 @@ use super::error::NetworkError;
 use super::result_partition::ResultPartitionWriter;
 use super::subpartition::Subpartition;
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -99,9 +104,14 @@ enum Status {
     Failed,
 }
 
+/// Bytes a spill file's writer buffers: sequential writes in large requests.
+const SPILL_WRITE_BUFFER: usize = 1 << 20;
+
 /// The spill file of a partition.
 struct SpillFile {
     file: tempfile::NamedTempFile,
+    /// Appends to `file`; flushed before the partition counts as finished.
+    writer: BufWriter<File>,
     len: u64,
 }
 
@@ -190,7 +200,7 @@ impl BlockingPartition {
             return Err(self.spill_error(None, "no spill file".into()));
         };
         let offset = spill.len;
-        if let Err(e) = spill.file.as_file_mut().write_all(bytes) {
+        if let Err(e) = spill.writer.write_all(bytes) {
             return Err(self.spill_error(Some(spill.file.path()), format!("cannot write: {e}")));
         }
         spill.len += bytes.len() as u64;
@@ -211,6 +221,14 @@ impl BlockingPartition {
         if event == Event::EndOfPartition {
             st.ended[subpartition] = true;
             if st.ended.iter().all(|e| *e) {
+                if let Some(spill) = st.spill.as_mut() {
+                    if let Err(e) = spill.writer.flush() {
+                        let path = spill.file.path().to_path_buf();
+                        st.status = Status::Failed;
+                        self.changed.notify_all();
+                        return Err(self.spill_error(Some(&path), format!("cannot write: {e}")));
+                    }
+                }
                 st.status = Status::Finished;
                 if st.spilled_bytes > 0 {
                     tracing::info!(
@@ -277,7 +295,16 @@ impl BlockingPartition {
             budget_bytes = self.settings.budget.limit,
             "spilling blocking partition to a file: the memory budget is used up"
         );
-        Ok(SpillFile { file, len: 0 })
+        let handle = file.as_file().try_clone().map_err(|e| NetworkError::Spill {
+            partition: self.label.clone(),
+            path: file.path().display().to_string(),
+            reason: format!("cannot open for writing: {e}"),
+        })?;
+        Ok(SpillFile {
+            file,
+            writer: BufWriter::with_capacity(SPILL_WRITE_BUFFER, handle),
+            len: 0,
+        })
     }
 
     fn spill_error(&self, path: Option<&std::path::Path>, reason: String) -> NetworkError {
@@ -321,9 +348,12 @@ impl BlockingPartition {
         let spill = st.spill.take();
         self.changed.notify_all();
         drop(st);
-        if let Some(spill) = spill {
-            let path = spill.file.path().display().to_string();
-            if let Err(e) = spill.file.close() {
+        if let Some(SpillFile { file, writer, .. }) = spill {
+            // The data is released: bytes still in the write buffer are dropped
+            // unwritten rather than flushed into a file about to be deleted.
+            drop(writer.into_parts());
+            let path = file.path().display().to_string();
+            if let Err(e) = file.close() {
                 tracing::warn!(partition = %self.label, path, error = %e, "cannot delete the spill file");
             }
         }
@@ -420,14 +450,12 @@ impl BlockingPartition {
             match item {
                 None => writer.add_buffer(0, buffer)?,
                 Some(Ok((offset, len))) => {
-                    let Some(file) = spill.as_mut() else {
+                    let Some(file) = spill.as_ref() else {
                         return Err(self.spill_error(None, "the spill file is not open".into()));
                     };
-                    let mut bytes = vec![0u8; len];
-                    file.seek(SeekFrom::Start(offset))
-                        .and_then(|_| file.read_exact(&mut bytes))
+                    buffer
+                        .read_exact_from(&mut SpillRead { file, offset }, len)
                         .map_err(|e| self.spill_error(self.spill_path().as_deref(), format!("cannot read: {e}")))?;
-                    buffer.append(&bytes);
                     writer.add_buffer(0, buffer)?;
                 }
                 Some(Err(event)) => {
@@ -436,6 +464,21 @@ impl BlockingPartition {
                 }
             }
         }
+    }
+}
+
+/// Reads a spill file from `offset` on with positioned reads (the file's cursor is
+/// never used, so replays of several subpartitions may share nothing but the file).
+struct SpillRead<'a> {
+    file: &'a File,
+    offset: u64,
+}
+
+impl std::io::Read for SpillRead<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = std::os::unix::fs::FileExt::read_at(self.file, buf, self.offset)?;
+        self.offset += n as u64;
+        Ok(n)
     }
 }
 

@@ -118,6 +118,33 @@ fn beyond_the_memory_budget_the_partition_spills_to_a_file_under_the_tmp_dir_and
 }
 
 #[test]
+fn spilled_buffers_are_written_in_large_writes_when_the_partition_finishes() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = env(0, dir.path());
+    let (mut w, partition) = env
+        .create_blocking_result_partition(1, "test".into(), CancelToken::new())
+        .unwrap();
+    for i in 0..40u8 {
+        let mut b = w.request_buffer_for(0).unwrap();
+        b.append(&[i; 64]);
+        w.add_buffer(0, b).unwrap();
+    }
+    let path = partition.spill_path().expect("a budget of 0 spills everything");
+    assert_eq!(partition.stored_bytes(), (0, 40 * 64));
+    assert_eq!(
+        std::fs::metadata(&path).unwrap().len(),
+        0,
+        "no write per buffer: the bytes wait in the spill file's write buffer"
+    );
+    w.add_event(0, Event::EndOfPartition).unwrap();
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), 40 * 64, "flushed at the end");
+    env.register_blocking_partition(pid(0), partition).unwrap();
+    let expected: Vec<u8> = (0..40u8).flat_map(|i| [i; 64]).collect();
+    assert_eq!(read(&env, 0), expected);
+    assert_eq!(read(&env, 0), expected, "a restarted consumer reads it again");
+}
+
+#[test]
 fn releasing_the_jobs_partitions_releases_blocking_ones_and_later_reads_find_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let env = NetworkEnvironment::new(NetworkConfig {

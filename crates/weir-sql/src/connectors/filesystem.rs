@@ -8,8 +8,9 @@
 //! at the end of input); it takes only insert-only input.
 
 use super::check_options;
-use super::format::{parse_csv, parse_json, to_csv, to_json};
-use super::row_source::{add_row_source, Completer, RowSource};
+use super::file_rows::FileRowsSource;
+use super::format::{parse_csv_into, parse_json, to_csv, to_json};
+use super::row_source::{add_row_source, Completer};
 use crate::error::{Result, SqlError};
 use crate::plan::ResolvedTable;
 use crate::types::DataType;
@@ -17,9 +18,9 @@ use crate::value::Row;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use weir_api::prelude::*;
-use weir_connectors::source::{TextFileSource, DEFAULT_MAX_LINE_LENGTH};
+use weir_connectors::source::DEFAULT_MAX_LINE_LENGTH;
 use weir_core::excerpt::excerpt;
-use weir_runtime::operator::{Output, SourceFunction, SourceStatus};
+use weir_runtime::operator::SourceFunction;
 use weir_runtime::TaskError;
 
 const OPTIONS: [&str; 6] = [
@@ -109,36 +110,6 @@ pub fn input_files(path: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// Lines of several files, one after the other (positions only for a single file).
-struct FilesSource {
-    files: Vec<TextFileSource>,
-    current: usize,
-}
-
-impl SourceFunction<String> for FilesSource {
-    fn poll_next(&mut self, output: &mut dyn Output<String>) -> std::result::Result<SourceStatus, TaskError> {
-        while let Some(f) = self.files.get_mut(self.current) {
-            match f.poll_next(output)? {
-                SourceStatus::Finished => self.current += 1,
-                other => return Ok(other),
-            }
-        }
-        Ok(SourceStatus::Finished)
-    }
-    fn snapshot_position(&mut self) -> std::result::Result<Vec<Vec<u8>>, TaskError> {
-        match self.files.as_mut_slice() {
-            [single] => single.snapshot_position(),
-            _ => Ok(Vec::new()),
-        }
-    }
-    fn restore_position(&mut self, positions: Vec<Vec<u8>>) -> std::result::Result<(), TaskError> {
-        match self.files.as_mut_slice() {
-            [single] => single.restore_position(positions),
-            _ => Ok(()),
-        }
-    }
-}
-
 /// The source of a filesystem table.
 pub fn source(env: &StreamExecutionEnvironment, t: Arc<ResolvedTable>) -> Result<DataStream<Row>> {
     check_options(&t, true, &["path"], &OPTIONS, &["json.", "csv."])?;
@@ -150,23 +121,17 @@ pub fn source(env: &StreamExecutionEnvironment, t: Arc<ResolvedTable>) -> Result
     let table = t.clone();
     let build = move |ctx: &weir_runtime::operator::TaskContext| -> std::result::Result<Box<dyn SourceFunction<Row>>, TaskError> {
         let files = input_files(&path).map_err(|e| TaskError::io(format!("cannot read input path {}", path.display()), e))?;
-        let inner = FilesSource {
-            files: files
-                .into_iter()
-                .map(|f| {
-                    TextFileSource::new(f, ctx.subtask_index, ctx.parallelism)
-                        .skip_malformed_lines(skip_malformed)
-                        .max_line_length(max_line)
-                })
-                .collect(),
-            current: 0,
-        };
         let t = table.clone();
         let types: Vec<DataType> = t.physical.iter().map(|(_, ty)| *ty).collect();
         let op = format!("Source: {}", t.name);
         let completer = Completer::new(t.clone());
-        let convert = Arc::new(move |line: String| {
-            let parsed = if format == "csv" { parse_csv(&line, &types) } else { parse_json(&line, &t.physical) };
+        let convert = Box::new(move |line: &str| {
+            let parsed = if format == "csv" {
+                let mut values = Vec::with_capacity(types.len().max(completer.width()));
+                parse_csv_into(line, &types, &mut values).map(|()| values)
+            } else {
+                parse_json(line, &t.physical)
+            };
             match parsed {
                 Ok(values) => completer.complete(values).map(Some),
                 Err(_) if skip_malformed => Ok(None),
@@ -175,12 +140,19 @@ pub fn source(env: &StreamExecutionEnvironment, t: Arc<ResolvedTable>) -> Result
                     format!(
                         "Failed to deserialize {} row '{}'. Caused by: {cause}",
                         format.to_uppercase(),
-                        excerpt(&line)
+                        excerpt(line)
                     ),
                 )),
             }
         });
-        Ok(Box::new(RowSource::new(Box::new(inner), convert)))
+        Ok(Box::new(FileRowsSource::new(
+            files,
+            ctx.subtask_index,
+            ctx.parallelism,
+            skip_malformed,
+            max_line,
+            convert,
+        )))
     };
     let stream = add_row_source(env, &t, name, weir_api::Boundedness::Bounded, build);
     // A file is one split, as Flink's file source reads a CSV or JSON file whole; a

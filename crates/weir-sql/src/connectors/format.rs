@@ -6,15 +6,22 @@ use crate::expr::cast::{cast, narrow};
 use crate::expr::time::parse_timestamp;
 use crate::types::DataType;
 use crate::value::{Row, Value};
-use std::borrow::Cow;
 
-/// The fields of one CSV line, each with whether it was quoted. A line without quotes
-/// is split in place, borrowing its fields.
-pub fn split_csv(line: &str) -> Vec<(Cow<'_, str>, bool)> {
-    if !line.contains('"') {
-        return line.split(',').map(|f| (Cow::Borrowed(f), false)).collect();
+/// Calls `field(text, quoted)` for each field of one CSV line, in order; a line without
+/// quotes is walked once, its fields borrowed from it.
+fn for_each_csv_field(line: &str, mut field: impl FnMut(&str, bool)) {
+    if memchr::memchr(b'"', line.as_bytes()).is_none() {
+        let mut rest = line;
+        loop {
+            match memchr::memchr(b',', rest.as_bytes()) {
+                Some(at) => {
+                    field(&rest[..at], false);
+                    rest = &rest[at + 1..];
+                }
+                None => return field(rest, false),
+            }
+        }
     }
-    let mut fields = Vec::new();
     let mut cur = String::new();
     let mut quoted = false;
     let mut in_quotes = false;
@@ -31,14 +38,14 @@ pub fn split_csv(line: &str) -> Vec<(Cow<'_, str>, bool)> {
                 quoted = true;
             }
             ',' if !in_quotes => {
-                fields.push((Cow::Owned(std::mem::take(&mut cur)), quoted));
+                field(&cur, quoted);
+                cur.clear();
                 quoted = false;
             }
             c => cur.push(c),
         }
     }
-    fields.push((Cow::Owned(cur), quoted));
-    fields
+    field(&cur, quoted)
 }
 
 /// The value of type `t` a field's text holds: as `CAST(text AS t)`, with integers,
@@ -60,17 +67,40 @@ fn field_value(text: &str, quoted: bool, t: DataType) -> Result<Value, String> {
     }
 }
 
+/// Parses a CSV line into values of `types`, appended to `out` (which the caller may
+/// reuse; on an error it holds the fields parsed before).
+pub fn parse_csv_into(line: &str, types: &[DataType], out: &mut Vec<Value>) -> Result<(), String> {
+    let start = out.len();
+    let mut found = 0usize;
+    // A wrong field count is reported before a field that does not parse.
+    let mut first_error = None;
+    for_each_csv_field(line, |text, quoted| {
+        if let (Some(t), None) = (types.get(found), &first_error) {
+            match field_value(text, quoted, *t) {
+                Ok(v) => out.push(v),
+                Err(e) => first_error = Some(e),
+            }
+        }
+        found += 1;
+    });
+    let error = match found == types.len() {
+        false => Some(format!("expected {} fields, found {found}", types.len())),
+        true => first_error,
+    };
+    match error {
+        Some(e) => {
+            out.truncate(start);
+            Err(e)
+        }
+        None => Ok(()),
+    }
+}
+
 /// Parses a CSV line into values of `types`.
 pub fn parse_csv(line: &str, types: &[DataType]) -> Result<Vec<Value>, String> {
-    let fields = split_csv(line);
-    if fields.len() != types.len() {
-        return Err(format!("expected {} fields, found {}", types.len(), fields.len()));
-    }
-    fields
-        .iter()
-        .zip(types)
-        .map(|((f, q), t)| field_value(f, *q, *t))
-        .collect()
+    let mut out = Vec::with_capacity(types.len());
+    parse_csv_into(line, types, &mut out)?;
+    Ok(out)
 }
 
 /// Parses a JSON object line into values of the named columns.
@@ -131,6 +161,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_reused_vector_gets_each_line_appended_and_nothing_from_a_bad_line() {
+        let types = [DataType::BigInt, DataType::Double, DataType::Timestamp(3)];
+        let mut out = vec![Value::Int(-1)];
+        parse_csv_into("1,0.07,2023-11-14 22:13:20.001", &types, &mut out).unwrap();
+        assert_eq!(
+            out,
+            vec![
+                Value::Int(-1),
+                Value::Int(1),
+                Value::Double(0.07),
+                Value::Timestamp(1_700_000_000_001)
+            ]
+        );
+        assert!(parse_csv_into("2,oops,2023-11-14 22:13:20.001", &types, &mut out).is_err());
+        assert_eq!(out.len(), 4);
+    }
+
+    #[test]
     fn csv_fields_may_be_quoted_and_empty_numbers_are_null() {
         let types = [DataType::STRING, DataType::Int, DataType::Decimal(10, 2)];
         assert_eq!(
@@ -141,6 +189,8 @@ mod tests {
             parse_csv("a,x,1", &types).unwrap_err(),
             "For input string: 'x'. Invalid character found."
         );
+        assert_eq!(parse_csv("a,x", &types).unwrap_err(), "expected 3 fields, found 2");
+        assert_eq!(parse_csv("a,x,1,2", &types).unwrap_err(), "expected 3 fields, found 4");
         let row = Row::insert(vec![Value::Str("a,b".into()), Value::Null, Value::Decimal(150, 2)]);
         assert_eq!(to_csv(&row, &types), "\"a,b\",,1.50");
     }

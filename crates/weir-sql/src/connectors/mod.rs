@@ -5,6 +5,7 @@
 //! from the rowtime column and bounded-out-of-orderness watermarks.
 
 pub mod datagen;
+pub mod file_rows;
 pub mod filesystem;
 pub mod format;
 pub mod row_source;

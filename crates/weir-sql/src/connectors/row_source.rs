@@ -110,6 +110,11 @@ impl Completer {
         }
     }
 
+    /// The number of columns of a complete row.
+    pub fn width(&self) -> usize {
+        self.table.columns.len()
+    }
+
     /// The complete row from its physical values: computed columns evaluated. The row
     /// reuses the vector of physical values (a table of physical columns only, in
     /// declaration order, keeps it as it is).

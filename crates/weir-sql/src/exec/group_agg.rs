@@ -3,7 +3,8 @@
 //! A group's first row is emitted as `+I`, a change as `-U` old / `+U` new, the
 //! retraction of its last row as `-D`; an unchanged result emits nothing.
 //!
-//! In BATCH mode nothing is emitted per row: the key's first row registers an
+//! In BATCH mode this is a hash aggregate: a row only updates its group's accumulators
+//! in place (no result row is built per input row), the key's first row registers an
 //! event-time timer at the end of time, which the final watermark fires, and the
 //! group's final row goes out as `+I` (Flink's batch aggregate emits final results).
 
@@ -47,8 +48,8 @@ impl GroupAggFunction {
         }
     }
 
-    /// Applies `row` to `state`; the changelog rows to emit.
-    pub fn step(&self, state: &mut GroupState, row: &Row) -> Vec<Row> {
+    /// Applies `row` to the accumulators of `state`.
+    fn accumulate(&self, state: &mut GroupState, row: &Row) {
         if state.accs.is_empty() {
             state.accs = self.aggs.iter().map(acc::create).collect();
         }
@@ -57,6 +58,19 @@ impl GroupAggFunction {
             acc::update(call, a, &row.values, retract);
         }
         state.rows += if retract { -1 } else { 1 };
+    }
+
+    /// The group's row: its key values, then the aggregates' results.
+    fn result(&self, key: &[Value], state: &GroupState) -> Vec<Value> {
+        let mut values = Vec::with_capacity(key.len() + self.aggs.len());
+        values.extend_from_slice(key);
+        values.extend(self.aggs.iter().zip(&state.accs).map(|(c, a)| acc::result(c, a)));
+        values
+    }
+
+    /// Applies `row` to `state`; the changelog rows to emit.
+    pub fn step(&self, state: &mut GroupState, row: &Row) -> Vec<Row> {
+        self.accumulate(state, row);
         let mut out = Vec::new();
         if state.rows <= 0 {
             if let Some(old) = state.emitted.take() {
@@ -68,8 +82,7 @@ impl GroupAggFunction {
             *state = GroupState::default();
             return out;
         }
-        let mut values: Vec<Value> = row.values[..self.keys].to_vec();
-        values.extend(self.aggs.iter().zip(&state.accs).map(|(c, a)| acc::result(c, a)));
+        let values = self.result(&row.values[..self.keys], state);
         match state.emitted.replace(values.clone()) {
             None => out.push(Row::insert(values)),
             Some(old) if old == values => {}
@@ -95,20 +108,24 @@ impl KeyedProcessFunction<GroupKey, Row, Row> for GroupAggFunction {
         ctx: &mut KeyedContext<'_, GroupKey>,
         out: &mut Collector<'_, Row>,
     ) -> Result<(), UserError> {
-        let mut state = ctx.value_state(&self.desc)?;
-        let existed = state.value_ref().is_some();
-        let mut s = state.value().unwrap_or_default();
-        let rows = self.step(&mut s, &row);
-        if s.rows <= 0 {
-            state.clear();
-        } else {
-            state.update(s);
-        }
         if self.mode.is_batch() {
+            let mut state = ctx.value_state(&self.desc)?;
+            let existed = state.value_ref().is_some();
+            let s = state.get_or_insert_with(GroupState::default);
+            self.accumulate(s, &row);
+            if s.rows <= 0 {
+                state.clear();
+            }
             if !existed {
                 ctx.register_event_time_timer(i64::MAX)?;
             }
             return Ok(());
+        }
+        let mut state = ctx.value_state(&self.desc)?;
+        let mut s = state.take().unwrap_or_default();
+        let rows = self.step(&mut s, &row);
+        if s.rows > 0 {
+            state.update(s);
         }
         for r in rows {
             out.collect(r);
@@ -122,11 +139,12 @@ impl KeyedProcessFunction<GroupKey, Row, Row> for GroupAggFunction {
         ctx: &mut KeyedContext<'_, GroupKey>,
         out: &mut Collector<'_, Row>,
     ) -> Result<(), UserError> {
-        if let Some(GroupState {
-            emitted: Some(values), ..
-        }) = ctx.value_state(&self.desc)?.take()
-        {
-            out.collect(Row::insert(values));
+        let Some(state) = ctx.value_state(&self.desc)?.take() else {
+            return Ok(());
+        };
+        if state.rows > 0 {
+            let key = ctx.current_key().map(GroupKey::values).unwrap_or_default();
+            out.collect(Row::insert(self.result(key, &state)));
         }
         Ok(())
     }
