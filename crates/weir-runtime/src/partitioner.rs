@@ -224,7 +224,8 @@ impl<T> ChannelSelector<T> for KeyGroupStreamPartitioner<T> {
     }
     #[inline]
     fn select_channel(&mut self, record: &T) -> usize {
-        if self.n == 0 {
+        // One channel owns every key group: no need to hash the key.
+        if self.n <= 1 {
             return 0;
         }
         assign_key_to_parallel_operator((self.key_hash)(record), self.max_parallelism, self.n) as usize

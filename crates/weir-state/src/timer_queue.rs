@@ -4,17 +4,21 @@
 //! Keyed operators register many timers at few distinct times: a window operator
 //! registers one per (key, window), all at the window's end, and repeats the same
 //! registration for every element. So timers are kept in an ordered map from timestamp
-//! to a *bucket* of (key, namespace) pairs. A bucket is filled as a hash set, which
-//! deduplicates a registration and finds a deletion with one probe; when its time comes
-//! it is turned once into a vector sorted in descending order, popped from its end, so
-//! timers fire in (time, key, namespace) order as from an ordered set, without a probe
-//! per timer. A registration or deletion in a firing bucket is a binary search.
+//! to a *bucket* of (key, namespace) pairs. A bucket keeps its pairs in registration
+//! order (a queue) and the ones registered and not popped yet in a hash set, which
+//! deduplicates a registration and finds a deletion with one probe. Timers fire in
+//! time order, and the timers of one time in the order they were registered (a timer
+//! deleted and registered again before its time keeps its first place). Flink leaves
+//! the order within a time unspecified; this one is deterministic for a given input
+//! and needs no sort when the time comes.
 //!
 //! Invariants:
-//! - a timer is registered iff its pair is in its bucket (set or vector), once; a
-//!   bucket with no pairs is removed from the map, so the first bucket holds the
+//! - a timer is registered iff its pair is in its bucket's set, once; its queue holds
+//!   every pair of the set at least once, ahead of any pair registered later; queue
+//!   entries not in the set (deleted, or a pair's later duplicate) are skipped when
+//!   popped;
+//! - a bucket whose set is empty is removed from the map, so the first bucket holds the
 //!   earliest timer;
-//! - a firing bucket's vector is strictly descending;
 //! - `last_registered`, when set, is certainly registered: it is forgotten at every pop
 //!   and delete, so a repeated registration can skip the bucket.
 
@@ -22,83 +26,66 @@ use crate::timers::Timer;
 use crate::Key;
 use rustc_hash::FxHashSet;
 use std::collections::btree_map::Entry;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 /// The timers at one timestamp.
 #[derive(Debug)]
-enum Bucket<K, N> {
-    /// Not fired yet: any order.
-    Filling(FxHashSet<(K, N)>),
-    /// Firing: descending, the next timer last.
-    Firing(Vec<(K, N)>),
+struct Bucket<K, N> {
+    /// Pairs in registration order, the next one first; may hold stale entries.
+    order: VecDeque<(K, N)>,
+    /// The registered pairs.
+    live: FxHashSet<(K, N)>,
+    /// True once a pair was popped: the bucket's time is due.
+    firing: bool,
 }
 
-impl<K: Key + Ord, N: Key + Ord> Bucket<K, N> {
-    /// Adds `pair`; true if it was not there.
-    fn insert(&mut self, pair: (K, N)) -> bool {
-        match self {
-            Bucket::Filling(set) => set.insert(pair),
-            // Below the smallest pair left (a timer registered again after it fired).
-            Bucket::Firing(sorted) if sorted.last().is_some_and(|min| pair < *min) => {
-                sorted.push(pair);
-                true
-            }
-            Bucket::Firing(sorted) => match sorted.binary_search_by(|p| pair.cmp(p)) {
-                Ok(_) => false,
-                Err(at) => {
-                    sorted.insert(at, pair);
-                    true
-                }
-            },
+impl<K: Key, N: Key> Bucket<K, N> {
+    fn from_spare(spare: &mut Spare<K, N>) -> Self {
+        Self {
+            order: std::mem::take(&mut spare.order),
+            live: std::mem::take(&mut spare.live),
+            firing: false,
         }
     }
 
-    /// Removes `pair`; true if it was there.
-    fn remove(&mut self, pair: &(K, N)) -> bool {
-        match self {
-            Bucket::Filling(set) => set.remove(pair),
-            // Below the smallest pair left: already fired (a trigger clearing its window).
-            Bucket::Firing(sorted) if sorted.last().is_some_and(|min| pair < min) => false,
-            Bucket::Firing(sorted) => match sorted.binary_search_by(|p| pair.cmp(p)) {
-                Ok(at) => {
-                    sorted.remove(at);
-                    true
-                }
-                Err(_) => false,
-            },
+    /// Adds `pair`; true if it was not there.
+    fn insert(&mut self, pair: (K, N)) -> bool {
+        if self.live.insert(pair.clone()) {
+            self.order.push_back(pair);
+            true
+        } else {
+            false
         }
+    }
+
+    /// Removes `pair`; true if it was there. Its queue entry stays, skipped later.
+    fn remove(&mut self, pair: &(K, N)) -> bool {
+        self.live.remove(pair)
     }
 
     fn is_empty(&self) -> bool {
-        match self {
-            Bucket::Filling(set) => set.is_empty(),
-            Bucket::Firing(sorted) => sorted.is_empty(),
-        }
+        self.live.is_empty()
     }
 
-    /// Removes and returns the smallest pair, turning a filling bucket into a firing
-    /// one (its emptied set goes to `spare`).
-    fn pop_first(&mut self, spare: &mut Spare<K, N>) -> Option<(K, N)> {
-        if let Bucket::Filling(set) = self {
-            let mut sorted = std::mem::take(&mut spare.vec);
-            sorted.extend(set.drain());
-            sorted.sort_unstable_by(|a, b| b.cmp(a));
-            let set = std::mem::replace(self, Bucket::Firing(sorted));
-            if let Bucket::Filling(set) = set {
-                spare.set = set;
+    /// Removes and returns the pair registered first.
+    fn pop_first(&mut self) -> Option<(K, N)> {
+        while let Some(pair) = self.order.pop_front() {
+            if self.live.remove(&pair) {
+                self.firing = true;
+                return Some(pair);
             }
         }
-        match self {
-            Bucket::Firing(sorted) => sorted.pop(),
-            Bucket::Filling(_) => None,
-        }
+        None
     }
 
-    fn iter(&self) -> Box<dyn Iterator<Item = &(K, N)> + '_> {
-        match self {
-            Bucket::Filling(set) => Box::new(set.iter()),
-            Bucket::Firing(sorted) => Box::new(sorted.iter()),
-        }
+    /// The pair at the head of the queue: the one [`pop_first`](Self::pop_first)
+    /// returns next unless it was deleted since it was queued.
+    fn peek_first(&self) -> Option<&(K, N)> {
+        self.order.front()
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &(K, N)> {
+        self.live.iter()
     }
 }
 
@@ -106,12 +93,12 @@ impl<K: Key + Ord, N: Key + Ord> Bucket<K, N> {
 /// nothing every time.
 #[derive(Debug)]
 struct Spare<K, N> {
-    set: FxHashSet<(K, N)>,
-    vec: Vec<(K, N)>,
+    order: VecDeque<(K, N)>,
+    live: FxHashSet<(K, N)>,
 }
 
-/// The timers of one time domain, ordered by (time, key, namespace), each registered at
-/// most once.
+/// The timers of one time domain, ordered by time and then registration, each
+/// registered at most once.
 #[derive(Debug)]
 pub(crate) struct TimerQueue<K, N> {
     buckets: BTreeMap<i64, Bucket<K, N>>,
@@ -120,15 +107,15 @@ pub(crate) struct TimerQueue<K, N> {
     spare: Spare<K, N>,
 }
 
-impl<K: Key + Ord, N: Key + Ord> TimerQueue<K, N> {
+impl<K: Key, N: Key> TimerQueue<K, N> {
     pub(crate) fn new() -> Self {
         Self {
             buckets: BTreeMap::new(),
             len: 0,
             last_registered: None,
             spare: Spare {
-                set: FxHashSet::default(),
-                vec: Vec::new(),
+                order: VecDeque::new(),
+                live: FxHashSet::default(),
             },
         }
     }
@@ -142,7 +129,7 @@ impl<K: Key + Ord, N: Key + Ord> TimerQueue<K, N> {
         }
         let bucket = match self.buckets.entry(timestamp) {
             Entry::Occupied(o) => o.into_mut(),
-            Entry::Vacant(v) => v.insert(Bucket::Filling(std::mem::take(&mut self.spare.set))),
+            Entry::Vacant(v) => v.insert(Bucket::from_spare(&mut self.spare)),
         };
         let added = bucket.insert((key.clone(), namespace.clone()));
         if added {
@@ -173,14 +160,12 @@ impl<K: Key + Ord, N: Key + Ord> TimerQueue<K, N> {
         }
     }
 
-    fn recycle(&mut self, bucket: Bucket<K, N>) {
-        match bucket {
-            Bucket::Filling(set) => self.spare.set = set,
-            Bucket::Firing(mut sorted) => {
-                sorted.clear();
-                self.spare.vec = sorted;
-            }
-        }
+    fn recycle(&mut self, mut bucket: Bucket<K, N>) {
+        bucket.order.clear();
+        self.spare = Spare {
+            order: bucket.order,
+            live: bucket.live,
+        };
     }
 
     /// Removes and returns the earliest timer if it is due at `time`.
@@ -190,7 +175,7 @@ impl<K: Key + Ord, N: Key + Ord> TimerQueue<K, N> {
         if timestamp > time {
             return None;
         }
-        let popped = first.get_mut().pop_first(&mut self.spare);
+        let popped = first.get_mut().pop_first();
         if first.get().is_empty() {
             let emptied = first.remove();
             self.recycle(emptied);
@@ -206,12 +191,14 @@ impl<K: Key + Ord, N: Key + Ord> TimerQueue<K, N> {
     }
 
     /// The timer [`pop_due`](Self::pop_due) returns next if its bucket is firing (due
-    /// already), as (key, namespace).
+    /// already), as (key, namespace): a hint for prefetching, which may name a timer
+    /// deleted since it was registered.
     pub(crate) fn peek_firing(&self) -> Option<(&K, &N)> {
-        match self.buckets.first_key_value()?.1 {
-            Bucket::Firing(sorted) => sorted.last().map(|(k, n)| (k, n)),
-            Bucket::Filling(_) => None,
+        let bucket = self.buckets.first_key_value()?.1;
+        if !bucket.firing {
+            return None;
         }
+        bucket.peek_first().map(|(k, n)| (k, n))
     }
 
     /// The earliest timer's time.
@@ -243,23 +230,24 @@ mod tests {
     }
 
     #[test]
-    fn timers_pop_in_time_key_namespace_order_whatever_the_registration_order() {
+    fn timers_pop_in_time_order_and_in_registration_order_within_a_time() {
         let mut q = TimerQueue::new();
         for (k, n, t) in [(3, 0, 20), (1, 1, 10), (2, 0, 10), (1, 0, 10), (0, 0, 30), (9, 9, 20)] {
             assert!(q.register(k, n, t));
         }
+        assert!(!q.register(1, 1, 10));
         assert_eq!(q.len(), 6);
         assert_eq!(q.next(), Some(10));
         assert_eq!(
             drain(&mut q, 20),
-            [(10, 1, 0), (10, 1, 1), (10, 2, 0), (20, 3, 0), (20, 9, 9)]
+            [(10, 1, 1), (10, 2, 0), (10, 1, 0), (20, 3, 0), (20, 9, 9)]
         );
         assert_eq!(q.next(), Some(30));
         assert_eq!(q.len(), 1);
     }
 
     #[test]
-    fn a_timer_registered_into_a_firing_bucket_pops_in_its_place() {
+    fn a_timer_registered_into_a_firing_bucket_pops_after_the_ones_before_it() {
         let mut q = TimerQueue::new();
         for k in [2, 4, 6] {
             q.register(k, 0u8, 10);
@@ -270,8 +258,8 @@ mod tests {
         assert!(q.register(5, 0, 10));
         assert!(q.register(1, 0, 10));
         assert!(!q.register(4, 0, 10));
-        assert_eq!(q.peek_firing(), Some((&1, &0)));
-        assert_eq!(drain(&mut q, 10), [(10, 1, 0), (10, 4, 0), (10, 5, 0), (10, 6, 0)]);
+        assert_eq!(q.peek_firing(), Some((&4, &0)));
+        assert_eq!(drain(&mut q, 10), [(10, 4, 0), (10, 6, 0), (10, 5, 0), (10, 1, 0)]);
         assert_eq!(q.peek_firing(), None);
         assert_eq!(q.len(), 0);
         assert_eq!(q.next(), None);
@@ -289,7 +277,11 @@ mod tests {
         q.register(1, 0, 10);
         q.delete(&1, &0, 10);
         q.register(1, 0, 10);
-        assert_eq!(drain(&mut q, 10), [(10, 1, 0), (10, 2, 0)]);
+        assert_eq!(
+            drain(&mut q, 10),
+            [(10, 1, 0), (10, 2, 0)],
+            "deleted and registered again before its time, a timer keeps its first place"
+        );
         assert_eq!(q.len(), 0);
     }
 
@@ -306,7 +298,15 @@ mod tests {
         assert!(q.register(4, 0, 10));
         assert!(!q.register(3, 0, 10));
         assert_eq!(q.len(), 4);
-        assert_eq!(drain(&mut q, 10), [(10, 1, 0), (10, 3, 0), (10, 4, 0), (10, 7, 0)]);
+        assert_eq!(q.peek_firing(), Some((&3, &0)));
+        q.delete(&3, &0, 10);
+        assert_eq!(
+            q.peek_firing(),
+            Some((&3, &0)),
+            "a hint: the deleted head is not skipped"
+        );
+        assert!(q.register(3, 0, 10));
+        assert_eq!(drain(&mut q, 10), [(10, 3, 0), (10, 7, 0), (10, 1, 0), (10, 4, 0)]);
         assert!(q.register(2, 0, 10));
         assert_eq!(drain(&mut q, 10), [(10, 2, 0)]);
     }

@@ -4,7 +4,7 @@
 //! Event-time timers fire in timestamp order when the watermark reaches them: a timer
 //! at `t` fires once the watermark is `>= t`; the MAX watermark at the end of bounded
 //! input fires every one. Processing-time timers fire in timestamp order once the
-//! task's processing time is `>= t`. Ties fire in (key, namespace) order, so a run is
+//! task's processing time is `>= t`. Ties fire in registration order, so a run is
 //! deterministic.
 //!
 //! The queue of each domain and its invariants: [`crate::timer_queue`].
@@ -103,7 +103,7 @@ impl<K: Key + Ord, N: Key + Ord> TimerService<K, N> {
 
     /// The (key, namespace) of the timer of `domain` that pops next, if it is one of
     /// the timers firing now (the rest of a timestamp being fired), for prefetching
-    /// its state.
+    /// its state. Only a hint: it may be a timer deleted since it was registered.
     pub fn peek_firing(&self, domain: TimeDomain) -> Option<(&K, &N)> {
         match domain {
             TimeDomain::EventTime => self.event.peek_firing(),

@@ -173,7 +173,7 @@ fn run_with_late_output(
         .key_by(|o: &Order| o.user_id)
         .window(TumblingEventTimeWindows::of(Duration::from_millis(WINDOW_MS as u64)))
         .side_output_late_data(&late)
-        .aggregate_with_process(CountAndSum, FormatWindow);
+        .aggregate_with_process(CountAndSum, FormatWindow::default());
     let main = windows.collect();
     let late_orders = windows.get_side_output(&late).collect();
     env.execute("orders with late output").unwrap();

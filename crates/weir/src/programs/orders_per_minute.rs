@@ -34,6 +34,8 @@ use weir_graph::NodeKind;
 use weir_runtime::operator::{OperatorFactory, Output};
 use weir_runtime::TaskError;
 
+mod plain;
+
 /// Event time of the first generated order: 2023-11-14T22:13:00Z, on a minute.
 pub const START_MS: i64 = 1_699_999_980_000;
 /// Event time between consecutive generated orders (100 orders per second).
@@ -199,6 +201,15 @@ fn parse_cents(s: &str) -> Result<i64, String> {
 
 /// Parses `order_id,user_id,amount,ts_millis`.
 pub fn parse_order(line: &str) -> Result<Order, String> {
+    match plain::parse_order(line.as_bytes()) {
+        Some(order) => Ok(order),
+        None => parse_order_general(line),
+    }
+}
+
+/// [`parse_order`] of any line: fields split on commas and trimmed, each parsed with
+/// its own error message.
+fn parse_order_general(line: &str) -> Result<Order, String> {
     let mut fields = line.split(',').map(str::trim);
     let (Some(order_id), Some(user_id), Some(amount), Some(ts), None) = (
         fields.next(),
@@ -229,6 +240,9 @@ pub fn parse_order(line: &str) -> Result<Order, String> {
 /// The event timestamp of a line (its last field), `i64::MIN` if it has none; the
 /// line is rejected later by `ParseOrder`.
 pub fn line_timestamp(line: &str) -> i64 {
+    if let Some(ts) = plain::last_field_timestamp(line.as_bytes()) {
+        return ts;
+    }
     line.rsplit(',')
         .next()
         .and_then(|t| t.trim().parse().ok())
@@ -240,7 +254,8 @@ fn is_header(line_no: u64, line: &str) -> bool {
 }
 
 /// Parses numbered CSV lines into orders; fails on a malformed line, or counts and
-/// skips it.
+/// skips it. Its input is stamped by [`line_timestamp`] (the program's timestamp
+/// assigner), so a plain line's timestamp is taken from the stamp, not parsed again.
 pub struct ParseOrder {
     skip_malformed: bool,
     skipped: u64,
@@ -264,7 +279,11 @@ impl Output<(u64, String)> for ParseOrder {
         if is_header(*line_no, line) {
             return Ok(());
         }
-        match parse_order(line) {
+        let stamped = match record.timestamp {
+            Some(ts) if ts != i64::MIN => plain::parse_stamped_order(line.as_bytes(), ts),
+            _ => None,
+        };
+        match stamped.map_or_else(|| parse_order(line), Ok) {
             Ok(order) => self.out.collect(StreamRecord {
                 value: order,
                 timestamp: record.timestamp,
@@ -337,8 +356,15 @@ impl AggregateFunction<Order, (u64, i64), (u64, i64)> for CountAndSum {
 }
 
 /// Formats a window's result as `window_start_ms,window_end_ms,user_id,count,sum_amount`.
-#[derive(Clone)]
-pub struct FormatWindow;
+///
+/// Every user of a window fires with the same window, so its `start,end,` prefix is
+/// formatted once per window, not once per line.
+#[derive(Clone, Default)]
+pub struct FormatWindow {
+    /// The window whose prefix `prefix` holds.
+    window: Option<TimeWindow>,
+    prefix: String,
+}
 
 impl ProcessWindowFunction<u64, (u64, i64), String, TimeWindow> for FormatWindow {
     fn process(
@@ -350,12 +376,17 @@ impl ProcessWindowFunction<u64, (u64, i64), String, TimeWindow> for FormatWindow
     ) -> Result<(), UserError> {
         let w = ctx.window();
         let mut digits = itoa::Buffer::new();
+        if self.window.as_ref() != Some(w) {
+            self.prefix.clear();
+            for n in [w.start(), w.end()] {
+                self.prefix.push_str(digits.format(n));
+                self.prefix.push(',');
+            }
+            self.window = Some(*w);
+        }
         for (count, cents) in results {
             let mut line = String::with_capacity(64);
-            for n in [w.start(), w.end()] {
-                line.push_str(digits.format(n));
-                line.push(',');
-            }
+            line.push_str(&self.prefix);
             line.push_str(digits.format(*user));
             line.push(',');
             line.push_str(digits.format(count));
@@ -455,7 +486,7 @@ fn build(env: &StreamExecutionEnvironment, args: &ProgramArgs) -> Result<(), Pro
     let per_minute = parsed
         .key_by(|o: &Order| o.user_id)
         .window(TumblingEventTimeWindows::of(Duration::from_millis(WINDOW_MS as u64)))
-        .aggregate_with_process(CountAndSum, FormatWindow);
+        .aggregate_with_process(CountAndSum, FormatWindow::default());
     match args.get("output") {
         Some("discard") => {
             per_minute.discard();
