@@ -47,6 +47,13 @@ pub struct ChainedOperator {
     pub uid: Option<String>,
 }
 
+impl ChainedOperator {
+    /// The operator's id, as its StreamNode's [`StreamNode::operator_id`](crate::StreamNode::operator_id).
+    pub fn operator_id(&self) -> weir_core::ids::OperatorId {
+        crate::stream_graph::operator_id_of(self.node_id, &self.name, self.uid.as_deref())
+    }
+}
+
 /// A chain of operators that runs as one task per subtask (Flink's `JobVertex`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct JobVertex {

@@ -210,20 +210,26 @@ impl StreamNode {
     /// changed programs; else a hash of its position and name in the StreamGraph,
     /// stable for the same program.
     pub fn operator_id(&self) -> weir_core::ids::OperatorId {
-        let key = match &self.uid {
-            Some(uid) => format!("uid:{uid}"),
-            None => format!("node:{}:{}", self.id, self.name),
-        };
-        let bytes = key.as_bytes();
-        let mut id = 0u128;
-        for (i, seed) in [0x5745_4952u32, 0x6f70_6964, 0x6368_6b70, 0x7374_6174]
-            .into_iter()
-            .enumerate()
-        {
-            id |= (weir_core::murmur::murmur3_32(bytes, seed) as u128) << (32 * i);
-        }
-        weir_core::ids::OperatorId(id)
+        operator_id_of(self.id, &self.name, self.uid.as_deref())
     }
+}
+
+/// The operator id of stream node `node` named `name` with `uid` (see
+/// [`StreamNode::operator_id`]); a chained operator of a JobGraph has the same.
+pub fn operator_id_of(node: StreamNodeId, name: &str, uid: Option<&str>) -> weir_core::ids::OperatorId {
+    let key = match uid {
+        Some(uid) => format!("uid:{uid}"),
+        None => format!("node:{node}:{name}"),
+    };
+    let bytes = key.as_bytes();
+    let mut id = 0u128;
+    for (i, seed) in [0x5745_4952u32, 0x6f70_6964, 0x6368_6b70, 0x7374_6174]
+        .into_iter()
+        .enumerate()
+    {
+        id |= (weir_core::murmur::murmur3_32(bytes, seed) as u128) << (32 * i);
+    }
+    weir_core::ids::OperatorId(id)
 }
 
 /// A connection from one node's output to another node's input.

@@ -39,6 +39,8 @@ pub struct JobManager {
     /// Start-up settings.
     pub settings: JobManagerSettings,
     actions: UnboundedSender<Vec<Action>>,
+    /// The collect sinks' coordinators.
+    pub(crate) collect: crate::collect_results::CollectCoordinators,
 }
 
 /// Why a submission was refused.
@@ -62,6 +64,7 @@ impl JobManager {
             registry,
             settings,
             actions,
+            collect: Default::default(),
         }
     }
 

@@ -8,6 +8,8 @@
 //! - [`jobmanager`]: the process core (Dispatcher + ResourceManager + JobMasters behind
 //!   one lock) and [`rest_backend`], its REST view (with [`rest_vertex`] and
 //!   [`rest_metrics`]).
+//! - [`collect_coordinator`], [`collect_results`]: the collect sinks' coordinators, which
+//!   hold a SELECT's results between the sink subtasks and the client.
 //! - [`rpc_service`], [`actions`], [`process`]: the I/O shell — gRPC services, carrying
 //!   out actions, starting the servers.
 
@@ -15,6 +17,8 @@
 
 pub mod actions;
 pub mod checkpoint_rest;
+pub mod collect_coordinator;
+pub mod collect_results;
 pub mod invocation;
 pub mod job_master;
 pub mod jobmanager;

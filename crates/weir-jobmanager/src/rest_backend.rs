@@ -607,6 +607,15 @@ impl RestBackend for JobManagerRest {
         let jobid = self.jm.submit(submission).map_err(|e| RestError::BadRequest(e.0))?;
         Ok(JobSubmitResponse { jobid })
     }
+
+    fn coordination_request(
+        &self,
+        jid: JobId,
+        operator: &str,
+        request: weir_rest::CoordinationRequest,
+    ) -> Result<weir_rest::CoordinationResponse, RestError> {
+        self.jm.collect_request(jid, operator, request)
+    }
 }
 
 /// Flink's job type: BATCH for a job built in batch runtime mode.

@@ -1,6 +1,8 @@
 //! The JobManager's gRPC services: `ResourceManager` (registration, heartbeats) and
-//! `JobMasterGateway` (task state reports).
+//! `JobMasterGateway` (task state reports, checkpoint reports, collect sink batches).
 
+use crate::collect_coordinator::{CollectBatchOffer, CollectError, OfferOutcome};
+use crate::collect_results::CollectBatchRefused;
 use crate::job_master::{AttemptMetrics, OperatorMetrics};
 use crate::jobmanager::JobManager;
 use crate::slot_table::{TaskManagerRegistration, TaskManagerStatus};
@@ -216,5 +218,36 @@ impl JobMasterGateway for JobManagerRpc {
         self.jm
             .decline_checkpoint(job, &r.attempt_id, r.checkpoint_id, r.reason);
         Ok(Response::new(Ack {}))
+    }
+
+    async fn send_collect_batch(
+        &self,
+        request: Request<weir_rpc::CollectBatch>,
+    ) -> Result<Response<weir_rpc::CollectBatchResponse>, Status> {
+        let r = request.into_inner();
+        let job =
+            JobId::parse(&r.job_id).ok_or_else(|| Status::invalid_argument(format!("bad job id '{}'", r.job_id)))?;
+        if !(r.operator_id.len() == 32 && r.operator_id.bytes().all(|b| b.is_ascii_hexdigit())) {
+            return Err(Status::invalid_argument(format!("bad operator id '{}'", r.operator_id)));
+        }
+        let operator = r.operator_id.to_ascii_lowercase();
+        let offer = CollectBatchOffer {
+            subtask: r.subtask_index,
+            parallelism: r.parallelism,
+            attempt_number: r.attempt_number,
+            offset: r.offset,
+            rows: r.rows,
+            end_of_results: r.end_of_results,
+            buffer_bytes: r.buffer_bytes,
+        };
+        match self.jm.offer_collect_batch(job, &operator, &r.attempt_id, offer) {
+            Ok(outcome) => Ok(Response::new(weir_rpc::CollectBatchResponse {
+                accepted: outcome == OfferOutcome::Accepted,
+            })),
+            Err(e @ CollectBatchRefused::Coordinator(CollectError::InvalidBatch { .. })) => {
+                Err(Status::invalid_argument(e.to_string()))
+            }
+            Err(e) => Err(Status::failed_precondition(e.to_string())),
+        }
     }
 }

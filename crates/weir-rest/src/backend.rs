@@ -303,4 +303,19 @@ pub trait RestBackend: Send + Sync + 'static {
         let _ = trigger_id;
         Err(RestError::JobNotFound(jid))
     }
+
+    /// `POST /jobs/:jid/coordinators/:operatorid`: hands `request` to the coordinator
+    /// of operator `operator` (32 lower-case hex digits). An unknown job is
+    /// [`RestError::JobNotFound`], an operator without a coordinator
+    /// [`crate::coordination::no_coordinator`], an offset or version the coordinator
+    /// cannot serve [`RestError::BadRequest`].
+    fn coordination_request(
+        &self,
+        jid: JobId,
+        operator: &str,
+        request: crate::CoordinationRequest,
+    ) -> Result<crate::CoordinationResponse, RestError> {
+        let _ = (operator, request);
+        Err(RestError::JobNotFound(jid))
+    }
 }

@@ -48,6 +48,7 @@ pub mod backpressure;
 pub mod checkpoint_config;
 pub mod checkpoints;
 pub mod config;
+pub mod coordination;
 pub mod environment;
 pub mod error;
 pub mod exceptions;
@@ -124,6 +125,7 @@ pub use checkpoints::{
     TaskCheckpointStatistics,
 };
 pub use config::{ConfigEntry, DashboardConfig, DashboardFeatures, ExecutionConfigInfo, JobConfig};
+pub use coordination::{CoordinationRequest, CoordinationResponse};
 pub use environment::{EnvironmentInfo, EnvironmentVariable, JvmInfo, LogInfo, LogListInfo};
 pub use error::{ErrorResponse, RestError};
 pub use exceptions::{ExceptionHistory, ExceptionInfo, JobExceptions, RootExceptionInfo};

@@ -25,6 +25,7 @@
 //! | `GET /taskmanagers` | [`RestBackend::taskmanagers`] | 200 |
 //! | `GET /taskmanagers/:tmid` | [`RestBackend::taskmanager_detail`] | 200 |
 //! | `GET /jobmanager/config` | [`RestBackend::jobmanager_config`] | 200 |
+//! | `POST /jobs/:jid/coordinators/:operatorid` (body: [`CoordinationRequest`](crate::CoordinationRequest)) | [`RestBackend::coordination_request`] | 200 |
 //!
 //! plus the vertex routes of [`vertex_routes`](crate::vertex_routes), the attempt,
 //! accumulator and execution-result routes of [`attempt_routes`](crate::attempt_routes), the metric routes
@@ -65,7 +66,7 @@ use crate::savepoints::{SavepointTriggerRequest, StopWithSavepointRequest};
 use crate::server::{serve_app, RestServerOptions};
 use crate::status::JobStatusInfo;
 use crate::submit::JobSubmitRequest;
-use crate::{attempt_routes, http_policy, metric_routes, process_routes, vertex_routes, web_assets};
+use crate::{attempt_routes, coordination, http_policy, metric_routes, process_routes, vertex_routes, web_assets};
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, PathRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
@@ -137,6 +138,7 @@ pub fn router_with_origin(backend: Arc<dyn RestBackend>, allow_origin: Option<He
         r = attempt_routes::add(r, prefix);
         r = metric_routes::add(r, prefix);
         r = process_routes::add(r, prefix);
+        r = coordination::add(r, prefix);
     }
     r = web_assets::add(r);
     let preflight_origin = allow_origin.clone();
@@ -324,7 +326,10 @@ async fn job_plan(State(b): State<Backend>, path: Result<Path<String>, PathRejec
 }
 
 /// A JSON body of type `T`; an empty body reads as `{}` (as in Flink).
-fn json_body<T: serde::de::DeserializeOwned>(body: Result<Bytes, BytesRejection>, what: &str) -> Result<T, RestError> {
+pub(crate) fn json_body<T: serde::de::DeserializeOwned>(
+    body: Result<Bytes, BytesRejection>,
+    what: &str,
+) -> Result<T, RestError> {
     let body = body.map_err(|e| RestError::BadRequest(e.body_text()))?;
     let text: &[u8] = if body.iter().all(u8::is_ascii_whitespace) {
         b"{}"

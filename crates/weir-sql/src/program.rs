@@ -18,8 +18,26 @@ use weir_api::prelude::*;
 pub const CATALOG_ARG: &str = "catalog";
 /// The argument holding the statement.
 pub const STATEMENT_ARG: &str = "statement";
-/// The argument with the SQL client's address for a SELECT's rows (else printed).
+/// The argument sending a SELECT's rows to the JobMaster's collect coordinator (else
+/// printed): the batch size, Flink's `collect-sink.batch-size.max` (e.g. `2mb`).
 pub const COLLECT_ARG: &str = "collect";
+
+/// The collect sink's batch size from the `collect` argument (a memory size, at most
+/// the coordinator's batch limit of 3 MiB).
+pub fn collect_batch_bytes(text: &str) -> Result<u64> {
+    let bytes = weir_config::value::MemorySize::parse(text.trim())
+        .map_err(|e| SqlError::validation(format!("Invalid value '{text}' for 'collect-sink.batch-size.max': {e}")))?
+        .0;
+    if bytes == 0 || bytes > MAX_COLLECT_BATCH_BYTES {
+        return Err(SqlError::validation(format!(
+            "'collect-sink.batch-size.max' must be between 1 byte and {MAX_COLLECT_BATCH_BYTES} bytes, not '{text}'"
+        )));
+    }
+    Ok(bytes)
+}
+
+/// The largest collect batch the JobMaster takes (under gRPC's message limit).
+pub const MAX_COLLECT_BATCH_BYTES: u64 = 3 << 20;
 
 /// One INSERT planned: the query's plan (cast to the sink's types) and the sink.
 pub struct PlannedInsert {
@@ -125,8 +143,8 @@ pub fn job_inserts(stmt: &Statement) -> Result<Vec<Insert>> {
     }
 }
 
-/// Adds the operators of a job statement (INSERTs, or a SELECT sent to the SQL
-/// client at `collect`, else printed as a changelog) to `env`.
+/// Adds the operators of a job statement (INSERTs, or a SELECT sent to the collect
+/// coordinator in batches of `collect` bytes, else printed as a changelog) to `env`.
 pub fn build_statement(
     stmt: &Statement,
     catalog: &Catalog,
@@ -137,14 +155,15 @@ pub fn build_statement(
         let plan = plan_query(q, catalog)?;
         let types = plan.types();
         let stream = compile(&plan, env)?;
-        if let Some(address) = collect {
-            let address = address.to_string();
+        if let Some(batch) = collect {
+            let batch_bytes = collect_batch_bytes(batch)?;
             let types = std::sync::Arc::new(types);
             stream
-                .add_sink("Sink: Collect table sink", move |_ctx| {
-                    Ok(Box::new(crate::exec::collect::CollectSink::connect(
-                        &address,
+                .add_sink(crate::exec::collect::COLLECT_SINK_NAME, move |ctx| {
+                    Ok(Box::new(crate::exec::collect::CollectSink::new(
+                        ctx,
                         types.clone(),
+                        batch_bytes,
                     )?))
                 })
                 .set_parallelism(1);

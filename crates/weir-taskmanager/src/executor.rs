@@ -68,6 +68,7 @@ pub struct TaskExecutor {
     network: Arc<NetworkEnvironment>,
     state: Mutex<ExecutorState>,
     reports: UnboundedSender<Report>,
+    operator_events: Option<crate::operator_events::OperatorEventClient>,
 }
 
 /// The wire form of a program invocation, read back.
@@ -121,12 +122,17 @@ impl TaskExecutor {
             slots: vec![None; settings.num_slots as usize],
             ..Default::default()
         };
+        let operator_events = crate::operator_events::OperatorEventClient::connect_lazy(
+            &settings.jobmanager_rpc,
+            settings.internal_tls.as_deref(),
+        );
         Arc::new(Self {
             settings,
             registry,
             network,
             state: Mutex::new(state),
             reports,
+            operator_events,
         })
     }
 
@@ -469,6 +475,10 @@ impl TaskExecutor {
                 on_running: Some(Box::new(move || {
                     reporter.report(&running_job, &running_attempt, "RUNNING", None)
                 })),
+                operator_events: self.operator_events.as_ref().map(|c| {
+                    Arc::new(c.for_attempt(&job, &attempt))
+                        as Arc<dyn weir_runtime::operator::coordination::OperatorEventGateway>
+                }),
             })
         })();
         {

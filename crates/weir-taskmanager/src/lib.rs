@@ -13,6 +13,7 @@ pub mod executor;
 pub mod log_files;
 mod metric_reports;
 pub mod metrics_source;
+pub mod operator_events;
 pub mod process;
 pub mod registration;
 pub mod report_text;

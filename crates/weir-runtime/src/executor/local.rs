@@ -143,6 +143,7 @@ impl LocalExecutor {
                     )),
                     checkpointing: None,
                     on_running: None,
+                    operator_events: None,
                 };
                 let name = format!("{} ({}/{})", v.name, i + 1, v.parallelism);
                 let (cancel, first_error) = (cancel.clone(), first_error.clone());

@@ -76,6 +76,8 @@ pub struct TaskContext {
     /// The metric group of each operator built so far, by stream node; the last is
     /// the one being built.
     operator_metrics: RefCell<Vec<(u32, Rc<OperatorMetricGroup>)>>,
+    /// Where operators send events to their coordinators, on a TaskManager.
+    operator_events: Option<std::sync::Arc<dyn super::coordination::OperatorEventGateway>>,
 }
 
 impl TaskContext {
@@ -103,7 +105,23 @@ impl TaskContext {
             final_checkpoint: false,
             collect_metrics: true,
             operator_metrics: RefCell::new(Vec::new()),
+            operator_events: None,
         }
+    }
+
+    /// The same context sending operator events through `gateway`.
+    pub fn with_operator_event_gateway(
+        mut self,
+        gateway: Option<std::sync::Arc<dyn super::coordination::OperatorEventGateway>>,
+    ) -> Self {
+        self.operator_events = gateway;
+        self
+    }
+
+    /// Where operators send events to their coordinators on the JobMaster; none
+    /// outside a TaskManager.
+    pub fn operator_event_gateway(&self) -> Option<std::sync::Arc<dyn super::coordination::OperatorEventGateway>> {
+        self.operator_events.clone()
     }
 
     /// The same context counting operators' metrics or not.

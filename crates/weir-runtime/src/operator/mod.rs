@@ -20,6 +20,7 @@
 
 pub mod chaining;
 pub mod context;
+pub mod coordination;
 pub mod factory;
 pub mod metric_group;
 pub mod processing_time;

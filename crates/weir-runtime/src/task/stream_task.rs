@@ -113,6 +113,8 @@ pub struct TaskSpec {
     /// Called once the chain is built and its state restored, just before the first
     /// record (Flink's INITIALIZING → RUNNING).
     pub on_running: Option<Box<dyn FnOnce() + Send>>,
+    /// Where operators send events to their coordinators (none without a JobMaster).
+    pub operator_events: Option<Arc<dyn crate::operator::coordination::OperatorEventGateway>>,
 }
 
 /// Runs a subtask to completion on the calling thread and returns its final counters
@@ -186,7 +188,8 @@ fn run_task_inner(mut spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> 
     )
     .with_restored_state(restored)
     .with_final_checkpoint(checkpointing.as_ref().is_some_and(|c| c.final_checkpoint))
-    .with_metrics_collection(spec.metrics.collects());
+    .with_metrics_collection(spec.metrics.collects())
+    .with_operator_event_gateway(spec.operator_events.take());
     let invokable = build_chain(
         &spec.program,
         &spec.job_graph,

@@ -102,24 +102,29 @@ fn error_of(body: &str) -> String {
         .unwrap_or_else(|| body.to_string())
 }
 
-/// GET `path`; the body on 2xx.
-pub fn get(address: &str, path: &str) -> Result<String> {
-    let (code, body) = call("GET", address, path, None)?;
-    if (200..300).contains(&code) {
-        Ok(body)
-    } else {
-        bail!("{}", error_of(&body))
-    }
-}
-
-/// POST `body` to `path`; the response body on 2xx.
-pub fn post(address: &str, path: &str, body: &str) -> Result<String> {
-    let (code, resp) = call("POST", address, path, Some(body))?;
+/// `method` on `path`; the response body on 2xx, else the answer's errors.
+fn call_ok(method: &str, address: &str, path: &str, body: Option<&str>) -> Result<String> {
+    let (code, resp) = call(method, address, path, body)?;
     if (200..300).contains(&code) {
         Ok(resp)
     } else {
         bail!("{}", error_of(&resp))
     }
+}
+
+/// GET `path`; the body on 2xx.
+pub fn get(address: &str, path: &str) -> Result<String> {
+    call_ok("GET", address, path, None)
+}
+
+/// POST `body` to `path`; the response body on 2xx.
+pub fn post(address: &str, path: &str, body: &str) -> Result<String> {
+    call_ok("POST", address, path, Some(body))
+}
+
+/// PATCH `path`; the response body on 2xx.
+pub fn patch(address: &str, path: &str) -> Result<String> {
+    call_ok("PATCH", address, path, None)
 }
 
 /// Options of `weir run`.
@@ -273,10 +278,7 @@ fn last_checkpoint(jobmanager: &str, jid: &str) -> String {
 
 /// `weir cancel`.
 pub fn cancel(target: &Target, jid: &str) -> Result<()> {
-    let (code, body) = call("PATCH", &target.jobmanager, &format!("/jobs/{jid}?mode=cancel"), None)?;
-    if !(200..300).contains(&code) {
-        bail!("{}", error_of(&body));
-    }
+    patch(&target.jobmanager, &format!("/jobs/{jid}?mode=cancel"))?;
     println!("Cancelled job {jid}.");
     Ok(())
 }

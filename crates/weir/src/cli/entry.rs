@@ -76,7 +76,7 @@ fn client_settings(command: &Command) -> Option<&[String]> {
         Command::Savepoint(args) => Some(&args.target.dynamic),
         Command::Stop(args) => Some(&args.target.dynamic),
         Command::Top(args) => Some(&args.target.dynamic),
-        Command::Sql(args) if args.jobmanager.is_some() => Some(&args.dynamic),
+        Command::Sql(args) => Some(&args.dynamic),
         _ => None,
     }
 }

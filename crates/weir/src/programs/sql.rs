@@ -20,7 +20,7 @@ pub fn program() -> Program {
             },
             ArgSpec {
                 name: weir_sql::program::COLLECT_ARG,
-                help: "host:port of the SQL client receiving a SELECT's rows (default: print them)",
+                help: "send a SELECT's rows to the JobMaster for the SQL client, in batches of this size (e.g. 2mb; default: print them)",
             },
         ],
         build: weir_sql::program::build,

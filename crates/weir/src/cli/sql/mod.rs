@@ -3,7 +3,8 @@
 //! printed); `-i init.sql` runs first; otherwise a REPL with line editing and history
 //! reads statements until `QUIT;` or end of input, printing `[ERROR] ...` for a failing
 //! statement and going on. Jobs go to `-m host:port` or to a MiniCluster in this
-//! process (whose jobs are waited for before the client exits).
+//! process (whose jobs are waited for before the client exits); a SELECT's rows come
+//! from the JobMaster's collect coordinator over REST in both cases (`collect.rs`).
 
 pub mod collect;
 pub mod session;
@@ -53,7 +54,11 @@ fn run_script(session: &mut Session, script: &str) -> Result<()> {
 
 /// `weir sql`.
 pub fn run(args: &SqlArgs) -> Result<()> {
-    let config = weir_config::Configuration::load(None, &args.dynamic)?;
+    let mut config = weir_config::Configuration::load(None, &args.dynamic)?;
+    if args.jobmanager.is_none() && !config.contains(&weir_config::options::REST_PORT) {
+        // A SELECT's results are read over REST from the embedded cluster too.
+        config.set(&weir_config::options::REST_PORT, 0);
+    }
     let executor = match &args.jobmanager {
         Some(m) => Executor::Remote(m.clone()),
         None => Executor::Embedded {

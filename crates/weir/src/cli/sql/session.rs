@@ -3,6 +3,7 @@
 //! `INSERT`/`EXECUTE STATEMENT SET`/`SELECT` become jobs of the program `sql` with the
 //! session's options as job configuration (as `weir run -D`).
 
+use super::collect::{drain, ResultFetcher};
 use super::submit::Executor;
 use super::tableau;
 use anyhow::Result;
@@ -23,6 +24,10 @@ pub struct Session {
 }
 
 const SUCCEEDED: &str = "[INFO] Execute statement succeeded.";
+
+/// Flink's option of the collect sink's batch size (a SELECT's results travel in
+/// batches of it; the JobMaster buffers two).
+const COLLECT_BATCH_SIZE: &str = "collect-sink.batch-size.max";
 
 impl Session {
     /// A session submitting to `executor`.
@@ -164,11 +169,23 @@ impl Session {
     }
 
     /// The statement built into a local environment (all planning errors surface here).
-    fn build_local(&self, stmt: &Statement) -> Result<StreamExecutionEnvironment> {
+    fn build_local(&self, stmt: &Statement, collect: Option<&str>) -> Result<StreamExecutionEnvironment> {
         let mut env = StreamExecutionEnvironment::new();
         env.set_runtime_mode(self.runtime_mode()?);
-        weir_sql::program::build_statement(stmt, &self.catalog, &env, None)?;
+        weir_sql::program::build_statement(stmt, &self.catalog, &env, collect)?;
         Ok(env)
+    }
+
+    /// The collect sink's batch size (`collect-sink.batch-size.max`, Flink's key and
+    /// default), checked here so that a bad value fails before submission.
+    fn collect_batch_size(&self) -> Result<String> {
+        let text = self
+            .options
+            .get(COLLECT_BATCH_SIZE)
+            .cloned()
+            .unwrap_or_else(|| weir_sql::exec::collect::DEFAULT_BATCH_BYTES.to_string());
+        weir_sql::program::collect_batch_bytes(&text)?;
+        Ok(text)
     }
 
     fn explain(&self, inner: &Statement) -> Result<String> {
@@ -179,7 +196,7 @@ impl Session {
                 .map(|i| weir_sql::program::plan_insert(i, &self.catalog).map(|p| p.plan))
                 .collect::<Result<Vec<_>, _>>()?,
         };
-        let env = self.build_local(inner)?;
+        let env = self.build_local(inner, None)?;
         let graph = env.build_graph("explain")?;
         let job_graph = JobGraph::from_stream_graph(&graph.stream_graph)?;
         let mut out = String::from("== Optimized Execution Plan ==\n");
@@ -204,13 +221,21 @@ impl Session {
     }
 
     fn run_job(&mut self, stmt: &Statement, text: &str) -> Result<String> {
-        let env = self.build_local(stmt)?;
+        let is_query = matches!(stmt, Statement::Query(_));
+        let collect = if is_query {
+            Some(self.collect_batch_size()?)
+        } else {
+            None
+        };
+        let env = self.build_local(stmt, collect.as_deref())?;
         let graph = env.build_graph("sql")?;
         let batch = graph.stream_graph.config.runtime_mode.is_batch();
         let slots = weir_graph::total_slots_required(&JobGraph::from_stream_graph(&graph.stream_graph)?);
         let mut request = JobSubmitRequest::new("sql");
         request.args = self.args(text);
-        let is_query = matches!(stmt, Statement::Query(_));
+        if let Some(batch) = collect {
+            request.args.insert(weir_sql::program::COLLECT_ARG.to_string(), batch);
+        }
         let mut sync = is_query;
         for (k, v) in &self.options {
             match k.as_str() {
@@ -224,7 +249,7 @@ impl Session {
                 "pipeline.name" => request.job_name = Some(v.clone()),
                 "table.dml-sync" => sync |= v.trim().eq_ignore_ascii_case("true"),
                 "sql-client.execution.result-mode" => {}
-                k if k.starts_with("table.") || k.starts_with("sql-client.") => {}
+                k if k.starts_with("table.") || k.starts_with("sql-client.") || k == COLLECT_BATCH_SIZE => {}
                 _ => {
                     request.config.insert(k.clone(), v.clone());
                 }
@@ -240,38 +265,28 @@ impl Session {
         let mut out = String::new();
         if let Statement::Query(q) = stmt {
             let columns = weir_sql::plan::query::plan_query(q, &self.catalog)?.schema;
-            let collector = super::collect::RowCollector::start()?;
-            request.args.insert(
-                weir_sql::program::COLLECT_ARG.to_string(),
-                collector.address().to_string(),
-            );
+            let operator = weir_sql::exec::collect::collect_sink_operator_id(&graph.stream_graph)
+                .ok_or_else(|| anyhow::anyhow!("the SELECT's plan has no collect sink"))?;
             let jid = self.executor.submit(request, slots)?;
+            let mut fetcher = ResultFetcher::new(self.executor.rest_address()?, jid, operator.to_string());
             if batch {
                 // A batch result is final: Flink prints it whole, without the changelog
                 // column, sized by its contents.
-                let waited = self.executor.wait(&jid);
-                let rows = collector.finish()?;
-                waited?;
-                let header: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
-                let cells: Vec<Vec<String>> = rows
-                    .into_iter()
-                    .map(|(_, values)| {
+                let mut cells: Vec<Vec<String>> = Vec::new();
+                drain(&mut fetcher, |rows| {
+                    cells.extend(rows.into_iter().map(|(_, values)| {
                         values
                             .into_iter()
                             .map(|v| v.unwrap_or_else(|| tableau::NULL_CELL.into()))
                             .collect()
-                    })
-                    .collect();
+                    }));
+                    Ok(())
+                })?;
+                let header: Vec<&str> = columns.iter().map(|c| c.name.as_str()).collect();
                 return Ok(tableau::render(&header, &cells).trim_end().to_string());
             }
             let columns: Vec<(&str, _)> = columns.iter().map(|c| (c.name.as_str(), c.data_type)).collect();
-            let executor = &self.executor;
-            return super::streaming_result::print_while_running(
-                &columns,
-                collector,
-                || executor.wait(&jid),
-                &mut std::io::stdout(),
-            );
+            return super::streaming_result::print_while_running(&columns, &mut fetcher, &mut std::io::stdout());
         }
         println!("[INFO] Submitting SQL update statement to the cluster...");
         let jid = self.executor.submit(request, slots)?;

@@ -1,5 +1,7 @@
 //! Where the SQL client's jobs run: the cluster at `-m host:port` (over its REST API,
-//! as `weir run`), or a MiniCluster in this process started with the first job.
+//! as `weir run`), or a MiniCluster in this process started with the first job, whose
+//! REST endpoint (on an ephemeral loopback port unless `rest.port` is set) serves a
+//! SELECT's results as a cluster's does.
 
 use crate::cli::client;
 use crate::cli::embedded::JobResult;
@@ -54,6 +56,19 @@ impl Executor {
                 jobs.push(id);
                 Ok(id.to_string())
             }
+        }
+    }
+
+    /// The REST endpoint (`host:port`) of the cluster the jobs went to; the embedded
+    /// MiniCluster serves one on an ephemeral loopback port.
+    pub fn rest_address(&self) -> Result<String> {
+        match self {
+            Executor::Remote(address) => Ok(address.clone()),
+            Executor::Embedded { cluster, .. } => cluster
+                .as_ref()
+                .and_then(|c| c.rest_address())
+                .map(|a| a.to_string())
+                .ok_or_else(|| anyhow!("the MiniCluster serves no REST endpoint")),
         }
     }
 
