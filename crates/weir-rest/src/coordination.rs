@@ -14,8 +14,9 @@
 //! [`RestBackend::coordination_request`]: crate::RestBackend::coordination_request
 
 use crate::error::RestError;
+use crate::path_params::bad_parameter;
 use crate::path_params::{is_hex_id, PathParams, RawPath};
-use crate::router::{bad_parameter, call, json_body, reply, Backend};
+use crate::router::{call, json_body, reply, Backend};
 use axum::body::Bytes;
 use axum::extract::rejection::BytesRejection;
 use axum::extract::State;

@@ -81,7 +81,7 @@ impl ResultFetcher {
 
     /// The next rows, waiting (with growing pauses) while none are there; an error for
     /// a failed or cancelled job or results that cannot go on.
-    pub fn next(&mut self) -> Result<Fetched> {
+    pub fn fetch_next(&mut self) -> Result<Fetched> {
         let response = self.request()?;
         if let Some(failure) = response.failure {
             bail!("{failure}");
@@ -164,7 +164,7 @@ pub fn drain(fetcher: &mut ResultFetcher, mut on_rows: impl FnMut(Vec<CollectedR
             fetcher.cancel()?;
             bail!("Query cancelled: job {} is being cancelled.", fetcher.job_id());
         }
-        match fetcher.next() {
+        match fetcher.fetch_next() {
             Ok(Fetched::Rows(rows)) if rows.is_empty() => {}
             Ok(Fetched::Rows(rows)) => on_rows(rows)?,
             Ok(Fetched::End) => return Ok(()),
