@@ -48,6 +48,13 @@ impl<K: KeyType, T: Data> KeyedStream<K, T> {
         self.stream.clone()
     }
 
+    /// Adds a one-input operator of its own fed by this keyed stream (Flink's
+    /// `KeyedStream#transform`): each subtask receives the records of the key groups of
+    /// its range and keeps and snapshots its state by key group itself.
+    pub fn transform<O: Data>(&self, name: impl Into<String>, factory: OperatorFactory) -> DataStream<O> {
+        self.stream.transform(name, NodeKind::Operator, true, factory)
+    }
+
     /// Processes each record with `f`, with keyed state and timers for the record's key.
     pub fn process<O: Data, F: KeyedProcessFunction<K, T, O>>(&self, f: F) -> DataStream<O> {
         self.process_named("KeyedProcess", f)

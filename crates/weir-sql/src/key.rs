@@ -5,9 +5,12 @@
 //! [`GroupKey::Many`]; either way it compares, hashes and serializes as the slice of its
 //! values (serialized as a sequence, exactly as a `Vec<Value>`), so its key hash and key
 //! group are those of the same values in a `Vec`, and the two forms never disagree.
+//! It borrows as `[Value]` (equal hashes and equality), so a hash table of keys is
+//! probed with a row's key columns without building a key.
 
 use crate::value::Value;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::borrow::Borrow;
 use std::cmp::Ordering;
 use std::hash::{Hash, Hasher};
 
@@ -44,6 +47,12 @@ impl From<Vec<Value>> for GroupKey {
             1 => GroupKey::One(values.pop().unwrap_or_default()),
             _ => GroupKey::Many(values),
         }
+    }
+}
+
+impl Borrow<[Value]> for GroupKey {
+    fn borrow(&self) -> &[Value] {
+        self.values()
     }
 }
 

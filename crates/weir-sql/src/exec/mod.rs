@@ -6,6 +6,11 @@ pub mod acc;
 pub mod calc;
 pub mod collect;
 pub mod group_agg;
+pub mod slice_assigner;
+pub mod slice_snapshot;
+pub mod slice_table;
+pub mod slicing_window;
+pub mod typed_acc;
 pub mod window_agg;
 
 #[cfg(test)]
@@ -15,11 +20,15 @@ use crate::error::Result;
 use crate::plan::{PlanKind, PlanNode, WindowKind};
 use crate::value::{GroupKey, Row};
 use calc::{CalcOperator, CalcSpec};
+use slice_assigner::SliceAssigner;
+use slicing_window::{SlicingWindowOperator, WindowAggSpec};
 use std::sync::Arc;
 use weir_api::prelude::*;
 use weir_graph::NodeKind;
-use weir_runtime::operator::OperatorFactory;
-use window_agg::{CumulativeWindows, EmitWindow, RowAggregate};
+use weir_runtime::operator::metric_group::NUM_LATE_RECORDS_DROPPED;
+use weir_runtime::operator::{register_checkpointed, OperatorFactory};
+use weir_runtime::TaskError;
+use window_agg::{EmitWindow, RowAggregate};
 
 fn key_of(keys: usize) -> impl Fn(&Row) -> GroupKey + Send + Sync + 'static {
     move |r: &Row| GroupKey::of(&r.values[..keys])
@@ -75,25 +84,32 @@ pub fn compile(node: &PlanNode, env: &StreamExecutionEnvironment) -> Result<Data
         } => {
             let upstream = compile(input, env)?;
             let keyed = upstream.key_by(key_of(*keys));
-            let agg = RowAggregate {
-                aggs: Arc::new(aggs.clone()),
-            };
-            let ms = |v: i64| Duration::from_millis(v.max(1) as u64);
-            let out = match *window {
-                WindowKind::Tumble { size } => keyed
-                    .window(TumblingEventTimeWindows::of(ms(size)))
-                    .aggregate_with_process(agg, EmitWindow),
-                WindowKind::Hop { slide, size } => keyed
-                    .window(SlidingEventTimeWindows::of(ms(size), ms(slide)))
-                    .aggregate_with_process(agg, EmitWindow),
-                WindowKind::Cumulate { step, size } => keyed
-                    .window(CumulativeWindows { step, size })
-                    .aggregate_with_process(agg, EmitWindow),
-                WindowKind::Session { gap } => keyed
-                    .window(EventTimeSessionWindows::with_gap(ms(gap)))
-                    .aggregate_with_process(agg, EmitWindow),
-            };
-            out.name(desc.clone())
+            match (SliceAssigner::of(*window), *window) {
+                (Some(assigner), _) => {
+                    let spec = WindowAggSpec {
+                        name: desc.clone(),
+                        assigner,
+                        keys: *keys,
+                        aggs: Arc::new(aggs.clone()),
+                    };
+                    keyed.transform(desc.clone(), slicing_window_factory(spec))
+                }
+                (None, kind) => {
+                    let gap = match kind {
+                        WindowKind::Session { gap } => gap,
+                        _ => 0,
+                    };
+                    let agg = RowAggregate {
+                        aggs: Arc::new(aggs.clone()),
+                    };
+                    keyed
+                        .window(EventTimeSessionWindows::with_gap(Duration::from_millis(
+                            gap.max(1) as u64
+                        )))
+                        .aggregate_with_process(agg, EmitWindow)
+                        .name(desc.clone())
+                }
+            }
         }
         PlanKind::Union(inputs) => {
             let mut streams = Vec::new();
@@ -103,5 +119,27 @@ pub fn compile(node: &PlanNode, env: &StreamExecutionEnvironment) -> Result<Data
             let first = streams.remove(0);
             first.union(&streams)
         }
+    })
+}
+
+/// The factory of the slicing window aggregate of `spec`: each subtask restores the
+/// slices of its key groups from the checkpoint it starts from, if any.
+fn slicing_window_factory(spec: WindowAggSpec) -> OperatorFactory {
+    OperatorFactory::one_input::<Row, Row>(move |ctx, out| {
+        let restored = match ctx.state().restored(ctx.key_group_range()) {
+            Some(snapshot) => slice_snapshot::restore(&snapshot, &spec.aggs).map_err(|reason| TaskError::Restore {
+                checkpoint_id: ctx.state().restored_checkpoint().unwrap_or(0),
+                reason: format!("{}: {reason}", ctx.task_name),
+            })?,
+            None => Default::default(),
+        };
+        let op = SlicingWindowOperator::new(
+            spec.clone(),
+            restored,
+            ctx.max_parallelism,
+            out,
+            ctx.operator_counter(NUM_LATE_RECORDS_DROPPED),
+        );
+        register_checkpointed(ctx, op)
     })
 }

@@ -6,7 +6,8 @@ use crate::value::{Row, RowKind, Value};
 use weir_api::prelude::*;
 use weir_api::windowing::{AssignerContext, WindowAssigner};
 
-fn call(func: AggFunc, distinct: bool, arg: Option<usize>, t: DataType, result: DataType) -> AggCall {
+/// An aggregate call of `func` over column `arg` of type `t`.
+pub(super) fn call(func: AggFunc, distinct: bool, arg: Option<usize>, t: DataType, result: DataType) -> AggCall {
     AggCall {
         func,
         distinct,

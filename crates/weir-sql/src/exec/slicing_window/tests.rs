@@ -1,0 +1,283 @@
+use super::*;
+use crate::exec::slice_snapshot;
+use crate::plan::AggFunc;
+use crate::types::DataType;
+use std::cell::RefCell;
+use std::rc::Rc;
+use weir_core::key_group::{assign_to_key_group, operator_index_for_key_group};
+use weir_core::key_hash::key_hash;
+use weir_core::KeyGroupRange;
+
+/// What the operator emitted: rows with their timestamps, and watermarks.
+#[derive(Debug, Clone, PartialEq)]
+enum Emitted {
+    Row(Vec<Value>, Option<i64>),
+    Watermark(i64),
+}
+
+#[derive(Clone, Default)]
+struct Sink(Rc<RefCell<Vec<Emitted>>>);
+
+impl Output<Row> for Sink {
+    fn collect(&mut self, record: StreamRecord<Row>) -> Result<(), TaskError> {
+        self.0
+            .borrow_mut()
+            .push(Emitted::Row(record.value.values, record.timestamp));
+        Ok(())
+    }
+    fn emit_watermark(&mut self, watermark: Watermark) -> Result<(), TaskError> {
+        self.0.borrow_mut().push(Emitted::Watermark(watermark.0));
+        Ok(())
+    }
+    fn end_input(&mut self) -> Result<(), TaskError> {
+        Ok(())
+    }
+}
+
+impl Sink {
+    fn take(&self) -> Vec<Emitted> {
+        std::mem::take(&mut *self.0.borrow_mut())
+    }
+}
+
+/// COUNT(*) and SUM(amount DOUBLE) of rows `key, amount`.
+fn spec(assigner: SliceAssigner) -> WindowAggSpec {
+    let call = |func, arg, result_type| AggCall {
+        func,
+        distinct: false,
+        arg,
+        arg_type: DataType::Double,
+        result_type,
+    };
+    WindowAggSpec {
+        name: "WindowAggregate".into(),
+        assigner,
+        keys: 1,
+        aggs: Arc::new(vec![
+            call(AggFunc::Count, None, DataType::BigInt),
+            call(AggFunc::Sum, Some(1), DataType::Double),
+        ]),
+    }
+}
+
+struct Harness {
+    op: SlicingWindowOperator,
+    sink: Sink,
+    late: Counter,
+}
+
+fn harness(assigner: SliceAssigner, restored: RestoredSlices) -> Harness {
+    let sink = Sink::default();
+    let late = Counter::default();
+    let op = SlicingWindowOperator::new(spec(assigner), restored, 128, Box::new(sink.clone()), late.clone());
+    Harness { op, sink, late }
+}
+
+impl Harness {
+    fn row(&mut self, key: i64, amount: f64, ts: i64) {
+        let row = Row::insert(vec![Value::Int(key), Value::Double(amount)]);
+        self.op
+            .collect(StreamRecord {
+                value: row,
+                timestamp: Some(ts),
+            })
+            .unwrap();
+    }
+    fn watermark(&mut self, wm: i64) -> Vec<Emitted> {
+        self.op.emit_watermark(Watermark(wm)).unwrap();
+        self.sink.take()
+    }
+}
+
+/// The row a window `[start, end)` emits for `key`.
+fn out(start: i64, end: i64, key: i64, count: i64, sum: f64) -> Emitted {
+    Emitted::Row(
+        vec![
+            Value::Timestamp(start),
+            Value::Timestamp(end),
+            Value::Timestamp(end - 1),
+            Value::Int(key),
+            Value::Int(count),
+            Value::Double(sum),
+        ],
+        Some(end - 1),
+    )
+}
+
+#[test]
+fn a_tumble_window_emits_each_key_once_in_key_order_when_the_watermark_reaches_its_last_millisecond() {
+    let mut h = harness(SliceAssigner::Tumble { size: 10 }, RestoredSlices::default());
+    h.row(3, 1.5, 1);
+    h.row(1, 2.0, 9);
+    h.row(3, 0.5, 4);
+    h.row(2, 1.0, 12);
+    assert_eq!(h.watermark(8), vec![Emitted::Watermark(8)]);
+    assert_eq!(
+        h.watermark(9),
+        vec![out(0, 10, 1, 1, 2.0), out(0, 10, 3, 2, 2.0), Emitted::Watermark(9)]
+    );
+    assert_eq!(h.op.num_slices(), 1, "the fired window's slice is dropped");
+    assert_eq!(
+        h.watermark(i64::MAX),
+        vec![out(10, 20, 2, 1, 1.0), Emitted::Watermark(i64::MAX)]
+    );
+    assert_eq!(h.op.num_slices(), 0);
+}
+
+#[test]
+fn a_row_whose_windows_have_all_fired_is_dropped_and_counted_late() {
+    let mut h = harness(SliceAssigner::Tumble { size: 10 }, RestoredSlices::default());
+    h.row(1, 1.0, 3);
+    h.watermark(9);
+    h.row(1, 5.0, 5);
+    h.row(1, 7.0, 10);
+    assert_eq!(h.late.get(), 1);
+    assert_eq!(h.watermark(19), vec![out(10, 20, 1, 1, 7.0), Emitted::Watermark(19)]);
+}
+
+#[test]
+fn hop_windows_merge_their_slices_and_a_row_of_a_partly_fired_slice_counts_for_the_later_windows() {
+    // Size 10, slide 5.
+    let mut h = harness(SliceAssigner::Hop { size: 10, slide: 5 }, RestoredSlices::default());
+    h.row(1, 1.0, 2);
+    h.row(1, 2.0, 7);
+    h.row(2, 4.0, 12);
+    assert_eq!(h.watermark(4), vec![out(-5, 5, 1, 1, 1.0), Emitted::Watermark(4)]);
+    assert_eq!(h.watermark(9), vec![out(0, 10, 1, 2, 3.0), Emitted::Watermark(9)]);
+    // [0, 10) has fired; the row still belongs to [5, 15).
+    h.row(2, 8.0, 6);
+    assert_eq!(h.late.get(), 0);
+    assert_eq!(
+        h.watermark(i64::MAX),
+        vec![
+            out(5, 15, 1, 1, 2.0),
+            out(5, 15, 2, 2, 12.0),
+            out(10, 20, 2, 1, 4.0),
+            Emitted::Watermark(i64::MAX)
+        ]
+    );
+    assert_eq!(h.op.num_slices(), 0);
+    h.row(2, 1.0, 14);
+    assert_eq!(h.late.get(), 1);
+}
+
+#[test]
+fn cumulate_windows_grow_by_their_step_and_drop_their_slices_at_the_max_size() {
+    let mut h = harness(
+        SliceAssigner::Cumulate { max_size: 30, step: 10 },
+        RestoredSlices::default(),
+    );
+    h.row(1, 1.0, 5);
+    h.row(1, 2.0, 15);
+    h.row(2, 4.0, 25);
+    h.row(1, 8.0, 35);
+    assert_eq!(
+        h.watermark(29),
+        vec![
+            out(0, 10, 1, 1, 1.0),
+            out(0, 20, 1, 2, 3.0),
+            out(0, 30, 1, 2, 3.0),
+            out(0, 30, 2, 1, 4.0),
+            Emitted::Watermark(29)
+        ]
+    );
+    assert_eq!(h.op.num_slices(), 1, "only the slice of [30, 40) is left");
+}
+
+#[test]
+fn a_row_without_a_timestamp_fails_the_task_with_the_window_assigners_message() {
+    let mut h = harness(SliceAssigner::Tumble { size: 10 }, RestoredSlices::default());
+    let err =
+        h.op.collect(StreamRecord {
+            value: Row::insert(vec![Value::Int(1), Value::Double(1.0)]),
+            timestamp: None,
+        })
+        .unwrap_err();
+    assert!(err.to_string().contains("Long.MIN_VALUE"), "{err}");
+}
+
+/// The part of `snapshot` a subtask of `range` restores.
+fn restrict(snapshot: &OperatorSnapshot, range: KeyGroupRange) -> OperatorSnapshot {
+    OperatorSnapshot {
+        keyed: snapshot
+            .keyed
+            .iter()
+            .filter(|(kg, _)| range.contains(*kg))
+            .cloned()
+            .collect(),
+        ..snapshot.clone()
+    }
+}
+
+#[test]
+fn a_restored_operator_at_the_same_and_another_parallelism_emits_what_the_undisturbed_one_does() {
+    let assigner = SliceAssigner::Hop { size: 20, slide: 10 };
+    let feed = |h: &mut Harness, from: i64, to: i64| {
+        for i in from..to {
+            h.row(i % 7, i as f64 * 0.25, i);
+        }
+    };
+    let mut undisturbed = harness(assigner, RestoredSlices::default());
+    feed(&mut undisturbed, 0, 25);
+    let mut expected = undisturbed.watermark(14);
+    feed(&mut undisturbed, 25, 60);
+    expected.extend(undisturbed.watermark(i64::MAX));
+
+    let mut first = harness(assigner, RestoredSlices::default());
+    feed(&mut first, 0, 25);
+    let before = first.watermark(14);
+    let snapshot = first.op.snapshot_state(1).unwrap();
+    assert!(!snapshot.keyed.is_empty());
+
+    for parallelism in [1u32, 3] {
+        let mut subtasks: Vec<Harness> = (0..parallelism)
+            .map(|i| {
+                let part = restrict(&snapshot, KeyGroupRange::for_subtask(128, parallelism, i));
+                harness(assigner, slice_snapshot::restore(&part, &spec(assigner).aggs).unwrap())
+            })
+            .collect();
+        // A row late for the restored watermark is dropped as it would have been.
+        subtasks[0].row(0, 1.0, -5);
+        assert_eq!(subtasks[0].late.get(), 1);
+        for i in 25..60 {
+            let key = i % 7;
+            let kg = assign_to_key_group(key_hash(&GroupKey::of(&[Value::Int(key)])), 128);
+            let owner = operator_index_for_key_group(128, parallelism, kg);
+            subtasks[owner as usize].row(key, i as f64 * 0.25, i);
+        }
+        let mut rows: Vec<Emitted> = before.clone();
+        let mut after: Vec<Emitted> = Vec::new();
+        for s in &mut subtasks {
+            after.extend(
+                s.watermark(i64::MAX)
+                    .into_iter()
+                    .filter(|e| matches!(e, Emitted::Row(..))),
+            );
+        }
+        after.push(Emitted::Watermark(i64::MAX));
+        if parallelism > 1 {
+            // Subtasks emit their keys separately; compare in window, then key order.
+            let key = |e: &Emitted| match e {
+                Emitted::Row(v, ts) => (*ts, format!("{:?}", v[3])),
+                Emitted::Watermark(w) => (Some(*w), String::new()),
+            };
+            after.sort_by_key(key);
+        }
+        rows.extend(after);
+        assert_eq!(rows, expected, "parallelism {parallelism}");
+    }
+}
+
+#[test]
+fn a_snapshot_of_another_operators_state_is_refused_with_a_clear_reason() {
+    let mut foreign = OperatorSnapshot::default();
+    foreign.keyed.push((3, vec![("window-contents".into(), vec![1, 2])]));
+    let err = slice_snapshot::restore(&foreign, &spec(SliceAssigner::Tumble { size: 10 }).aggs).unwrap_err();
+    assert!(err.contains("'window-contents'"), "{err}");
+    let mut corrupt = OperatorSnapshot::default();
+    corrupt
+        .keyed
+        .push((3, vec![(slice_snapshot::SLICES_STATE.into(), vec![0xff; 3])]));
+    let err = slice_snapshot::restore(&corrupt, &spec(SliceAssigner::Tumble { size: 10 }).aggs).unwrap_err();
+    assert!(err.contains("key group 3"), "{err}");
+}
