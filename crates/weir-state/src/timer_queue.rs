@@ -22,11 +22,21 @@
 //! - `last_registered`, when set, is certainly registered: it is forgotten at every pop
 //!   and delete, so a repeated registration can skip the bucket.
 
-use crate::timers::Timer;
 use crate::Key;
 use rustc_hash::FxHashSet;
 use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, VecDeque};
+
+/// One registered timer.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Timer<K, N> {
+    /// When it fires.
+    pub timestamp: i64,
+    /// The key it belongs to.
+    pub key: K,
+    /// Its namespace (e.g. a window).
+    pub namespace: N,
+}
 
 /// The timers at one timestamp.
 #[derive(Debug)]

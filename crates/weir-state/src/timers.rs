@@ -11,23 +11,13 @@
 
 use crate::error::StateError;
 use crate::heap::KeyGroupSnapshot;
+pub use crate::timer_queue::Timer;
 use crate::timer_queue::TimerQueue;
 use crate::Key;
 use std::collections::BTreeMap;
 use weir_core::key_group::assign_to_key_group;
 use weir_core::key_hash::key_hash;
 use weir_core::{codec, KeyGroupRange};
-
-/// One registered timer.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Timer<K, N> {
-    /// When it fires.
-    pub timestamp: i64,
-    /// The key it belongs to.
-    pub key: K,
-    /// Its namespace (e.g. a window).
-    pub namespace: N,
-}
 
 /// Which clock a timer follows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
