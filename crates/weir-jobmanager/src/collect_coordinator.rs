@@ -18,7 +18,9 @@
 //!
 //! A pure state machine, tested without threads.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Mutex, MutexGuard};
+use weir_core::ids::JobId;
 
 /// The most rows one batch may carry.
 pub const MAX_BATCH_ROWS: usize = 1 << 16;
@@ -331,6 +333,19 @@ impl CollectSinkOperatorCoordinator {
             rows,
             end_of_results,
         })
+    }
+}
+
+/// The coordinators of every job, by job and operator id (32 lower-case hex digits).
+#[derive(Default)]
+pub struct CollectCoordinators {
+    inner: Mutex<HashMap<(JobId, String), CollectSinkOperatorCoordinator>>,
+}
+
+impl CollectCoordinators {
+    /// The coordinators, locked.
+    pub(crate) fn lock(&self) -> MutexGuard<'_, HashMap<(JobId, String), CollectSinkOperatorCoordinator>> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 

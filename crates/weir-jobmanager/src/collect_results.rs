@@ -10,23 +10,9 @@
 
 use crate::collect_coordinator::{CollectBatchOffer, CollectError, CollectSinkOperatorCoordinator, OfferOutcome};
 use crate::jobmanager::JobManager;
-use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard};
 use weir_core::ids::JobId;
 use weir_rest::coordination::no_coordinator;
 use weir_rest::{CoordinationRequest, CoordinationResponse, RestError};
-
-/// The coordinators of every job, by job and operator id (32 lower-case hex digits).
-#[derive(Default)]
-pub struct CollectCoordinators {
-    inner: Mutex<HashMap<(JobId, String), CollectSinkOperatorCoordinator>>,
-}
-
-impl CollectCoordinators {
-    fn lock(&self) -> MutexGuard<'_, HashMap<(JobId, String), CollectSinkOperatorCoordinator>> {
-        self.inner.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
 
 /// Why the JobManager refused a sink's batch.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

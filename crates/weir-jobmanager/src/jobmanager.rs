@@ -40,7 +40,7 @@ pub struct JobManager {
     pub settings: JobManagerSettings,
     actions: UnboundedSender<Vec<Action>>,
     /// The collect sinks' coordinators.
-    pub(crate) collect: crate::collect_results::CollectCoordinators,
+    pub(crate) collect: crate::collect_coordinator::CollectCoordinators,
 }
 
 /// Why a submission was refused.
