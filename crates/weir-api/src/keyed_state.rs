@@ -8,7 +8,8 @@
 use weir_runtime::operator::TaskContext;
 use weir_runtime::TaskError;
 use weir_state::timers::{EVENT_TIMERS, PROCESSING_TIMERS};
-use weir_state::{HeapKeyedStateBackend, Key, KeyGroupSnapshot, OperatorSnapshot, TimerService};
+use weir_core::KeyGroupRange;
+use weir_state::{HeapKeyedStateBackend, Key, KeyGroupSnapshot, OperatorSnapshot, StateError, TimerService};
 
 fn is_timer(name: &str) -> bool {
     name == EVENT_TIMERS || name == PROCESSING_TIMERS
@@ -43,19 +44,28 @@ pub fn restore_keyed<K: Key + Ord, N: Key + Ord>(
     ctx: &TaskContext,
 ) -> Result<(HeapKeyedStateBackend<K>, TimerService<K, N>), TaskError> {
     let range = ctx.key_group_range();
-    let mut backend = HeapKeyedStateBackend::new(range, ctx.max_parallelism);
+    let restored = ctx.state().restored(range);
+    let groups = restored.as_ref().map(|r| r.keyed.as_slice()).unwrap_or(&[]);
+    keyed_from_snapshot(range, ctx.max_parallelism, groups).map_err(|e| TaskError::Restore {
+        checkpoint_id: ctx.state().restored_checkpoint().unwrap_or(0),
+        reason: format!("{}: timers: {e}", ctx.task_name),
+    })
+}
+
+/// A backend for the key groups `range` (of `max_parallelism`) and timers, filled from
+/// the keyed part of an operator snapshot (`groups`, as [`snapshot_keyed`] makes it).
+pub fn keyed_from_snapshot<K: Key + Ord, N: Key + Ord>(
+    range: KeyGroupRange,
+    max_parallelism: u32,
+    groups: &[(u32, KeyGroupSnapshot)],
+) -> Result<(HeapKeyedStateBackend<K>, TimerService<K, N>), StateError> {
+    let mut backend = HeapKeyedStateBackend::new(range, max_parallelism);
     let mut timers = TimerService::new();
-    if let Some(restored) = ctx.state().restored(range) {
-        let state: Vec<(u32, KeyGroupSnapshot)> = restored
-            .keyed
-            .iter()
-            .map(|(kg, g)| (*kg, g.iter().filter(|(n, _)| !is_timer(n)).cloned().collect()))
-            .collect();
-        backend.restore(&state);
-        timers.restore(&restored.keyed).map_err(|e| TaskError::Restore {
-            checkpoint_id: ctx.state().restored_checkpoint().unwrap_or(0),
-            reason: format!("{}: timers: {e}", ctx.task_name),
-        })?;
-    }
+    let state: Vec<(u32, KeyGroupSnapshot)> = groups
+        .iter()
+        .map(|(kg, g)| (*kg, g.iter().filter(|(n, _)| !is_timer(n)).cloned().collect()))
+        .collect();
+    backend.restore(&state);
+    timers.restore(groups)?;
     Ok((backend, timers))
 }

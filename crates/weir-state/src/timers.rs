@@ -75,6 +75,13 @@ impl<K: Key + Ord, N: Key + Ord> TimerService<K, N> {
         self.event.pop_due(self.watermark)
     }
 
+    /// Removes every event-time timer and returns them in firing order (time, then
+    /// registration), leaving the watermark as it is: for an operator that takes over
+    /// restored timers into a structure of its own.
+    pub fn drain_event_time_timers(&mut self) -> Vec<Timer<K, N>> {
+        std::iter::from_fn(|| self.event.pop_due(i64::MAX)).collect()
+    }
+
     /// Registers a processing-time timer; true if it was not registered yet (the
     /// caller then asks the task for a wake-up at `timestamp`).
     pub fn register_processing_time_timer(&mut self, key: K, namespace: N, timestamp: i64) -> bool {

@@ -62,6 +62,13 @@ pub trait WindowAssigner<T, W: Window>: Send + Sync + 'static {
         false
     }
 
+    /// True if all windows have one size, so that no two windows share an end
+    /// (tumbling and sliding windows): the window operator may then keep its contents
+    /// window by window.
+    fn one_window_per_end(&self) -> bool {
+        false
+    }
+
     /// For merging assigners: every `(result, windows merged into it)` among `windows`.
     fn merge_windows(&self, windows: &[W]) -> Vec<(W, Vec<W>)> {
         let _ = windows;
@@ -156,6 +163,10 @@ impl<T: 'static> WindowAssigner<T, TimeWindow> for TumblingEventTimeWindows {
     fn default_trigger<K: KeyType>(&self) -> Arc<dyn Trigger<K, T, TimeWindow>> {
         Arc::new(EventTimeTrigger)
     }
+    fn one_window_per_end(&self) -> bool {
+        true
+    }
+
     fn is_event_time(&self) -> bool {
         true
     }
@@ -263,6 +274,10 @@ impl<T: 'static> WindowAssigner<T, TimeWindow> for SlidingEventTimeWindows {
     fn default_trigger<K: KeyType>(&self) -> Arc<dyn Trigger<K, T, TimeWindow>> {
         Arc::new(EventTimeTrigger)
     }
+    fn one_window_per_end(&self) -> bool {
+        true
+    }
+
     fn is_event_time(&self) -> bool {
         true
     }

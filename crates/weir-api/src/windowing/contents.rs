@@ -23,6 +23,9 @@ use weir_state::{
     ValueStateDescriptor, ValueStateHandle,
 };
 
+mod accumulating;
+pub use accumulating::AccumulatingContents;
+
 /// The window being emitted: the key, the window (metadata) and where its contents are.
 pub struct Firing<'a, K, W> {
     /// The key.

@@ -10,7 +10,8 @@
 //! - [`contents`]: how a window keeps its elements (reduced, aggregated, listed).
 //! - [`lateness`]: the cleanup and lateness rules; [`merging`]: session merging.
 //! - [`window_operator`]: the operator that applies all of it;
-//!   [`windowed_stream`]: the API that builds it.
+//!   [`window_table_operator`]: the one for windows that fire once, at their end, with
+//!   their contents in a [`window_table`]; [`windowed_stream`]: the API that builds them.
 
 pub mod assigners;
 pub mod contents;
@@ -21,6 +22,8 @@ pub mod merging;
 pub mod triggers;
 pub mod window;
 pub mod window_operator;
+pub mod window_table;
+pub mod window_table_operator;
 pub mod windowed_stream;
 
 pub use assigners::{

@@ -173,6 +173,14 @@ pub trait Trigger<K: KeyType, T, W: Window>: Send + Sync + 'static {
         ctx: &mut TriggerContext<'_, K, W>,
     ) -> Result<TriggerResult, UserError>;
 
+    /// True if the trigger fires a window exactly once, when the watermark passes its
+    /// max timestamp (at once for an element arriving after that), and keeps no state
+    /// and no other timers: [`EventTimeTrigger`]. The window operator may then keep the
+    /// contents window by window and not ask the trigger.
+    fn fires_only_at_window_end(&self) -> bool {
+        false
+    }
+
     /// True if the trigger supports merging windows (sessions).
     fn can_merge(&self) -> bool {
         false
@@ -232,6 +240,10 @@ impl<K: KeyType, T, W: Window> Trigger<K, T, W> for EventTimeTrigger {
         _ctx: &mut TriggerContext<'_, K, W>,
     ) -> Result<TriggerResult, UserError> {
         Ok(TriggerResult::Continue)
+    }
+
+    fn fires_only_at_window_end(&self) -> bool {
+        true
     }
 
     fn can_merge(&self) -> bool {

@@ -6,11 +6,12 @@
 //! job is built.
 
 use super::assigners::WindowAssigner;
-use super::contents::{AggregateContents, ListContents, ReduceContents, WindowContents};
+use super::contents::{AccumulatingContents, AggregateContents, ListContents, ReduceContents, WindowContents};
 use super::functions::{AggregateFunction, PassThrough, ProcessWindowFunction};
 use super::triggers::Trigger;
 use super::window::Window;
 use super::window_operator::{WindowOperator, WindowSpec};
+use super::window_table_operator::{fits_window_table, WindowTableOperator};
 use crate::datastream::DataStream;
 use crate::functions::KeyType;
 use crate::side_output::OutputTag;
@@ -98,23 +99,37 @@ impl<K: KeyType, T: Data, W: Window> WindowedStream<K, T, W> {
         self
     }
 
+    fn spec(&self, function: &str) -> WindowSpec<K, T, W> {
+        WindowSpec {
+            name: format!(
+                "Window({}, {}, {function})",
+                self.assigner.describe(),
+                self.trigger.describe()
+            ),
+            key_selector: self.key_selector.clone(),
+            assigner: self.assigner.clone(),
+            trigger: self.trigger.clone(),
+            allowed_lateness: self.allowed_lateness,
+        }
+    }
+
+    fn transform<O: Data>(&self, name: String, factory: OperatorFactory) -> DataStream<O> {
+        let result = self.stream.transform(name, NodeKind::Operator, true, factory);
+        if self.non_parallel {
+            result.set_parallelism(1).set_max_parallelism(1)
+        } else {
+            result
+        }
+    }
+
+    /// The window operator over keyed state and timers, for any windows.
     fn build<O: Data, C: WindowContents<K, T, O, W>>(
         &self,
         function: String,
         make_contents: impl Fn() -> C + Send + Sync + 'static,
     ) -> DataStream<O> {
-        let name = format!(
-            "Window({}, {}, {function})",
-            self.assigner.describe(),
-            self.trigger.describe()
-        );
-        let spec = WindowSpec {
-            name: name.clone(),
-            key_selector: self.key_selector.clone(),
-            assigner: self.assigner.clone(),
-            trigger: self.trigger.clone(),
-            allowed_lateness: self.allowed_lateness,
-        };
+        let spec = self.spec(&function);
+        let name = spec.name.clone();
         let late_tag = self.late_tag.clone();
         let factory = OperatorFactory::one_input_with_side_outputs::<T, O>(move |ctx, out, side| {
             let late = match &late_tag {
@@ -132,17 +147,44 @@ impl<K: KeyType, T: Data, W: Window> WindowedStream<K, T, W> {
             .with_late_records_dropped(ctx.operator_counter(NUM_LATE_RECORDS_DROPPED));
             register_checkpointed(ctx, op)
         });
-        let result = self.stream.transform(name, NodeKind::Operator, true, factory);
-        if self.non_parallel {
-            result.set_parallelism(1).set_max_parallelism(1)
-        } else {
-            result
+        self.transform(name, factory)
+    }
+
+    /// The operator for one accumulator per window: over a window table when the
+    /// windows fit one ([`fits_window_table`]), else over keyed state.
+    fn build_accumulating<O: Data, C: AccumulatingContents<K, T, O, W>>(
+        &self,
+        function: String,
+        make_contents: impl Fn() -> C + Send + Sync + 'static,
+    ) -> DataStream<O> {
+        let spec = self.spec(&function);
+        if !fits_window_table(&spec) {
+            return self.build(function, make_contents);
         }
+        let name = spec.name.clone();
+        let late_tag = self.late_tag.clone();
+        let factory = OperatorFactory::one_input_with_side_outputs::<T, O>(move |ctx, out, side| {
+            let late = match &late_tag {
+                Some(tag) => side.get::<T>(tag)?,
+                None => None,
+            };
+            let op = WindowTableOperator::restored(
+                spec.clone(),
+                make_contents(),
+                crate::keyed_state::restore_keyed(ctx)?,
+                ctx.processing_time_service(),
+                out,
+                late,
+            )?
+            .with_late_records_dropped(ctx.operator_counter(NUM_LATE_RECORDS_DROPPED));
+            register_checkpointed(ctx, op)
+        });
+        self.transform(name, factory)
     }
 
     /// Reduces each window's elements with `f`; a firing emits the reduced value.
     pub fn reduce(&self, f: impl Fn(T, T) -> T + Clone + Send + Sync + 'static) -> DataStream<T> {
-        self.build("ReduceFunction".into(), move || {
+        self.build_accumulating("ReduceFunction".into(), move || {
             ReduceContents::new(f.clone(), PassThrough)
         })
     }
@@ -155,7 +197,7 @@ impl<K: KeyType, T: Data, W: Window> WindowedStream<K, T, W> {
         process: P,
     ) -> DataStream<O> {
         let name = format!("ReduceFunction, {}", function_name::<P>("ProcessWindowFunction"));
-        self.build(name, move || ReduceContents::new(f.clone(), process.clone()))
+        self.build_accumulating(name, move || ReduceContents::new(f.clone(), process.clone()))
     }
 
     /// Aggregates each window's elements into an accumulator; a firing emits its result.
@@ -166,7 +208,7 @@ impl<K: KeyType, T: Data, W: Window> WindowedStream<K, T, W> {
         A: AggregateFunction<T, ACC, V>,
     {
         let name = function_name::<A>("AggregateFunction");
-        self.build(name, move || AggregateContents::new(agg.clone(), PassThrough))
+        self.build_accumulating(name, move || AggregateContents::new(agg.clone(), PassThrough))
     }
 
     /// Aggregates each window's elements; a firing passes the result to `process` with
@@ -184,7 +226,7 @@ impl<K: KeyType, T: Data, W: Window> WindowedStream<K, T, W> {
             function_name::<A>("AggregateFunction"),
             function_name::<P>("ProcessWindowFunction")
         );
-        self.build(name, move || AggregateContents::new(agg.clone(), process.clone()))
+        self.build_accumulating(name, move || AggregateContents::new(agg.clone(), process.clone()))
     }
 
     /// Keeps every element of each window; a firing passes them all to `process`.

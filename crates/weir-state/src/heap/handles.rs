@@ -101,6 +101,27 @@ impl<K: Key> HeapKeyedStateBackend<K> {
         })
     }
 
+    /// Removes every entry of the value state of `handle`, in all key groups, and
+    /// returns them as (key, namespace, value): for an operator that keeps the state in
+    /// a structure of its own between snapshots.
+    pub fn take_value_entries<N: Key, V: StateValue>(
+        &mut self,
+        handle: ValueStateHandle<V>,
+    ) -> Result<Vec<(K, N, V)>, StateError> {
+        let Some((name, table)) = self.tables.get_mut(handle.index) else {
+            return Err(StateError::UnknownHandle(handle.index));
+        };
+        let table = table
+            .as_any_mut()
+            .downcast_mut::<Table<K, N, V>>()
+            .ok_or_else(|| StateError::TypeMismatch(name.clone()))?;
+        Ok(table
+            .groups
+            .iter_mut()
+            .flat_map(|g| g.drain().map(|((k, n), v)| (k, n, v)))
+            .collect())
+    }
+
     /// Loads the entry of (`key`, `namespace`) of `handle` into the cache (see
     /// [`prefetch_value`](Self::prefetch_value)); `kg` must be the key's group
     /// ([`key_group_of`](Self::key_group_of)), computed once for all the key's entries.
