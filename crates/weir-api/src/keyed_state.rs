@@ -5,10 +5,10 @@
 //! the subtask's range are split back into state (held until the operator declares
 //! it) and timers.
 
+use weir_core::KeyGroupRange;
 use weir_runtime::operator::TaskContext;
 use weir_runtime::TaskError;
 use weir_state::timers::{EVENT_TIMERS, PROCESSING_TIMERS};
-use weir_core::KeyGroupRange;
 use weir_state::{HeapKeyedStateBackend, Key, KeyGroupSnapshot, OperatorSnapshot, StateError, TimerService};
 
 fn is_timer(name: &str) -> bool {

@@ -108,6 +108,20 @@ fn list_state<'b, K: KeyType, W: Window, V: StateValue>(
     backend.list_of(h, state_window)
 }
 
+/// What the window function is told of `firing`.
+fn window_context<'c, K: KeyType, W: Window>(
+    backend: &'c mut HeapKeyedStateBackend<K>,
+    firing: &Firing<'c, K, W>,
+) -> WindowContext<'c, K, W> {
+    WindowContext {
+        window: firing.window,
+        watermark: firing.watermark,
+        processing_time: firing.processing_time,
+        backend,
+        merging: firing.merging,
+    }
+}
+
 fn call_process<K: KeyType, V, O, W: Window, P: ProcessWindowFunction<K, V, O, W>>(
     process: &mut P,
     backend: &mut HeapKeyedStateBackend<K>,
@@ -115,14 +129,20 @@ fn call_process<K: KeyType, V, O, W: Window, P: ProcessWindowFunction<K, V, O, W
     elements: Vec<V>,
     out: &mut Collector<'_, O>,
 ) -> Result<(), UserError> {
-    let mut ctx = WindowContext {
-        window: firing.window,
-        watermark: firing.watermark,
-        processing_time: firing.processing_time,
-        backend,
-        merging: firing.merging,
-    };
+    let mut ctx = window_context(backend, firing);
     process.process(firing.key, &mut ctx, elements, out)
+}
+
+/// [`call_process`] of the one value of reduced or aggregated contents.
+fn call_process_one<K: KeyType, V, O, W: Window, P: ProcessWindowFunction<K, V, O, W>>(
+    process: &mut P,
+    backend: &mut HeapKeyedStateBackend<K>,
+    firing: &Firing<'_, K, W>,
+    element: V,
+    out: &mut Collector<'_, O>,
+) -> Result<(), UserError> {
+    let mut ctx = window_context(backend, firing);
+    process.process_one(firing.key, &mut ctx, element, out)
 }
 
 fn clear_process<K: KeyType, V, O, W: Window, P: ProcessWindowFunction<K, V, O, W>>(
@@ -130,13 +150,7 @@ fn clear_process<K: KeyType, V, O, W: Window, P: ProcessWindowFunction<K, V, O, 
     backend: &mut HeapKeyedStateBackend<K>,
     firing: &Firing<'_, K, W>,
 ) -> Result<(), UserError> {
-    let mut ctx = WindowContext {
-        window: firing.window,
-        watermark: firing.watermark,
-        processing_time: firing.processing_time,
-        backend,
-        merging: firing.merging,
-    };
+    let mut ctx = window_context(backend, firing);
     process.clear(&mut ctx)
 }
 
@@ -189,7 +203,7 @@ where
         let Some(v) = (if take { state.take() } else { state.value() }) else {
             return Ok(());
         };
-        call_process(&mut self.process, backend, firing, vec![v], out)
+        call_process_one(&mut self.process, backend, firing, v, out)
     }
 
     fn clear_contents(&mut self, backend: &mut HeapKeyedStateBackend<K>, state_window: &W) -> Result<(), UserError> {
@@ -284,7 +298,7 @@ where
         let Some(result) = result else {
             return Ok(());
         };
-        call_process(&mut self.process, backend, firing, vec![result], out)
+        call_process_one(&mut self.process, backend, firing, result, out)
     }
 
     fn clear_contents(&mut self, backend: &mut HeapKeyedStateBackend<K>, state_window: &W) -> Result<(), UserError> {

@@ -87,6 +87,19 @@ pub trait ProcessWindowFunction<K: KeyType, IN, OUT, W: Window>: Clone + Send + 
         out: &mut Collector<'_, OUT>,
     ) -> Result<(), UserError>;
 
+    /// Evaluates a window whose contents are one value: the result of `reduce` or
+    /// `aggregate`. The default hands it to [`process`](Self::process) in a `Vec`; a
+    /// function may take it directly instead and spare that allocation per firing.
+    fn process_one(
+        &mut self,
+        key: &K,
+        ctx: &mut WindowContext<'_, K, W>,
+        element: IN,
+        out: &mut Collector<'_, OUT>,
+    ) -> Result<(), UserError> {
+        self.process(key, ctx, vec![element], out)
+    }
+
     /// The window is purged for good: clear its per-window state.
     fn clear(&mut self, ctx: &mut WindowContext<'_, K, W>) -> Result<(), UserError> {
         let _ = ctx;
@@ -110,6 +123,17 @@ impl<K: KeyType, IN: 'static, W: Window> ProcessWindowFunction<K, IN, IN, W> for
         for e in elements {
             out.collect(e);
         }
+        Ok(())
+    }
+
+    fn process_one(
+        &mut self,
+        _key: &K,
+        _ctx: &mut WindowContext<'_, K, W>,
+        element: IN,
+        out: &mut Collector<'_, IN>,
+    ) -> Result<(), UserError> {
+        out.collect(element);
         Ok(())
     }
 }

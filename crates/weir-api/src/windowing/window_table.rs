@@ -74,11 +74,18 @@ impl<K: KeyType, W, A> Pane<K, W, A> {
 #[derive(Debug)]
 pub struct WindowTable<K, W, A> {
     panes: VecDeque<(i64, Pane<K, W, A>)>,
+    /// The tables of the last pane fired, emptied, for the next new pane: windows of
+    /// one job tend to hold as many keys as the one before, so a new pane starts at
+    /// that size instead of growing (and rehashing) from nothing.
+    spare: Option<(Index<K>, Vec<PaneEntry<K, A>>)>,
 }
 
 impl<K, W, A> Default for WindowTable<K, W, A> {
     fn default() -> Self {
-        Self { panes: VecDeque::new() }
+        Self {
+            panes: VecDeque::new(),
+            spare: None,
+        }
     }
 }
 
@@ -98,7 +105,15 @@ impl<K: KeyType, W: Window, A> WindowTable<K, W, A> {
             at -= 1;
         }
         if at == 0 || self.panes[at - 1].0 != end {
-            self.panes.insert(at, (end, Pane::new(window.clone())));
+            let pane = match self.spare.take() {
+                Some((index, entries)) => Pane {
+                    window: window.clone(),
+                    index,
+                    entries,
+                },
+                None => Pane::new(window.clone()),
+            };
+            self.panes.insert(at, (end, pane));
             return &mut self.panes[at].1;
         }
         let pane = &mut self.panes[at - 1].1;
@@ -113,6 +128,13 @@ impl<K: KeyType, W: Window, A> WindowTable<K, W, A> {
             Some((end, _)) if *end <= watermark => self.panes.pop_front().map(|(_, p)| p),
             _ => None,
         }
+    }
+
+    /// Takes back a fired pane's tables for a later pane.
+    pub fn recycle(&mut self, mut pane: Pane<K, W, A>) {
+        pane.index.clear();
+        pane.entries.clear();
+        self.spare = Some((pane.index, pane.entries));
     }
 
     /// The panes, earliest end first.

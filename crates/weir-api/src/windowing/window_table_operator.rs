@@ -177,9 +177,9 @@ where
     /// Fires every window the watermark has passed, earliest first, each key in the
     /// order of its first element; the window function may then clear its state.
     fn fire_due_windows(&mut self) -> Result<(), TaskError> {
-        while let Some(pane) = self.table.pop_due(self.watermark) {
-            let window = pane.window;
-            for PaneEntry { key, acc } in pane.entries {
+        while let Some(mut pane) = self.table.pop_due(self.watermark) {
+            let window = &pane.window;
+            for PaneEntry { key, acc } in pane.entries.drain(..) {
                 let Some(acc) = acc else { continue };
                 let kg = self.backend.key_group_of(&key);
                 self.backend
@@ -187,8 +187,8 @@ where
                     .map_err(|e| TaskError::user(&self.spec.name, e))?;
                 let firing = Firing {
                     key: &key,
-                    window: &window,
-                    state_window: &window,
+                    window,
+                    state_window: window,
                     watermark: self.watermark,
                     processing_time: &self.processing_time,
                     merging: false,
@@ -200,6 +200,7 @@ where
                     .clear_function(&mut self.backend, &firing)
                     .map_err(|e| TaskError::user(&self.spec.name, e))?;
             }
+            self.table.recycle(pane);
         }
         Ok(())
     }

@@ -226,11 +226,25 @@ fn assert_equivalent(keyed: &Make, table: &Make) {
     for seed in 1..=60 {
         let steps = random_steps(seed, 600);
         let expected = run(&steps, keyed, keyed);
-        assert!(expected.iter().any(|l| l.starts_with("late")), "seed {seed}: no late data");
-        assert!(expected.iter().filter(|l| l.contains('#')).count() > 20, "seed {seed}: few firings");
+        assert!(
+            expected.iter().any(|l| l.starts_with("late")),
+            "seed {seed}: no late data"
+        );
+        assert!(
+            expected.iter().filter(|l| l.contains('#')).count() > 20,
+            "seed {seed}: few firings"
+        );
         assert_eq!(run(&steps, table, table), expected, "seed {seed}: table operator");
-        assert_eq!(run(&steps, keyed, table), expected, "seed {seed}: keyed snapshots restored by table");
-        assert_eq!(run(&steps, table, keyed), expected, "seed {seed}: table snapshots restored by keyed");
+        assert_eq!(
+            run(&steps, keyed, table),
+            expected,
+            "seed {seed}: keyed snapshots restored by table"
+        );
+        assert_eq!(
+            run(&steps, table, keyed),
+            expected,
+            "seed {seed}: table snapshots restored by keyed"
+        );
     }
 }
 
@@ -289,7 +303,10 @@ fn late_elements_without_a_side_output_are_counted_and_the_table_empties_when_wi
     assert_eq!(op.num_late_records_dropped(), 1);
     assert_eq!(op.num_entries(), 1);
     op.emit_watermark(Watermark(i64::MAX)).unwrap();
-    assert_eq!(out.take(), vec!["(12, 1)@Some(19)".to_string(), format!("W{}", i64::MAX)]);
+    assert_eq!(
+        out.take(),
+        vec!["(12, 1)@Some(19)".to_string(), format!("W{}", i64::MAX)]
+    );
     assert_eq!(op.num_entries(), 0);
 }
 

@@ -366,15 +366,9 @@ pub struct FormatWindow {
     prefix: String,
 }
 
-impl ProcessWindowFunction<u64, (u64, i64), String, TimeWindow> for FormatWindow {
-    fn process(
-        &mut self,
-        user: &u64,
-        ctx: &mut WindowContext<'_, u64, TimeWindow>,
-        results: Vec<(u64, i64)>,
-        out: &mut Collector<'_, String>,
-    ) -> Result<(), UserError> {
-        let w = ctx.window();
+impl FormatWindow {
+    /// The line of `user`'s `(count, cents)` in window `w`.
+    fn line(&mut self, w: &TimeWindow, user: u64, (count, cents): (u64, i64)) -> String {
         let mut digits = itoa::Buffer::new();
         if self.window.as_ref() != Some(w) {
             self.prefix.clear();
@@ -384,16 +378,39 @@ impl ProcessWindowFunction<u64, (u64, i64), String, TimeWindow> for FormatWindow
             }
             self.window = Some(*w);
         }
-        for (count, cents) in results {
-            let mut line = String::with_capacity(64);
-            line.push_str(&self.prefix);
-            line.push_str(digits.format(*user));
-            line.push(',');
-            line.push_str(digits.format(count));
-            line.push(',');
-            push_cents(&mut line, cents);
-            out.collect(line);
+        let mut line = String::with_capacity(self.prefix.len() + 48);
+        line.push_str(&self.prefix);
+        line.push_str(digits.format(user));
+        line.push(',');
+        line.push_str(digits.format(count));
+        line.push(',');
+        push_cents(&mut line, cents);
+        line
+    }
+}
+
+impl ProcessWindowFunction<u64, (u64, i64), String, TimeWindow> for FormatWindow {
+    fn process(
+        &mut self,
+        user: &u64,
+        ctx: &mut WindowContext<'_, u64, TimeWindow>,
+        results: Vec<(u64, i64)>,
+        out: &mut Collector<'_, String>,
+    ) -> Result<(), UserError> {
+        for result in results {
+            out.collect(self.line(ctx.window(), *user, result));
         }
+        Ok(())
+    }
+
+    fn process_one(
+        &mut self,
+        user: &u64,
+        ctx: &mut WindowContext<'_, u64, TimeWindow>,
+        result: (u64, i64),
+        out: &mut Collector<'_, String>,
+    ) -> Result<(), UserError> {
+        out.collect(self.line(ctx.window(), *user, result));
         Ok(())
     }
 }

@@ -3,7 +3,7 @@
 //! table of its own and still fire them, and snapshot them, as the keyed-state window
 //! operator does.
 
-use super::{call_process, AggregateContents, Firing, ReduceContents, WindowContents};
+use super::{call_process_one, AggregateContents, Firing, ReduceContents, WindowContents};
 use crate::functions::{Collector, KeyType};
 use crate::windowing::functions::{AggregateFunction, ProcessWindowFunction};
 use crate::windowing::window::Window;
@@ -63,7 +63,7 @@ where
         firing: &Firing<'_, K, W>,
         out: &mut Collector<'_, O>,
     ) -> Result<(), UserError> {
-        call_process(&mut self.process, backend, firing, vec![acc], out)
+        call_process_one(&mut self.process, backend, firing, acc, out)
     }
 }
 
@@ -96,6 +96,6 @@ where
         out: &mut Collector<'_, O>,
     ) -> Result<(), UserError> {
         let result = self.agg.get_result(&acc);
-        call_process(&mut self.process, backend, firing, vec![result], out)
+        call_process_one(&mut self.process, backend, firing, result, out)
     }
 }
