@@ -74,10 +74,10 @@ impl<K: KeyType, W, A> Pane<K, W, A> {
 #[derive(Debug)]
 pub struct WindowTable<K, W, A> {
     panes: VecDeque<(i64, Pane<K, W, A>)>,
-    /// The tables of the last pane fired, emptied, for the next new pane: windows of
-    /// one job tend to hold as many keys as the one before, so a new pane starts at
-    /// that size instead of growing (and rehashing) from nothing.
-    spare: Option<(Index<K>, Vec<PaneEntry<K, A>>)>,
+    /// The last pane fired, emptied, for the next new window: windows of one job tend
+    /// to hold as many keys as the one before, so a new pane starts at that size
+    /// instead of growing (and rehashing) from nothing.
+    spare: Option<Pane<K, W, A>>,
 }
 
 impl<K, W, A> Default for WindowTable<K, W, A> {
@@ -106,11 +106,10 @@ impl<K: KeyType, W: Window, A> WindowTable<K, W, A> {
         }
         if at == 0 || self.panes[at - 1].0 != end {
             let pane = match self.spare.take() {
-                Some((index, entries)) => Pane {
-                    window: window.clone(),
-                    index,
-                    entries,
-                },
+                Some(mut spare) => {
+                    spare.window = window.clone();
+                    spare
+                }
                 None => Pane::new(window.clone()),
             };
             self.panes.insert(at, (end, pane));
@@ -134,7 +133,7 @@ impl<K: KeyType, W: Window, A> WindowTable<K, W, A> {
     pub fn recycle(&mut self, mut pane: Pane<K, W, A>) {
         pane.index.clear();
         pane.entries.clear();
-        self.spare = Some((pane.index, pane.entries));
+        self.spare = Some(pane);
     }
 
     /// The panes, earliest end first.
