@@ -50,6 +50,17 @@ struct NewPartition {
     subpartitions: Vec<Arc<Subpartition>>,
 }
 
+/// What the blocking partitions of one process hold.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BlockingPartitionBytes {
+    /// Registered blocking partitions not released yet.
+    pub partitions: u64,
+    /// Their bytes in memory.
+    pub memory: u64,
+    /// Their bytes in spill files.
+    pub spilled: u64,
+}
+
 /// The network stack of one TaskManager.
 pub struct NetworkEnvironment {
     config: NetworkConfig,
@@ -241,6 +252,28 @@ impl NetworkEnvironment {
     /// drops its data and spill file. False when it is not registered.
     pub fn release_partition(&self, id: &PartitionId) -> bool {
         self.registry.remove(id)
+    }
+
+    /// Releases the blocking partition `id` during its job (the JobMaster found every
+    /// consumer finished): its memory goes back to the budget and its spill file is
+    /// deleted; a later request for it fails at once with
+    /// [`NetworkError::PartitionGone`] and `reason`. False when no unreleased blocking
+    /// partition `id` is registered.
+    pub fn release_blocking_partition(&self, id: &PartitionId, reason: &str) -> bool {
+        self.registry.release_blocking(id, reason)
+    }
+
+    /// Bytes the registered (unreleased) blocking partitions hold: in memory, and in
+    /// spill files.
+    pub fn blocking_partition_bytes(&self) -> BlockingPartitionBytes {
+        let mut out = BlockingPartitionBytes::default();
+        for partition in self.registry.blocking_partitions() {
+            let (memory, spilled) = partition.stored_bytes();
+            out.memory += memory as u64;
+            out.spilled += spilled;
+            out.partitions += 1;
+        }
+        out
     }
 
     /// Drops every registered partition of a job (it ended or restarts): later

@@ -251,7 +251,7 @@ fn a_partition_that_never_registers_fails_with_partition_not_found() {
     assert_eq!(
         err,
         NetworkError::PartitionNotFound {
-            partition: pid(9, 0).to_string(),
+            partition: pid(9, 0),
             subpartition: 0,
             address: a.addr.clone(),
             timeout_ms: 300,
