@@ -6,7 +6,7 @@ use super::*;
 use crate::restart_strategy::RestartStrategyConfig;
 use weir_graph::{ChainingStrategy, ExecutionConfig, NodeKind, Partitioner, StreamEdge, StreamGraph, StreamNode};
 
-fn node(id: u32, p: u32) -> StreamNode {
+pub(super) fn node(id: u32, p: u32) -> StreamNode {
     StreamNode {
         id,
         name: format!("n{id}"),
