@@ -17,6 +17,13 @@ fn finish(s: &mut RegionSchedulingStrategy, subtask: SubtaskRef) -> Vec<ResultPa
     s.partitions_to_release(subtask)
 }
 
+/// Hands out what is schedulable, then finishes `subtasks` in order; returns what
+/// became releasable.
+fn run_stage(s: &mut RegionSchedulingStrategy, subtasks: &[SubtaskRef]) -> Vec<ResultPartitionRef> {
+    let _ = s.schedulable();
+    subtasks.iter().flat_map(|t| finish(s, *t)).collect()
+}
+
 fn partition(edge: usize, producer: SubtaskRef) -> ResultPartitionRef {
     ResultPartitionRef { edge, producer }
 }
@@ -57,11 +64,8 @@ fn a_pointwise_partition_is_released_when_its_own_consumer_finished() {
 #[test]
 fn a_failed_consumer_keeps_its_inputs_and_reruns_alone() {
     let mut s = strategy(&[2, 2], &[Partitioner::Hash]);
-    let _ = s.schedulable();
-    finish(&mut s, (0, 0));
-    finish(&mut s, (0, 1));
-    let _ = s.schedulable();
-    assert!(finish(&mut s, (1, 0)).is_empty());
+    assert!(run_stage(&mut s, &[(0, 0), (0, 1)]).is_empty());
+    assert!(run_stage(&mut s, &[(1, 0)]).is_empty());
     // Sum 1 fails: nothing was released, so only its own region restarts.
     let scope = s.regions_to_restart(&[(1, 1)], &BTreeSet::new());
     assert_eq!(scope, BTreeSet::from([region(&s, (1, 1))]));
@@ -75,10 +79,8 @@ fn a_failed_consumer_keeps_its_inputs_and_reruns_alone() {
 fn resetting_a_finished_consumer_of_released_partitions_reruns_their_producers_first() {
     // source (1) --forward--> sum (1) --forward--> sink (1)
     let mut s = strategy(&[1, 1, 1], &[Partitioner::Forward, Partitioner::Forward]);
-    let _ = s.schedulable();
-    finish(&mut s, (0, 0));
-    let _ = s.schedulable();
-    assert_eq!(finish(&mut s, (1, 0)), vec![partition(0, (0, 0))]);
+    assert!(run_stage(&mut s, &[(0, 0)]).is_empty());
+    assert_eq!(run_stage(&mut s, &[(1, 0)]), vec![partition(0, (0, 0))]);
     let _ = s.schedulable();
     // The sink fails and the sum's results were lost with its TaskManager: the sum
     // must run again, and it reads the released source partition, so the source too.
@@ -100,10 +102,8 @@ fn a_consumer_waiting_for_its_restart_keeps_the_partitions_it_will_read_again() 
     // source (1) --hash--> sum (2): sum 0 finished, then its TaskManager is lost while
     // sum 1 still runs; sum 1 finishing must not release what sum 0 reruns on.
     let mut s = strategy(&[1, 2], &[Partitioner::Hash]);
-    let _ = s.schedulable();
-    finish(&mut s, (0, 0));
-    let _ = s.schedulable();
-    finish(&mut s, (1, 0));
+    run_stage(&mut s, &[(0, 0)]);
+    assert!(run_stage(&mut s, &[(1, 0)]).is_empty());
     let scope = s.regions_to_restart(&[(1, 0)], &BTreeSet::from([(1, 0)]));
     assert_eq!(scope, BTreeSet::from([region(&s, (1, 0))]));
     s.on_failover(&scope);

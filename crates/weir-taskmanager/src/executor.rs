@@ -286,7 +286,7 @@ impl TaskExecutor {
         } = failure.unwrap_or_default();
         let counts = metrics.snapshot();
         let [input1_watermark, input2_watermark] = input_watermarks(&counts);
-        let sent = self.reports.send(Report::State(TaskExecutionState {
+        let sent = self.reports.send(Report::State(Box::new(TaskExecutionState {
             job_id: job_id.to_string(),
             attempt_id: attempt_id.to_string(),
             state: state.to_string(),
@@ -313,7 +313,7 @@ impl TaskExecutor {
                 })
                 .collect(),
             missing_partition: missing_partition.as_ref().map(partition_id_to_proto),
-        }));
+        })));
         if sent.is_err() {
             // Only when the process shuts down: the JobManager then notices the lost
             // TaskManager by its broken RPC endpoint and fails the attempt over.

@@ -153,32 +153,48 @@ fn spill_files(log: &std::path::Path) -> Vec<std::path::PathBuf> {
         .collect()
 }
 
-/// A cluster of one JobManager (started with `jm_dynamic`) and one TaskManager of two
-/// slots logging into `log`, whose blocking partitions spill into `tmp` beyond `budget`.
-fn spilling_cluster(
-    jm_dynamic: &[&str],
-    budget: &str,
-    tmp: &std::path::Path,
-    log: &std::path::Path,
-) -> (Cluster, LoggingTaskManager) {
-    let cluster = Cluster::start(0, 1, jm_dynamic);
-    let mut dynamic = cluster.tm_dynamic.clone();
-    dynamic.push("taskmanager.numberOfTaskSlots=2".into());
-    dynamic.push(format!("taskmanager.network.blocking-partition.memory-budget={budget}"));
-    dynamic.push(format!("io.tmp.dirs={}", tmp.display()));
-    let tm = LoggingTaskManager::start(&dynamic, log);
-    cluster.wait_for_slots(2);
-    (cluster, tm)
+/// A JobManager and one TaskManager of two slots logging into `log`, whose blocking
+/// partitions spill into `tmp` beyond its budget.
+struct SpillingCluster {
+    cluster: Cluster,
+    _tm: LoggingTaskManager,
+    tmp: std::path::PathBuf,
+    log: std::path::PathBuf,
+    /// Where the job writes its output.
+    output: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl SpillingCluster {
+    /// A JobManager started with `jm_dynamic`, and a TaskManager with a blocking
+    /// partition budget of `budget` spilling into `tmp` and logging into `log`, both
+    /// in a new temporary directory.
+    fn start(jm_dynamic: &[&str], budget: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let (tmp, log) = (dir.path().join("tmp"), dir.path().join("tm.log"));
+        std::fs::create_dir(&tmp).unwrap();
+        let cluster = Cluster::start(0, 1, jm_dynamic);
+        let mut dynamic = cluster.tm_dynamic.clone();
+        dynamic.push("taskmanager.numberOfTaskSlots=2".into());
+        dynamic.push(format!("taskmanager.network.blocking-partition.memory-budget={budget}"));
+        dynamic.push(format!("io.tmp.dirs={}", tmp.display()));
+        let tm = LoggingTaskManager::start(&dynamic, &log);
+        cluster.wait_for_slots(2);
+        Self {
+            cluster,
+            _tm: tm,
+            tmp,
+            log,
+            output: dir.path().join("out"),
+            _dir: dir,
+        }
+    }
 }
 
 #[test]
 fn a_tiny_memory_budget_spills_blocking_partitions_to_files_that_are_gone_after_the_job() {
-    let dir = tempfile::tempdir().unwrap();
-    let (tmp, log) = (dir.path().join("tmp"), dir.path().join("tm.log"));
-    std::fs::create_dir(&tmp).unwrap();
-    let (cluster, _tm) = spilling_cluster(&[], "1kb", &tmp, &log);
-
-    let output = dir.path().join("out");
+    let spilling = SpillingCluster::start(&[], "1kb");
+    let (cluster, tmp, log, output) = (&spilling.cluster, &spilling.tmp, &spilling.log, &spilling.output);
     let jid = cluster.submit(keyed_sum("BATCH", 50_000, &output, &[]));
     assert_eq!(cluster.wait_terminal(&jid, Duration::from_secs(60)), "FINISHED");
     assert_eq!(sorted_parts(&output), keyed_sum_output(50, 42, 50_000));
@@ -225,11 +241,8 @@ fn a_second_stage_task_that_fails_once_reruns_only_its_stage() {
 
 #[test]
 fn each_stages_spilled_partitions_are_deleted_once_the_next_stage_finished_not_at_the_job_end() {
-    let dir = tempfile::tempdir().unwrap();
-    let (tmp, log) = (dir.path().join("tmp"), dir.path().join("tm.log"));
-    std::fs::create_dir(&tmp).unwrap();
-    let (cluster, _tm) = spilling_cluster(&[], "0", &tmp, &log);
-    let output = dir.path().join("out");
+    let spilling = SpillingCluster::start(&[], "0");
+    let (cluster, tmp, log, output) = (&spilling.cluster, &spilling.tmp, &spilling.log, &spilling.output);
     // Without chaining: source -> Sum -> Map -> Sink, four stages of two subtasks.
     let mut job = keyed_sum("BATCH", 20_000, &output, &[]);
     job["config"]["pipeline.operator-chaining.enabled"] = json!("false");
@@ -276,16 +289,13 @@ fn each_stages_spilled_partitions_are_deleted_once_the_next_stage_finished_not_a
 
 #[test]
 fn a_spill_file_cut_short_before_a_rerun_fails_it_naming_the_partition_the_file_and_the_offset() {
-    let dir = tempfile::tempdir().unwrap();
-    let (tmp, log) = (dir.path().join("tmp"), dir.path().join("tm.log"));
-    std::fs::create_dir(&tmp).unwrap();
     let restart = [
         "restart-strategy.type=fixed-delay",
         "restart-strategy.fixed-delay.attempts=3",
         "restart-strategy.fixed-delay.delay=2 s",
     ];
-    let (cluster, _tm) = spilling_cluster(&restart, "0", &tmp, &log);
-    let output = dir.path().join("out");
+    let spilling = SpillingCluster::start(&restart, "0");
+    let (cluster, log, output) = (&spilling.cluster, &spilling.log, &spilling.output);
     // Each Sum subtask fails once; before their region restarts, the sources' spill
     // files (all of their output: the budget is 0) are truncated to nothing.
     let jid = cluster.submit(keyed_sum("BATCH", 10_000, &output, &[("fail-once-after", "100")]));

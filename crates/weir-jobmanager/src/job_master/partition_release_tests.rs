@@ -3,10 +3,10 @@
 //! a failover reruns the producers of partitions that are gone.
 
 use super::super::test_support::{cluster, deployments};
-use super::super::tests::{job_graph_in, node};
+use super::super::tests::{job_graph_in, job_master, node};
+use super::tests::run_to;
 use super::*;
 use crate::restart_strategy::RestartStrategyConfig;
-use weir_api::program::ProgramInvocation;
 use weir_config::FailoverStrategy;
 use weir_core::ids::JobId;
 use weir_core::RuntimeExecutionMode;
@@ -22,15 +22,7 @@ fn restart_three_times() -> RestartStrategyConfig {
 
 /// Job 9 over `job_graph` in BATCH, with region failover.
 fn batch_job(job_graph: JobGraph, restart: RestartStrategyConfig) -> JobMaster {
-    let mut jm = JobMaster::new(
-        JobId(9),
-        ProgramInvocation::new("p"),
-        "f".into(),
-        job_graph,
-        restart.create(1).unwrap(),
-        1000,
-        0,
-    );
+    let mut jm = job_master(job_graph, restart);
     jm.set_failover_strategy(FailoverStrategy::Region);
     jm
 }
@@ -53,17 +45,6 @@ fn three_stages(restart: RestartStrategyConfig) -> JobMaster {
         edges: vec![edge(0, 1), edge(1, 2)],
     };
     batch_job(JobGraph::from_stream_graph(&g).unwrap(), restart)
-}
-
-/// Reports RUNNING then `end` for `tdd`; returns the resulting actions.
-fn run_to(
-    jm: &mut JobMaster,
-    tdd: &TaskDeploymentDescriptor,
-    end: ExecutionState,
-    slots: &mut SlotTable,
-) -> Vec<Action> {
-    jm.on_task_state(&tdd.attempt_id, ExecutionState::Running, None, slots, 10);
-    jm.on_task_state(&tdd.attempt_id, end, None, slots, 20)
 }
 
 /// The partition of `edge` written by subtask 0 of its producer in `generation`.

@@ -19,6 +19,14 @@ fn env(budget: usize, dir: &std::path::Path) -> Arc<NetworkEnvironment> {
     NetworkEnvironment::new(config(budget, dir))
 }
 
+/// [`env`] whose partition requests wait `timeout_ms` for an unregistered partition.
+fn env_waiting(budget: usize, dir: &std::path::Path, timeout_ms: u64) -> Arc<NetworkEnvironment> {
+    NetworkEnvironment::new(NetworkConfig {
+        partition_request_timeout_ms: timeout_ms,
+        ..config(budget, dir)
+    })
+}
+
 fn pid(subtask: u32) -> PartitionId {
     PartitionId {
         job_id: "j".into(),
@@ -147,13 +155,8 @@ fn spilled_buffers_are_written_in_large_writes_when_the_partition_finishes() {
 #[test]
 fn releasing_the_jobs_partitions_releases_blocking_ones_and_later_reads_find_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let env = NetworkEnvironment::new(NetworkConfig {
-        partition_request_timeout_ms: 50,
-        ..config(0, dir.path())
-    });
-    let partition = write_two_subpartitions(&env, 5);
-    let path = partition.spill_path().expect("a budget of 0 spills everything");
-    env.register_blocking_partition(pid(0), partition).unwrap();
+    let env = env_waiting(0, dir.path(), 50);
+    let path = spilled_and_registered(&env, 5);
     env.release_job_partitions("j");
     assert!(!path.exists());
     let spec = ChannelSpec::Local {
@@ -245,19 +248,25 @@ fn remote_reader(producer: &Arc<NetworkEnvironment>, dir: &std::path::Path) -> (
     (consumer, spec)
 }
 
+/// Writes two subpartitions of `n` one-byte buffers into a partition that spills
+/// beyond `env`'s budget, registers it as `pid(0)`, and returns its spill file.
+fn spilled_and_registered(env: &Arc<NetworkEnvironment>, n: u8) -> std::path::PathBuf {
+    let partition = write_two_subpartitions(env, n);
+    let path = partition
+        .spill_path()
+        .expect("the budget is smaller than the partition");
+    env.register_blocking_partition(pid(0), partition).unwrap();
+    path
+}
+
 const RELEASED: &str = "released by the JobManager once every consumer of it finished";
 
 #[test]
 fn a_partition_released_once_consumed_frees_memory_and_file_and_a_late_reader_is_told_why() {
     let dir = tempfile::tempdir().unwrap();
     // A request would wait a minute for a partition that is not registered (yet).
-    let env = NetworkEnvironment::new(NetworkConfig {
-        partition_request_timeout_ms: 60_000,
-        ..config(20, dir.path())
-    });
-    let partition = write_two_subpartitions(&env, 30);
-    let path = partition.spill_path().expect("beyond 20 bytes it spills");
-    env.register_blocking_partition(pid(0), partition).unwrap();
+    let env = env_waiting(20, dir.path(), 60_000);
+    let path = spilled_and_registered(&env, 30);
     let held = env.blocking_partition_bytes();
     assert_eq!((held.partitions, held.memory, held.spilled), (1, 20, 40));
     assert_eq!(read(&env, 0), (0..30).collect::<Vec<u8>>());
@@ -308,9 +317,7 @@ fn a_truncated_spill_file_fails_its_reader_naming_the_partition_file_and_offset(
     let env = env(0, dir.path());
     // One-byte buffers alternate between the subpartitions: subpartition 0's are at
     // the even offsets of the spill file.
-    let partition = write_two_subpartitions(&env, 30);
-    let path = partition.spill_path().expect("a budget of 0 spills everything");
-    env.register_blocking_partition(pid(0), partition).unwrap();
+    let path = spilled_and_registered(&env, 30);
     std::fs::OpenOptions::new()
         .write(true)
         .open(&path)
@@ -352,9 +359,7 @@ fn a_truncated_spill_file_fails_its_reader_naming_the_partition_file_and_offset(
 fn a_deleted_spill_file_fails_its_reader_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let env = env(0, dir.path());
-    let partition = write_two_subpartitions(&env, 3);
-    let path = partition.spill_path().expect("a budget of 0 spills everything");
-    env.register_blocking_partition(pid(0), partition).unwrap();
+    let path = spilled_and_registered(&env, 3);
     std::fs::remove_file(&path).unwrap();
     let (bytes, err) = read_until_error(&env, local_spec());
     assert!(bytes.is_empty());
