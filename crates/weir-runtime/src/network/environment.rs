@@ -309,7 +309,9 @@ impl NetworkEnvironment {
     /// [`NetworkError::PartitionNotFound`]) or until `cancel`
     /// ([`NetworkError::Cancelled`]); the call returns once every remote request was
     /// accepted. Remote channels share one connection per address, opened on first
-    /// use ([`NetworkError::Connect`] when that fails). A gate with remote channels
+    /// use (when that fails, [`NetworkError::PartitionGone`] naming the partition and
+    /// the connection's error: its producer's TaskManager is unreachable, as Flink's
+    /// `PartitionConnectionException`). A gate with remote channels
     /// takes `remote channels × buffers_per_channel + floating_buffers_per_gate`
     /// receive buffers from this process's pool ([`NetworkError::PoolExhausted`] when
     /// they cannot be guaranteed).
@@ -348,7 +350,9 @@ impl NetworkEnvironment {
                     partition,
                     subpartition,
                 } => ChannelSource::Remote(RemoteSource {
-                    lease: self.connection(&address)?,
+                    lease: self
+                        .connection(&address)
+                        .map_err(|e| e.for_partition(&partition, subpartition))?,
                     partition,
                     subpartition,
                 }),

@@ -148,6 +148,22 @@ impl NetworkError {
         matches!(self, NetworkError::Cancelled)
     }
 
+    /// The error of reading `partition` when this one stopped it: a failed connection to
+    /// the producer's data server means the partition is gone for this consumer
+    /// ([`NetworkError::PartitionGone`] with the connection's error as the reason, as
+    /// Flink's `PartitionConnectionException`); other errors are unchanged.
+    pub fn for_partition(self, partition: &PartitionId, subpartition: u32) -> NetworkError {
+        match self {
+            NetworkError::Connect { address, reason } => NetworkError::PartitionGone {
+                partition: partition.clone(),
+                subpartition,
+                address,
+                reason: format!("cannot connect to its data server: {reason}"),
+            },
+            other => other,
+        }
+    }
+
     /// The partition this error says is missing (not found or gone): its producer must
     /// run again for a consumer to read it.
     pub fn missing_partition(&self) -> Option<&PartitionId> {

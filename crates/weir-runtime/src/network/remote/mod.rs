@@ -31,7 +31,8 @@
 //! logs a warning and closes the connection without answering; a server that reads
 //! another version answers with its hello and a connection-wide `ErrorResponse`
 //! (`VersionMismatch`) and closes. A client that reads a wrong magic or version fails
-//! with [`NetworkError::Connect`].
+//! with [`NetworkError::Connect`], which a gate being created reports as
+//! [`NetworkError::PartitionGone`] of the partition it wanted to read.
 //!
 //! Then both directions carry **frames**:
 //!
