@@ -195,21 +195,21 @@ impl SpillingCluster {
 fn a_tiny_memory_budget_spills_blocking_partitions_to_files_that_are_gone_after_the_job() {
     let spilling = SpillingCluster::start(&[], "1kb");
     let (cluster, tmp, log, output) = (&spilling.cluster, &spilling.tmp, &spilling.log, &spilling.output);
-    let jid = cluster.submit(keyed_sum("BATCH", 50_000, &output, &[]));
+    let jid = cluster.submit(keyed_sum("BATCH", 50_000, output, &[]));
     assert_eq!(cluster.wait_terminal(&jid, Duration::from_secs(60)), "FINISHED");
-    assert_eq!(sorted_parts(&output), keyed_sum_output(50, 42, 50_000));
+    assert_eq!(sorted_parts(output), keyed_sum_output(50, 42, 50_000));
 
-    let spilled = spill_files(&log);
+    let spilled = spill_files(log);
     assert!(
         !spilled.is_empty(),
         "no spill file was logged: {}",
-        std::fs::read_to_string(&log).unwrap()
+        std::fs::read_to_string(log).unwrap()
     );
     assert!(spilled.iter().all(|p| p.parent() == Some(tmp.as_path())), "{spilled:?}");
     // The JobManager releases the partitions once the job is finished.
     wait_until(Duration::from_secs(30), || spilled.iter().all(|p| !p.exists()));
     wait_until(Duration::from_secs(30), || {
-        std::fs::read_dir(&tmp).unwrap().next().is_none()
+        std::fs::read_dir(tmp).unwrap().next().is_none()
     });
 }
 
@@ -244,19 +244,19 @@ fn each_stages_spilled_partitions_are_deleted_once_the_next_stage_finished_not_a
     let spilling = SpillingCluster::start(&[], "0");
     let (cluster, tmp, log, output) = (&spilling.cluster, &spilling.tmp, &spilling.log, &spilling.output);
     // Without chaining: source -> Sum -> Map -> Sink, four stages of two subtasks.
-    let mut job = keyed_sum("BATCH", 20_000, &output, &[]);
+    let mut job = keyed_sum("BATCH", 20_000, output, &[]);
     job["config"]["pipeline.operator-chaining.enabled"] = json!("false");
     let jid = cluster.submit(job);
     assert_eq!(cluster.wait_terminal(&jid, Duration::from_secs(60)), "FINISHED");
-    assert_eq!(sorted_parts(&output), keyed_sum_output(50, 42, 20_000));
+    assert_eq!(sorted_parts(output), keyed_sum_output(50, 42, 20_000));
     assert_eq!(vertex_ids(&cluster.rest, &jid).len(), 4);
 
-    let spilled: std::collections::HashMap<String, String> = logged(&log, "spilling blocking partition", "partition")
+    let spilled: std::collections::HashMap<String, String> = logged(log, "spilling blocking partition", "partition")
         .into_iter()
-        .zip(logged(&log, "spilling blocking partition", "path"))
+        .zip(logged(log, "spilling blocking partition", "path"))
         .collect();
     let released = logged(
-        &log,
+        log,
         "released a blocking partition: its consumers finished",
         "partition",
     );
@@ -280,7 +280,7 @@ fn each_stages_spilled_partitions_are_deleted_once_the_next_stage_finished_not_a
         assert!(!std::path::Path::new(file).exists(), "{file} of {p} is still there");
     }
     wait_until(Duration::from_secs(30), || {
-        std::fs::read_dir(&tmp).unwrap().next().is_none()
+        std::fs::read_dir(tmp).unwrap().next().is_none()
     });
 }
 
@@ -295,14 +295,14 @@ fn a_spill_file_cut_short_before_a_rerun_fails_it_naming_the_partition_the_file_
     let (cluster, log, output) = (&spilling.cluster, &spilling.log, &spilling.output);
     // Each Sum subtask fails once; before their region restarts, the sources' spill
     // files (all of their output: the budget is 0) are truncated to nothing.
-    let jid = cluster.submit(keyed_sum("BATCH", 10_000, &output, &[("fail-once-after", "100")]));
+    let jid = cluster.submit(keyed_sum("BATCH", 10_000, output, &[("fail-once-after", "100")]));
     wait_until(Duration::from_secs(60), || {
         let (_, exceptions) = get(&cluster.rest, &format!("/jobs/{jid}/exceptions"));
         exceptions["exceptionHistory"]["entries"]
             .as_array()
             .is_some_and(|e| !e.is_empty())
     });
-    let files = spill_files(&log);
+    let files = spill_files(log);
     assert_eq!(files.len(), 2, "one spill file per source subtask: {files:?}");
     for f in &files {
         std::fs::OpenOptions::new()
