@@ -8,7 +8,8 @@
 //! streaming job of parallel forward pipelines thus has one region per pipeline, a job
 //! with a keyBy one region for everything connected through it. A *blocking* edge (every
 //! non-chained edge of a batch job) is a region boundary: the consumer's region reads
-//! the producer subtasks' finished results, its *blocking inputs*.
+//! the producer subtasks' finished results, its *blocking inputs*, which are the
+//! [`ResultPartitionRef`]s (job edge, producer subtask) it consumes.
 //!
 //! Invariants: the regions partition the job's subtasks (each is in exactly one);
 //! regions are numbered in the order of their smallest (vertex, subtask); a region's
@@ -24,6 +25,16 @@ use std::collections::{BTreeMap, BTreeSet};
 /// A subtask: (vertex index, subtask index).
 pub type SubtaskRef = (usize, u32);
 
+/// One blocking result partition: what producer subtask `producer` wrote for job edge
+/// `edge` (Flink's `IntermediateResultPartitionID` without the attempt).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ResultPartitionRef {
+    /// The job edge (index into `JobGraph::edges`).
+    pub edge: usize,
+    /// The producing subtask.
+    pub producer: SubtaskRef,
+}
+
 /// The blocking input that stands for a producer vertex whose parallelism the adaptive
 /// batch scheduler has not decided yet (it never finishes: its consumers wait until
 /// the regions are computed again after the decision).
@@ -35,6 +46,10 @@ pub struct PipelinedRegions {
     regions: Vec<BTreeSet<SubtaskRef>>,
     region_of: BTreeMap<SubtaskRef, usize>,
     blocking_inputs: Vec<BTreeSet<SubtaskRef>>,
+    /// Per region: the blocking result partitions it reads.
+    consumed: Vec<BTreeSet<ResultPartitionRef>>,
+    /// Per blocking result partition: the regions reading it.
+    consumers: BTreeMap<ResultPartitionRef, BTreeSet<usize>>,
 }
 
 impl PipelinedRegions {
@@ -48,9 +63,9 @@ impl PipelinedRegions {
             }
         }
         let mut parent: Vec<usize> = (0..index.len()).collect();
-        let mut blocking: Vec<(SubtaskRef, SubtaskRef)> = Vec::new();
+        let mut blocking: Vec<(ResultPartitionRef, SubtaskRef)> = Vec::new();
         let mut undecided: Vec<(SubtaskRef, SubtaskRef)> = Vec::new();
-        for e in &job_graph.edges {
+        for (ei, e) in job_graph.edges.iter().enumerate() {
             let (Some(source), Some(target)) = (
                 job_graph.vertices.get(e.source_vertex),
                 job_graph.vertices.get(e.target_vertex),
@@ -69,7 +84,7 @@ impl PipelinedRegions {
                 {
                     let (p, c) = ((e.source_vertex, producer), (e.target_vertex, consumer));
                     if e.partition_type == ResultPartitionType::Blocking {
-                        blocking.push((p, c));
+                        blocking.push((ResultPartitionRef { edge: ei, producer: p }, c));
                     } else if let (Some(&a), Some(&b)) = (index.get(&p), index.get(&c)) {
                         union(&mut parent, a, b);
                     }
@@ -93,15 +108,21 @@ impl PipelinedRegions {
                 blocking_inputs[r].insert(producer);
             }
         }
-        for (producer, consumer) in blocking {
-            if let (Some(_), Some(&r)) = (region_of.get(&producer), region_of.get(&consumer)) {
-                blocking_inputs[r].insert(producer);
+        let mut consumed = vec![BTreeSet::new(); regions.len()];
+        let mut consumers: BTreeMap<ResultPartitionRef, BTreeSet<usize>> = BTreeMap::new();
+        for (partition, consumer) in blocking {
+            if let (Some(_), Some(&r)) = (region_of.get(&partition.producer), region_of.get(&consumer)) {
+                blocking_inputs[r].insert(partition.producer);
+                consumed[r].insert(partition);
+                consumers.entry(partition).or_default().insert(r);
             }
         }
         Self {
             regions,
             region_of,
             blocking_inputs,
+            consumed,
+            consumers,
         }
     }
 
@@ -120,6 +141,20 @@ impl PipelinedRegions {
     pub fn blocking_inputs(&self, region: usize) -> impl Iterator<Item = SubtaskRef> + '_ {
         self.blocking_inputs
             .get(region)
+            .into_iter()
+            .flat_map(|r| r.iter().copied())
+    }
+
+    /// The blocking result partitions region `region` reads.
+    pub fn consumed_partitions(&self, region: usize) -> impl Iterator<Item = ResultPartitionRef> + '_ {
+        self.consumed.get(region).into_iter().flat_map(|r| r.iter().copied())
+    }
+
+    /// The regions reading blocking result partition `partition` (none for a partition
+    /// whose consumers are not decided yet).
+    pub fn consumer_regions(&self, partition: ResultPartitionRef) -> impl Iterator<Item = usize> + '_ {
+        self.consumers
+            .get(&partition)
             .into_iter()
             .flat_map(|r| r.iter().copied())
     }

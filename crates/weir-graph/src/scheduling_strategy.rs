@@ -8,8 +8,14 @@
 //! and restarted regions and deploys what [`RegionSchedulingStrategy::schedulable`]
 //! returns. Invariants: a region is handed out once until it is reset; a region is
 //! handed out only when all its blocking inputs are finished.
+//!
+//! It also decides, with a [`RegionPartitionReleaseStrategy`], which blocking
+//! partitions may be released once their consumers finished
+//! ([`RegionSchedulingStrategy::partitions_to_release`]); a failover that resets a
+//! consumer of a released partition reruns its producer first.
 
-use crate::pipelined_region::{PipelinedRegions, SubtaskRef};
+use crate::pipelined_region::{PipelinedRegions, ResultPartitionRef, SubtaskRef};
+use crate::region_partition_release::RegionPartitionReleaseStrategy;
 use std::collections::BTreeSet;
 
 /// Scheduling state of one job's regions.
@@ -18,6 +24,7 @@ pub struct RegionSchedulingStrategy {
     regions: PipelinedRegions,
     scheduled: BTreeSet<usize>,
     finished: BTreeSet<SubtaskRef>,
+    release: RegionPartitionReleaseStrategy,
 }
 
 impl RegionSchedulingStrategy {
@@ -27,6 +34,7 @@ impl RegionSchedulingStrategy {
             regions,
             scheduled: BTreeSet::new(),
             finished: BTreeSet::new(),
+            release: RegionPartitionReleaseStrategy::new(),
         }
     }
 
@@ -55,6 +63,33 @@ impl RegionSchedulingStrategy {
         self.finished.insert(subtask);
     }
 
+    /// After `subtask` finished: the blocking partitions no region will read again
+    /// (every consumer region of each finished), marked released. Empty unless its
+    /// region finished with it.
+    pub fn partitions_to_release(&mut self, subtask: SubtaskRef) -> Vec<ResultPartitionRef> {
+        match self.regions.region_index(subtask) {
+            Some(region) => self.release.on_region_finished(&self.regions, region, &self.finished),
+            None => Vec::new(),
+        }
+    }
+
+    /// True once `partition` was released (and its producer did not run again since).
+    pub fn is_released(&self, partition: ResultPartitionRef) -> bool {
+        self.release.is_released(partition)
+    }
+
+    /// `regions` are about to restart (a failover, before its delay): their subtasks no
+    /// longer count as finished, so neither their consumers are handed out nor their
+    /// inputs released meanwhile; they stay handed out until [`reset`](Self::reset).
+    pub fn on_failover(&mut self, regions: &BTreeSet<usize>) {
+        for r in regions {
+            let subtasks: Vec<SubtaskRef> = self.regions.region(*r).collect();
+            for s in subtasks {
+                self.finished.remove(&s);
+            }
+        }
+    }
+
     /// True once `subtask` finished (and was not reset since).
     pub fn is_finished(&self, subtask: SubtaskRef) -> bool {
         self.finished.contains(&subtask)
@@ -71,8 +106,10 @@ impl RegionSchedulingStrategy {
         ready
     }
 
-    /// `regions` restart: their subtasks are no longer finished nor scheduled.
+    /// `regions` restart: their subtasks are no longer finished nor scheduled, and the
+    /// partitions they produce will be written anew.
     pub fn reset(&mut self, regions: &BTreeSet<usize>) {
+        self.release.on_regions_reset(&self.regions, regions);
         for r in regions {
             self.scheduled.remove(r);
             let subtasks: Vec<SubtaskRef> = self.regions.region(*r).collect();
@@ -86,11 +123,14 @@ impl RegionSchedulingStrategy {
     pub fn reset_all(&mut self) {
         self.scheduled.clear();
         self.finished.clear();
+        self.release.reset_all();
     }
 
     /// The regions a failover of `failed` must restart: the regions holding them, plus,
-    /// transitively, the finished producer regions whose results are `lost` (their
-    /// TaskManager died), since the restarted consumers must read them again.
+    /// transitively, the producer regions whose results are `lost` (their TaskManager
+    /// died, or a consumer found them missing) or were released, since the restarted
+    /// consumers must read them again (Flink's `RestartPipelinedRegionFailoverStrategy`
+    /// with a `PartitionException`).
     pub fn regions_to_restart(&self, failed: &[SubtaskRef], lost: &BTreeSet<SubtaskRef>) -> BTreeSet<usize> {
         let mut out = BTreeSet::new();
         let mut todo: Vec<usize> = failed.iter().filter_map(|s| self.regions.region_index(*s)).collect();
@@ -98,8 +138,9 @@ impl RegionSchedulingStrategy {
             if !out.insert(r) {
                 continue;
             }
+            let released = self.release.released_inputs(&self.regions, r);
             for input in self.regions.blocking_inputs(r) {
-                if lost.contains(&input) {
+                if lost.contains(&input) || released.contains(&input) {
                     todo.extend(self.regions.region_index(input));
                 }
             }

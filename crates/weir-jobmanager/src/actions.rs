@@ -11,7 +11,7 @@ use tonic::transport::Channel;
 use weir_core::ids::JobId;
 use weir_graph::ExecutionState;
 use weir_rpc::task_executor_gateway_client::TaskExecutorGatewayClient;
-use weir_rpc::{CancelTaskRequest, JobManagerHeartbeat, ReleaseJobRequest, WatchRequest};
+use weir_rpc::{CancelTaskRequest, JobManagerHeartbeat, ReleaseJobRequest, ReleasePartitionsRequest, WatchRequest};
 
 /// TaskExecutor clients by RPC address.
 #[derive(Default, Clone)]
@@ -202,6 +202,23 @@ async fn execute(jm: Arc<JobManager>, clients: Clients, action: Action) {
                 Ok((_, Ok(()))) => {}
                 Ok((location, Err(e))) => tracing::warn!("cannot discard checkpoint {location}: {e}"),
                 Err(e) => tracing::warn!("checkpoint discard panicked: {e}"),
+            }
+        }
+        Action::ReleasePartitions {
+            rpc_address,
+            job_id,
+            partitions,
+        } => {
+            if let Some(mut c) = clients.get(&rpc_address) {
+                let request = ReleasePartitionsRequest {
+                    job_id: job_id.clone(),
+                    partitions,
+                };
+                // A TaskManager that cannot be told keeps them until the job's release
+                // (or its loss): their memory and files are not lost, only held longer.
+                if let Err(status) = c.release_partitions(request).await {
+                    tracing::warn!(job = %job_id, taskmanager = %rpc_address, "cannot release blocking partitions: {}", status.message());
+                }
             }
         }
         Action::ReleaseJob {

@@ -96,6 +96,16 @@ pub enum Action {
         /// The directory.
         location: String,
     },
+    /// Tell one TaskManager to release blocking partitions of this job that every
+    /// consumer finished reading (Flink's `releasePartitions`).
+    ReleasePartitions {
+        /// TaskManager RPC address.
+        rpc_address: String,
+        /// The job.
+        job_id: String,
+        /// The partitions, all held by that TaskManager.
+        partitions: Vec<ResultPartitionId>,
+    },
     /// Tell TaskManagers to drop everything of this job (its slots are already free).
     ReleaseJob {
         /// The job.
@@ -543,24 +553,24 @@ impl JobMaster {
             let _ = ev.current.transition(ExecutionState::Initializing, now_ms);
         }
         let _ = ev.current.transition(state, now_ms);
+        let mut actions = Vec::new();
         if self.batch.is_some() && state.is_terminal() {
-            self.batch_subtask_ended((d.vertex, d.subtask), state, slots);
+            actions = self.batch_subtask_ended((d.vertex, d.subtask), state, slots);
         }
         if state == ExecutionState::Finished {
             self.decide_ready_vertices(now_ms);
         }
         if state == ExecutionState::Finished && self.all_finished() {
             self.set_status(JobStatus::Finished, now_ms);
-            let mut actions = self.checkpoints_shutdown(weir_checkpoint::JobTermination::Finished, slots, now_ms);
+            actions.extend(self.checkpoints_shutdown(weir_checkpoint::JobTermination::Finished, slots, now_ms));
             actions.extend(self.release(slots));
             return actions;
         }
         if state == ExecutionState::Finished {
-            let mut actions = self.checkpoint_task_finished(d.vertex, d.subtask, slots, now_ms);
+            actions.extend(self.checkpoint_task_finished(d.vertex, d.subtask, slots, now_ms));
             actions.extend(self.schedule_batch(slots, now_ms));
-            return actions;
         }
-        Vec::new()
+        actions
     }
 
     fn all_finished(&self) -> bool {

@@ -202,6 +202,14 @@ impl JobManager {
         });
     }
 
+    /// A FAILED task reported the consumed partition it found missing.
+    pub fn missing_partition(&self, job: JobId, attempt_id: &str, partition: &weir_rpc::ResultPartitionId) {
+        self.with_job(job, |jm, _, _| {
+            jm.record_missing_partition(attempt_id, partition);
+            Vec::new()
+        });
+    }
+
     /// A task reported a state change.
     pub fn task_state(&self, job: JobId, attempt_id: &str, state: ExecutionState, failure: Option<(String, String)>) {
         let now = now_ms();

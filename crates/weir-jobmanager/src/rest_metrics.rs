@@ -7,9 +7,11 @@
 //!   `lastCheckpointDuration`, …);
 //! - the JobManager: `numRegisteredTaskManagers`, `taskSlotsTotal`,
 //!   `taskSlotsAvailable`, `numRunningJobs`, and its own process (below);
-//! - a TaskManager: its process and its network buffer pool
+//! - a TaskManager: its process, its network buffer pool
 //!   (`Status.Shuffle.Netty.{Available,Used,Total}MemorySegments` and `…Memory` in
-//!   bytes), as its last heartbeat reported them.
+//!   bytes) and the blocking partitions it holds
+//!   (`Status.Shuffle.Blocking.{Partitions,MemoryBytes,SpilledBytes}`), as its last
+//!   heartbeat reported them.
 //!
 //! A process reports `Status.JVM.CPU.Load`, `Status.JVM.CPU.Time` (ns),
 //! `Status.JVM.Threads.Count` and `Status.ProcessTree.Memory.RSS` (bytes), each only
@@ -157,6 +159,9 @@ fn add_network(out: &mut ComponentMetrics, n: &NetworkMemory) {
         n.available_segments.saturating_mul(n.segment_size),
     );
     integer(out, names::NETWORK_USED_MEMORY, used.saturating_mul(n.segment_size));
+    for (name, value) in weir_rpc::blocking_gauges::blocking_gauges(n) {
+        integer(out, name, value);
+    }
 }
 
 #[cfg(test)]
@@ -190,11 +195,17 @@ mod tests {
                 total_segments: 10,
                 available_segments: 4,
                 segment_size: 32_768,
+                blocking_partitions: 2,
+                blocking_memory_bytes: 100,
+                blocking_spilled_bytes: 7_000,
             },
         );
         assert_eq!(out[names::NETWORK_USED_SEGMENTS], MetricValue::Integer(6));
         assert_eq!(out[names::NETWORK_AVAILABLE_MEMORY], MetricValue::Integer(4 * 32_768));
         assert_eq!(out[names::NETWORK_TOTAL_MEMORY], MetricValue::Integer(10 * 32_768));
+        assert_eq!(out["Status.Shuffle.Blocking.Partitions"], MetricValue::Integer(2));
+        assert_eq!(out["Status.Shuffle.Blocking.MemoryBytes"], MetricValue::Integer(100));
+        assert_eq!(out["Status.Shuffle.Blocking.SpilledBytes"], MetricValue::Integer(7_000));
     }
 
     #[test]

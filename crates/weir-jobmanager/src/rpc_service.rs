@@ -173,6 +173,9 @@ impl JobMasterGateway for JobManagerRpc {
                 .collect();
             self.jm.result_partition_bytes(job, &r.attempt_id, partitions);
         }
+        if let (ExecutionState::Failed, Some(missing)) = (state, r.missing_partition.as_ref()) {
+            self.jm.missing_partition(job, &r.attempt_id, missing);
+        }
         let failure = (state == ExecutionState::Failed).then_some((r.failure_name, r.failure_message));
         self.jm.task_state(job, &r.attempt_id, state, failure);
         Ok(Response::new(Ack {}))

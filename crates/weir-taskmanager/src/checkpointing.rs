@@ -13,8 +13,8 @@ use weir_runtime::task::TaskCheckpointing;
 /// A message to the JobMaster.
 #[derive(Debug, Clone)]
 pub enum Report {
-    /// A task changed state.
-    State(TaskExecutionState),
+    /// A task changed state (boxed: the largest report by far).
+    State(Box<TaskExecutionState>),
     /// A task stored its part of a checkpoint.
     Acknowledge(AcknowledgeCheckpointRequest),
     /// A task declined a checkpoint.

@@ -50,6 +50,17 @@ struct ExecutorState {
     jobs: HashMap<String, Arc<JobCode>>,
 }
 
+/// What the report of a FAILED attempt says.
+#[derive(Default)]
+struct FailureReport {
+    /// The exception name.
+    name: String,
+    /// The message chain.
+    message: String,
+    /// The consumed partition it found missing, when that is the cause.
+    missing_partition: Option<PartitionId>,
+}
+
 /// What a deployment prepared for its task thread.
 struct PreparedTask {
     specs: [Vec<ChannelSpec>; 2],
@@ -95,8 +106,34 @@ fn partition_id(p: &weir_rpc::ResultPartitionId) -> PartitionId {
     }
 }
 
-/// The exception name and message a failed task reports.
-fn describe_failure(e: &TaskError) -> (String, String) {
+fn partition_id_to_proto(p: &PartitionId) -> weir_rpc::ResultPartitionId {
+    weir_rpc::ResultPartitionId {
+        job_id: p.job_id.clone(),
+        job_edge: p.job_edge,
+        producer_subtask: p.producer_subtask,
+        attempt: p.attempt,
+    }
+}
+
+/// The consumed partition a task failed for lack of, if that is its cause.
+fn missing_partition(e: &TaskError) -> Option<&PartitionId> {
+    match e {
+        TaskError::Network(n) => n.missing_partition(),
+        _ => None,
+    }
+}
+
+/// What a failed task reports: the exception name (Flink's
+/// `PartitionNotFoundException` for a missing consumed partition), its message, and the
+/// missing partition.
+fn describe_failure(e: &TaskError) -> FailureReport {
+    if let Some(missing) = missing_partition(e) {
+        return FailureReport {
+            name: "weir.runtime.io.network.partition.PartitionNotFoundException".to_string(),
+            message: e.to_string(),
+            missing_partition: Some(missing.clone()),
+        };
+    }
     let name = match e {
         TaskError::User { .. } => "weir.runtime.UserFunctionException",
         TaskError::Panicked(_) => "weir.runtime.TaskPanicException",
@@ -107,7 +144,11 @@ fn describe_failure(e: &TaskError) -> (String, String) {
         TaskError::Cancelled => "weir.runtime.CancelTaskException",
         TaskError::Restore { .. } => "weir.runtime.state.StateRestoreException",
     };
-    (name.to_string(), e.to_string())
+    FailureReport {
+        name: name.to_string(),
+        message: e.to_string(),
+        missing_partition: None,
+    }
 }
 
 impl TaskExecutor {
@@ -168,16 +209,21 @@ impl TaskExecutor {
         self.lock().tasks.len()
     }
 
-    fn report(&self, job_id: &str, attempt_id: &str, state: &str, failure: Option<(String, String)>) {
+    fn report(&self, job_id: &str, attempt_id: &str, state: &str, failure: Option<FailureReport>) {
         self.report_with_counts(job_id, attempt_id, state, failure, &TaskMetrics::new(), &[]);
     }
 
-    /// The network buffer pool now (Flink's `Status.Shuffle.Netty.*` metrics).
+    /// The network buffer pool now (Flink's `Status.Shuffle.Netty.*` metrics) and the
+    /// blocking partitions held.
     pub fn network_memory(&self) -> NetworkMemory {
+        let blocking = self.network.blocking_partition_bytes();
         NetworkMemory {
             total_segments: self.network.total_buffers() as u64,
             available_segments: self.network.available_buffers() as u64,
             segment_size: self.network.buffer_pool().segment_size() as u64,
+            blocking_partitions: blocking.partitions,
+            blocking_memory_bytes: blocking.memory,
+            blocking_spilled_bytes: blocking.spilled,
         }
     }
 
@@ -229,14 +275,18 @@ impl TaskExecutor {
         job_id: &str,
         attempt_id: &str,
         state: &str,
-        failure: Option<(String, String)>,
+        failure: Option<FailureReport>,
         metrics: &TaskMetrics,
         blocking: &[(u32, Arc<BlockingPartition>)],
     ) {
-        let (failure_name, failure_message) = failure.unwrap_or_default();
+        let FailureReport {
+            name: failure_name,
+            message: failure_message,
+            missing_partition,
+        } = failure.unwrap_or_default();
         let counts = metrics.snapshot();
         let [input1_watermark, input2_watermark] = input_watermarks(&counts);
-        let sent = self.reports.send(Report::State(TaskExecutionState {
+        let sent = self.reports.send(Report::State(Box::new(TaskExecutionState {
             job_id: job_id.to_string(),
             attempt_id: attempt_id.to_string(),
             state: state.to_string(),
@@ -262,7 +312,8 @@ impl TaskExecutor {
                     subpartition_bytes: partition.subpartition_bytes(),
                 })
                 .collect(),
-        }));
+            missing_partition: missing_partition.as_ref().map(partition_id_to_proto),
+        })));
         if sent.is_err() {
             // Only when the process shuts down: the JobManager then notices the lost
             // TaskManager by its broken RPC endpoint and fails the attempt over.
@@ -545,6 +596,25 @@ impl TaskExecutor {
         }
         drop(st);
         self.network.release_job_partitions_before(job_id, below_generation);
+    }
+
+    /// Releases blocking partitions of `job_id` whose consumers all finished (the
+    /// JobMaster's release during the job): their memory goes back to the budget and
+    /// their spill files are deleted. Returns how many were released; partitions of
+    /// another job, or not held here, are skipped.
+    pub fn release_partitions(&self, job_id: &str, partitions: &[weir_rpc::ResultPartitionId]) -> usize {
+        let mut released = 0;
+        for p in partitions.iter().filter(|p| p.job_id == job_id) {
+            let id = partition_id(p);
+            if self
+                .network
+                .release_blocking_partition(&id, "released by the JobManager once every consumer of it finished")
+            {
+                tracing::info!(partition = %id, "released a blocking partition: its consumers finished");
+                released += 1;
+            }
+        }
+        released
     }
 
     /// The JobManager is gone: cancel everything and free every slot.

@@ -1,5 +1,6 @@
 //! What a TaskManager's metric reporters export: its process (Flink's
-//! `taskmanager` scope: CPU, threads, resident memory, network buffers) and each running
+//! `taskmanager` scope: CPU, threads, resident memory, network buffers, the blocking
+//! result partitions held in memory and spill files) and each running
 //! subtask (`taskmanager_job_task` scope: records and bytes in and out and their rates,
 //! busy/idle/back-pressured time per second and in total, input and output watermarks)
 //! and each operator of its chain (`taskmanager_job_task_operator` scope: records in
@@ -92,7 +93,8 @@ impl MetricSource for TaskManagerMetricSource {
     }
 }
 
-/// The `taskmanager` scope: the process and its network buffer pool.
+/// The `taskmanager` scope: the process, its network buffer pool and blocking
+/// partitions.
 fn process_samples(host: &str, tm_id: &str, p: &ProcessMetrics, n: &NetworkMemory) -> Vec<MetricSample> {
     let labels = [("host", host.to_string()), ("tm_id", tm_id.to_string())];
     let mut out = Vec::new();
@@ -108,6 +110,9 @@ fn process_samples(host: &str, tm_id: &str, p: &ProcessMetrics, n: &NetworkMemor
     }
     if let Some(rss) = p.rss_bytes {
         push(names::PROCESS_RSS, rss as f64);
+    }
+    for (name, value) in weir_rpc::blocking_gauges::blocking_gauges(n) {
+        push(name, value as f64);
     }
     let used = n.total_segments.saturating_sub(n.available_segments);
     for (segments_name, memory_name, segments) in [
@@ -411,6 +416,9 @@ mod tests {
             total_segments: 100,
             available_segments: 60,
             segment_size: 32 * 1024,
+            blocking_partitions: 3,
+            blocking_memory_bytes: 1000,
+            blocking_spilled_bytes: 5000,
         };
         let samples = process_samples("h", "tm-9", &p, &n);
         let get = |name: &str| samples.iter().find(|s| s.name == name).map(|s| s.value);
@@ -420,6 +428,9 @@ mod tests {
         assert_eq!(get("Status.JVM.Threads.Count"), Some(12.0));
         assert_eq!(get("Status.Shuffle.Netty.UsedMemorySegments"), Some(40.0));
         assert_eq!(get("Status.Shuffle.Netty.AvailableMemory"), Some(60.0 * 32768.0));
+        assert_eq!(get("Status.Shuffle.Blocking.Partitions"), Some(3.0));
+        assert_eq!(get("Status.Shuffle.Blocking.MemoryBytes"), Some(1000.0));
+        assert_eq!(get("Status.Shuffle.Blocking.SpilledBytes"), Some(5000.0));
         assert!(
             samples
                 .iter()

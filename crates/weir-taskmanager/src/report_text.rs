@@ -184,12 +184,12 @@ mod tests {
 
     #[test]
     fn a_failed_state_report_is_bounded_and_says_so() {
-        let mut report = Report::State(weir_rpc::TaskExecutionState {
+        let mut report = Report::State(Box::new(weir_rpc::TaskExecutionState {
             attempt_id: "a1".into(),
             state: "FAILED".into(),
             failure_message: "y".repeat(5_000_000),
             ..Default::default()
-        });
+        }));
         assert_eq!(report.attempt_id(), "a1");
         assert!(report.bound_text(RETRY_REPORT_TEXT_BYTES));
         let Report::State(s) = &report else {

@@ -78,7 +78,7 @@ pub async fn run_reporter(
 
 async fn send(client: &mut JobMasterGatewayClient<Channel>, report: Report) -> Result<(), tonic::Status> {
     match report {
-        Report::State(s) => client.update_task_execution_state(s).await.map(|_| ()),
+        Report::State(s) => client.update_task_execution_state(*s).await.map(|_| ()),
         Report::Acknowledge(a) => client.acknowledge_checkpoint(a).await.map(|_| ()),
         Report::Decline(d) => client.decline_checkpoint(d).await.map(|_| ()),
     }

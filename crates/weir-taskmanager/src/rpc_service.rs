@@ -6,8 +6,8 @@ use tonic::{Request, Response, Status};
 use weir_rpc::task_executor_gateway_server::TaskExecutorGateway;
 use weir_rpc::{
     Ack, CancelTaskRequest, HeartbeatResponse, JobManagerHeartbeat, NotifyCheckpointRequest, ReadLogFileRequest,
-    ReadLogFileResponse, ReleaseJobRequest, SubmitTaskResponse, TaskDeploymentDescriptor, TriggerCheckpointRequest,
-    WatchEvent, WatchRequest,
+    ReadLogFileResponse, ReleaseJobRequest, ReleasePartitionsRequest, SubmitTaskResponse, TaskDeploymentDescriptor,
+    TriggerCheckpointRequest, WatchEvent, WatchRequest,
 };
 use weir_runtime::task::mailbox::TaskMail;
 
@@ -55,6 +55,15 @@ impl TaskExecutorGateway for TaskExecutorService {
         let r = request.into_inner();
         let executor = self.executor.clone();
         tokio::task::spawn_blocking(move || executor.release_job(&r.job_id, r.below_generation))
+            .await
+            .map_err(|e| Status::internal(format!("release panicked: {e}")))?;
+        Ok(Response::new(Ack {}))
+    }
+
+    async fn release_partitions(&self, request: Request<ReleasePartitionsRequest>) -> Result<Response<Ack>, Status> {
+        let r = request.into_inner();
+        let executor = self.executor.clone();
+        tokio::task::spawn_blocking(move || executor.release_partitions(&r.job_id, &r.partitions))
             .await
             .map_err(|e| Status::internal(format!("release panicked: {e}")))?;
         Ok(Response::new(Ack {}))

@@ -1,6 +1,8 @@
 //! The batch runtime on real processes: blocking result partitions (spilled beyond the
-//! memory budget, deleted when released), stage-by-stage scheduling on fewer slots than
-//! the job's parallelism, and failover of one stage from its kept inputs.
+//! memory budget, deleted when released: during the job once their consumers finished,
+//! else with the job), stage-by-stage scheduling on fewer slots than the job's
+//! parallelism, failover of one stage from its kept inputs, and the named cause of a
+//! replay from a spill file that was cut short.
 
 mod common;
 
@@ -94,7 +96,10 @@ impl LoggingTaskManager {
             cmd.arg("-D").arg(d);
         }
         let child = cmd
-            .env("WEIR_LOG", "warn,weir_runtime::network::blocking_partition=info")
+            .env(
+                "WEIR_LOG",
+                "warn,weir_runtime::network::blocking_partition=info,weir_taskmanager::executor=info",
+            )
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(log).unwrap())
             .spawn()
@@ -128,46 +133,83 @@ fn without_colours(text: &str) -> String {
     out
 }
 
-/// The spill files the log names (`path=...` of the spilling lines).
-fn spill_files(log: &std::path::Path) -> Vec<std::path::PathBuf> {
+/// The values of field `field` (`field=value`) on the log lines containing `message`,
+/// in log order.
+fn logged(log: &std::path::Path, message: &str, field: &str) -> Vec<String> {
+    let prefix = format!("{field}=");
     without_colours(&std::fs::read_to_string(log).unwrap())
         .lines()
-        .filter(|l| l.contains("spilling blocking partition"))
-        .filter_map(|l| l.split_whitespace().find_map(|w| w.strip_prefix("path=")))
+        .filter(|l| l.contains(message))
+        .filter_map(|l| l.split_whitespace().find_map(|w| w.strip_prefix(prefix.as_str())))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The spill files the log names (`path=...` of the spilling lines).
+fn spill_files(log: &std::path::Path) -> Vec<std::path::PathBuf> {
+    logged(log, "spilling blocking partition", "path")
+        .into_iter()
         .map(std::path::PathBuf::from)
         .collect()
 }
 
+/// A JobManager and one TaskManager of two slots logging into `log`, whose blocking
+/// partitions spill into `tmp` beyond its budget.
+struct SpillingCluster {
+    cluster: Cluster,
+    _tm: LoggingTaskManager,
+    tmp: std::path::PathBuf,
+    log: std::path::PathBuf,
+    /// Where the job writes its output.
+    output: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl SpillingCluster {
+    /// A JobManager started with `jm_dynamic`, and a TaskManager with a blocking
+    /// partition budget of `budget` spilling into `tmp` and logging into `log`, both
+    /// in a new temporary directory.
+    fn start(jm_dynamic: &[&str], budget: &str) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let (tmp, log) = (dir.path().join("tmp"), dir.path().join("tm.log"));
+        std::fs::create_dir(&tmp).unwrap();
+        let cluster = Cluster::start(0, 1, jm_dynamic);
+        let mut dynamic = cluster.tm_dynamic.clone();
+        dynamic.push("taskmanager.numberOfTaskSlots=2".into());
+        dynamic.push(format!("taskmanager.network.blocking-partition.memory-budget={budget}"));
+        dynamic.push(format!("io.tmp.dirs={}", tmp.display()));
+        let tm = LoggingTaskManager::start(&dynamic, &log);
+        cluster.wait_for_slots(2);
+        Self {
+            cluster,
+            _tm: tm,
+            tmp,
+            log,
+            output: dir.path().join("out"),
+            _dir: dir,
+        }
+    }
+}
+
 #[test]
 fn a_tiny_memory_budget_spills_blocking_partitions_to_files_that_are_gone_after_the_job() {
-    let cluster = Cluster::start(0, 1, &[]);
-    let dir = tempfile::tempdir().unwrap();
-    let tmp = dir.path().join("tmp");
-    std::fs::create_dir(&tmp).unwrap();
-    let log = dir.path().join("tm.log");
-    let mut dynamic = cluster.tm_dynamic.clone();
-    dynamic.push("taskmanager.numberOfTaskSlots=2".into());
-    dynamic.push("taskmanager.network.blocking-partition.memory-budget=1kb".into());
-    dynamic.push(format!("io.tmp.dirs={}", tmp.display()));
-    let _tm = LoggingTaskManager::start(&dynamic, &log);
-    cluster.wait_for_slots(2);
-
-    let output = dir.path().join("out");
-    let jid = cluster.submit(keyed_sum("BATCH", 50_000, &output, &[]));
+    let spilling = SpillingCluster::start(&[], "1kb");
+    let (cluster, tmp, log, output) = (&spilling.cluster, &spilling.tmp, &spilling.log, &spilling.output);
+    let jid = cluster.submit(keyed_sum("BATCH", 50_000, output, &[]));
     assert_eq!(cluster.wait_terminal(&jid, Duration::from_secs(60)), "FINISHED");
-    assert_eq!(sorted_parts(&output), keyed_sum_output(50, 42, 50_000));
+    assert_eq!(sorted_parts(output), keyed_sum_output(50, 42, 50_000));
 
-    let spilled = spill_files(&log);
+    let spilled = spill_files(log);
     assert!(
         !spilled.is_empty(),
         "no spill file was logged: {}",
-        std::fs::read_to_string(&log).unwrap()
+        std::fs::read_to_string(log).unwrap()
     );
     assert!(spilled.iter().all(|p| p.parent() == Some(tmp.as_path())), "{spilled:?}");
     // The JobManager releases the partitions once the job is finished.
     wait_until(Duration::from_secs(30), || spilled.iter().all(|p| !p.exists()));
     wait_until(Duration::from_secs(30), || {
-        std::fs::read_dir(&tmp).unwrap().next().is_none()
+        std::fs::read_dir(tmp).unwrap().next().is_none()
     });
 }
 
@@ -195,4 +237,103 @@ fn a_second_stage_task_that_fails_once_reruns_only_its_stage() {
     let (_, exceptions) = get(&cluster.rest, &format!("/jobs/{jid}/exceptions"));
     let entries = exceptions["exceptionHistory"]["entries"].as_array().unwrap();
     assert_eq!(entries.len(), 2, "{exceptions}");
+}
+
+#[test]
+fn each_stages_spilled_partitions_are_deleted_once_the_next_stage_finished_not_at_the_job_end() {
+    let spilling = SpillingCluster::start(&[], "0");
+    let (cluster, tmp, log, output) = (&spilling.cluster, &spilling.tmp, &spilling.log, &spilling.output);
+    // Without chaining: source -> Sum -> Map -> Sink, four stages of two subtasks.
+    let mut job = keyed_sum("BATCH", 20_000, output, &[]);
+    job["config"]["pipeline.operator-chaining.enabled"] = json!("false");
+    let jid = cluster.submit(job);
+    assert_eq!(cluster.wait_terminal(&jid, Duration::from_secs(60)), "FINISHED");
+    assert_eq!(sorted_parts(output), keyed_sum_output(50, 42, 20_000));
+    assert_eq!(vertex_ids(&cluster.rest, &jid).len(), 4);
+
+    let spilled: std::collections::HashMap<String, String> = logged(log, "spilling blocking partition", "partition")
+        .into_iter()
+        .zip(logged(log, "spilling blocking partition", "path"))
+        .collect();
+    let released = logged(
+        log,
+        "released a blocking partition: its consumers finished",
+        "partition",
+    );
+    let of_edge = |edge: u32| -> Vec<String> {
+        (0..2)
+            .map(|i| format!("{jid}/edge-{edge}/subtask-{i}/attempt-0"))
+            .collect()
+    };
+    // The source's partitions went when both Sum subtasks finished, each Sum
+    // subtask's when the Map subtask reading it (a forward edge) finished: through the
+    // JobMaster's release during the job, which the release with the job does not log.
+    // (The Map's partitions go when the sink stage ends the job, maybe with it.)
+    for p in of_edge(0).iter().chain(&of_edge(1)) {
+        assert!(
+            released.contains(p),
+            "{p} was not released during the job: {released:?}"
+        );
+        let file = spilled
+            .get(p)
+            .unwrap_or_else(|| panic!("{p} did not spill: {spilled:?}"));
+        assert!(!std::path::Path::new(file).exists(), "{file} of {p} is still there");
+    }
+    wait_until(Duration::from_secs(30), || {
+        std::fs::read_dir(tmp).unwrap().next().is_none()
+    });
+}
+
+#[test]
+fn a_spill_file_cut_short_before_a_rerun_fails_it_naming_the_partition_the_file_and_the_offset() {
+    let restart = [
+        "restart-strategy.type=fixed-delay",
+        "restart-strategy.fixed-delay.attempts=3",
+        "restart-strategy.fixed-delay.delay=2 s",
+    ];
+    let spilling = SpillingCluster::start(&restart, "0");
+    let (cluster, log, output) = (&spilling.cluster, &spilling.log, &spilling.output);
+    // Each Sum subtask fails once; before their region restarts, the sources' spill
+    // files (all of their output: the budget is 0) are truncated to nothing.
+    let jid = cluster.submit(keyed_sum("BATCH", 10_000, output, &[("fail-once-after", "100")]));
+    wait_until(Duration::from_secs(60), || {
+        let (_, exceptions) = get(&cluster.rest, &format!("/jobs/{jid}/exceptions"));
+        exceptions["exceptionHistory"]["entries"]
+            .as_array()
+            .is_some_and(|e| !e.is_empty())
+    });
+    let files = spill_files(log);
+    assert_eq!(files.len(), 2, "one spill file per source subtask: {files:?}");
+    for f in &files {
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(f)
+            .unwrap()
+            .set_len(0)
+            .unwrap();
+    }
+    assert_eq!(cluster.wait_terminal(&jid, Duration::from_secs(60)), "FAILED");
+    let (_, exceptions) = get(&cluster.rest, &format!("/jobs/{jid}/exceptions"));
+    let text = exceptions.to_string();
+    let named = files.iter().any(|f| {
+        text.contains(&format!(
+            "spill file {}: unexpected end of file at offset 0: a buffer of",
+            f.display()
+        ))
+    });
+    assert!(named, "no entry names a truncated spill file: {exceptions}");
+    assert!(
+        text.contains(&format!("blocking partition {jid}/edge-0/subtask-")),
+        "no entry names the partition: {exceptions}"
+    );
+    assert!(
+        !text.contains("PartitionNotFoundException"),
+        "a corrupt file fails the consumer, it does not rerun the producer: {exceptions}"
+    );
+    let vertices = vertex_ids(&cluster.rest, &jid);
+    assert_eq!(
+        attempts(&cluster.rest, &jid, &vertices[0]),
+        vec![0, 0],
+        "the sources ran once"
+    );
 }

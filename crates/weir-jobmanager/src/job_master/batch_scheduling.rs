@@ -5,11 +5,18 @@
 //! only the slots of the regions running at one time. Streaming jobs (no blocking
 //! edge) keep the all-at-once path of `JobMaster::try_schedule`.
 //!
-//! A failover restarts only the failed subtasks' regions, plus the finished producer
-//! regions whose results were lost with their TaskManager
+//! A failover restarts only the failed subtasks' regions, plus the producer regions
+//! whose results were lost with their TaskManager, found missing by a consumer (its
+//! `PartitionNotFoundException`), or released
 //! ([`RegionSchedulingStrategy::regions_to_restart`]); restarted consumers read the
-//! producers' blocking partitions again, which stay registered on the TaskManagers
-//! until the job ends.
+//! producers' blocking partitions again.
+//!
+//! Blocking partitions are released during the job (Flink's
+//! `jobmanager.partition.release-during-job-execution`): once every region consuming a
+//! partition finished, the TaskManager holding it is told to release it
+//! ([`Action::ReleasePartitions`]), which frees its memory and deletes its spill file.
+//! Regions about to restart do not count as finished meanwhile, so what they will
+//! read again is kept.
 //!
 //! Invariants: a region holds slots exactly while it is deployed and has a live
 //! subtask; regions waiting for slots are served oldest first; the slot request timeout
@@ -20,9 +27,11 @@ use super::{Action, Failure, JobMaster};
 use crate::slot_table::{SlotRef, SlotTable};
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use weir_graph::{
-    ExecutionState, JobGraph, PipelinedRegions, RegionSchedulingStrategy, ResultPartitionType, SubtaskRef,
+    ExecutionState, JobGraph, PipelinedRegions, RegionSchedulingStrategy, ResultPartitionRef, ResultPartitionType,
+    SubtaskRef,
 };
 use weir_rest::JobStatus;
+use weir_rpc::ResultPartitionId;
 
 /// The scheduling state of a job with blocking edges.
 #[derive(Debug, Clone)]
@@ -35,7 +44,8 @@ pub(super) struct BatchScheduling {
     /// Where each subtask's latest attempt ran; kept after it finished, since its
     /// blocking results live there.
     locations: HashMap<SubtaskRef, SlotRef>,
-    /// Finished subtasks whose results were lost with their TaskManager.
+    /// Producer subtasks whose results were lost with their TaskManager or found
+    /// missing by a consumer.
     lost: BTreeSet<SubtaskRef>,
     /// Since when regions wait while the job holds no slot.
     waiting_since: Option<i64>,
@@ -185,10 +195,16 @@ impl JobMaster {
     }
 
     /// A subtask of a stage-by-stage job reached a terminal state: a finished one
-    /// completes its results; a region whose subtasks all ended gives its slots back.
-    pub(super) fn batch_subtask_ended(&mut self, subtask: SubtaskRef, state: ExecutionState, slots: &mut SlotTable) {
+    /// completes its results; a region whose subtasks all ended gives its slots back;
+    /// a region that finished releases the partitions no region reads any more.
+    pub(super) fn batch_subtask_ended(
+        &mut self,
+        subtask: SubtaskRef,
+        state: ExecutionState,
+        slots: &mut SlotTable,
+    ) -> Vec<Action> {
         let Some(region) = self.regions.region_index(subtask) else {
-            return;
+            return Vec::new();
         };
         let region_done = self.regions.region(region).all(|(v, i)| {
             self.execution_graph
@@ -196,15 +212,72 @@ impl JobMaster {
                 .is_some_and(|ev| ev.current.state.is_terminal())
         });
         let Some(batch) = self.batch.as_mut() else {
-            return;
+            return Vec::new();
         };
+        let mut releasable = Vec::new();
         if state == ExecutionState::Finished {
             batch.strategy.on_finished(subtask);
+            releasable = batch.strategy.partitions_to_release(subtask);
         }
         if region_done {
             for slot in batch.held.remove(&region).unwrap_or_default() {
                 slots.release_slot(self.job_id, &slot);
             }
+        }
+        self.release_partitions(&releasable, slots)
+    }
+
+    /// Tells the TaskManagers holding `partitions` (their producers' latest attempts)
+    /// to release them, one action per TaskManager; those of lost TaskManagers are gone
+    /// already.
+    fn release_partitions(&self, partitions: &[ResultPartitionRef], slots: &SlotTable) -> Vec<Action> {
+        let Some(batch) = self.batch.as_ref() else {
+            return Vec::new();
+        };
+        let job_id = self.job_id.to_string();
+        let mut by_taskmanager: BTreeMap<String, Vec<ResultPartitionId>> = BTreeMap::new();
+        for p in partitions {
+            let (vertex, subtask) = p.producer;
+            let Some(tm) = batch.locations.get(&p.producer).and_then(|s| slots.get(&s.resource_id)) else {
+                continue;
+            };
+            by_taskmanager
+                .entry(tm.registration.rpc_address.clone())
+                .or_default()
+                .push(ResultPartitionId {
+                    job_id: job_id.clone(),
+                    job_edge: p.edge as u32,
+                    producer_subtask: subtask,
+                    attempt: self.generation_of(vertex, subtask),
+                });
+        }
+        by_taskmanager
+            .into_iter()
+            .map(|(rpc_address, partitions)| Action::ReleasePartitions {
+                rpc_address,
+                job_id: job_id.clone(),
+                partitions,
+            })
+            .collect()
+    }
+
+    /// Attempt `attempt_id` reports that it failed because a partition it consumes is
+    /// missing (Flink's `PartitionNotFoundException`): unless that partition belongs to
+    /// an older run of its producer, the producer's results count as lost, so the
+    /// failover reruns it before the consumer.
+    pub fn record_missing_partition(&mut self, attempt_id: &str, partition: &ResultPartitionId) {
+        if !self.attempts.contains_key(attempt_id) || partition.job_id != self.job_id.to_string() {
+            return;
+        }
+        let Some(edge) = self.job_graph.edges.get(partition.job_edge as usize) else {
+            return;
+        };
+        let producer = (edge.source_vertex, partition.producer_subtask);
+        if partition.attempt != self.generation_of(producer.0, producer.1) {
+            return;
+        }
+        if let Some(batch) = self.batch.as_mut() {
+            batch.lost.insert(producer);
         }
     }
 
@@ -219,6 +292,7 @@ impl JobMaster {
             return BTreeSet::new();
         };
         let (regions, subtasks) = batch.scope_of(failed);
+        batch.strategy.on_failover(&regions);
         for r in &regions {
             for slot in batch.held.remove(r).unwrap_or_default() {
                 slots.release_slot(self.job_id, &slot);
@@ -264,3 +338,7 @@ impl JobMaster {
 #[cfg(test)]
 #[path = "batch_scheduling_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "partition_release_tests.rs"]
+mod partition_release_tests;

@@ -23,7 +23,7 @@ fn at(tdds: &[TaskDeploymentDescriptor]) -> Vec<(u32, u32, u32)> {
 }
 
 /// Reports RUNNING then `end` for `tdd`; returns the resulting actions.
-fn run_to(
+pub(super) fn run_to(
     jm: &mut JobMaster,
     tdd: &TaskDeploymentDescriptor,
     end: ExecutionState,

@@ -6,7 +6,7 @@ use super::*;
 use crate::restart_strategy::RestartStrategyConfig;
 use weir_graph::{ChainingStrategy, ExecutionConfig, NodeKind, Partitioner, StreamEdge, StreamGraph, StreamNode};
 
-fn node(id: u32, p: u32) -> StreamNode {
+pub(super) fn node(id: u32, p: u32) -> StreamNode {
     StreamNode {
         id,
         name: format!("n{id}"),
@@ -29,11 +29,16 @@ pub(super) fn job(p: u32, restart: RestartStrategyConfig) -> JobMaster {
 
 /// [`job`] in runtime mode `mode` (BATCH makes the hash edge blocking).
 pub(super) fn job_in(mode: weir_core::RuntimeExecutionMode, p: u32, restart: RestartStrategyConfig) -> JobMaster {
+    job_master(job_graph_in(mode, p), restart)
+}
+
+/// Job 9 over `job_graph`, created at time 0 with a slot request timeout of 1 s.
+pub(super) fn job_master(job_graph: JobGraph, restart: RestartStrategyConfig) -> JobMaster {
     JobMaster::new(
         JobId(9),
         ProgramInvocation::new("p"),
         "f".into(),
-        job_graph_in(mode, p),
+        job_graph,
         restart.create(1).unwrap(),
         1000,
         0,

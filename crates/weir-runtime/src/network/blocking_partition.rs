@@ -30,7 +30,7 @@
 use super::buffer::{lock, NetworkBufferPool};
 use super::cancel::{CancelToken, CANCEL_POLL_INTERVAL};
 use super::error::NetworkError;
-use super::result_partition::ResultPartitionWriter;
+use super::result_partition::{BoundedData, ResultPartitionWriter};
 use super::subpartition::Subpartition;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -182,77 +182,6 @@ impl BlockingPartition {
         lock(&self.state).written.clone()
     }
 
-    /// Stores a buffer's bytes for `subpartition`: in memory within the budget, else in
-    /// the spill file (created on first use).
-    pub(crate) fn append_buffer(&self, subpartition: usize, bytes: &[u8]) -> Result<(), NetworkError> {
-        let mut st = lock(&self.state);
-        self.check_writable(&st, subpartition)?;
-        st.written[subpartition] += bytes.len() as u64;
-        if st.spill.is_none() && self.settings.budget.try_reserve(bytes.len()) {
-            st.memory_bytes += bytes.len();
-            st.subpartitions[subpartition].push(Entry::Memory(bytes.to_vec()));
-            return Ok(());
-        }
-        if st.spill.is_none() {
-            st.spill = Some(self.create_spill_file()?);
-        }
-        let Some(spill) = st.spill.as_mut() else {
-            return Err(self.spill_error(None, "no spill file".into()));
-        };
-        let offset = spill.len;
-        if let Err(e) = spill.writer.write_all(bytes) {
-            return Err(self.spill_error(Some(spill.file.path()), format!("cannot write: {e}")));
-        }
-        spill.len += bytes.len() as u64;
-        st.spilled_bytes += bytes.len() as u64;
-        st.subpartitions[subpartition].push(Entry::Spilled {
-            offset,
-            len: bytes.len(),
-        });
-        Ok(())
-    }
-
-    /// Stores an event for `subpartition`; EndOfPartition of the last subpartition
-    /// finishes the partition.
-    pub(crate) fn append_event(&self, subpartition: usize, event: Event) -> Result<(), NetworkError> {
-        let mut st = lock(&self.state);
-        self.check_writable(&st, subpartition)?;
-        st.subpartitions[subpartition].push(Entry::Event(event));
-        if event == Event::EndOfPartition {
-            st.ended[subpartition] = true;
-            if st.ended.iter().all(|e| *e) {
-                if let Some(spill) = st.spill.as_mut() {
-                    if let Err(e) = spill.writer.flush() {
-                        let path = spill.file.path().to_path_buf();
-                        st.status = Status::Failed;
-                        self.changed.notify_all();
-                        return Err(self.spill_error(Some(&path), format!("cannot write: {e}")));
-                    }
-                }
-                st.status = Status::Finished;
-                if st.spilled_bytes > 0 {
-                    tracing::info!(
-                        partition = %self.label,
-                        memory_bytes = st.memory_bytes,
-                        spilled_bytes = st.spilled_bytes,
-                        "blocking partition finished"
-                    );
-                }
-                self.changed.notify_all();
-            }
-        }
-        Ok(())
-    }
-
-    /// The producer's writer went away: unless it finished, the partition failed.
-    pub(crate) fn on_producer_dropped(&self) {
-        let mut st = lock(&self.state);
-        if st.status == Status::Writing {
-            st.status = Status::Failed;
-            self.changed.notify_all();
-        }
-    }
-
     fn check_writable(&self, st: &State, subpartition: usize) -> Result<(), NetworkError> {
         if subpartition >= st.subpartitions.len() {
             return Err(NetworkError::InvalidArgument(format!(
@@ -313,6 +242,19 @@ impl BlockingPartition {
             path: path.map_or_else(String::new, |p| p.display().to_string()),
             reason,
         }
+    }
+
+    /// The error of a failed read of `len` bytes at `offset` of the spill `file`: a
+    /// truncated file says where it ends.
+    fn read_error(&self, file: &File, offset: u64, len: usize, e: &std::io::Error) -> NetworkError {
+        let reason = match (e.kind(), file.metadata()) {
+            (std::io::ErrorKind::UnexpectedEof, Ok(meta)) => format!(
+                "unexpected end of file at offset {}: a buffer of {len} bytes is stored at offset {offset}",
+                meta.len()
+            ),
+            _ => format!("cannot read {len} bytes at offset {offset}: {e}"),
+        };
+        self.spill_error(self.spill_path().as_deref(), reason)
     }
 
     /// The spill file's path, once the partition spilled (until it is released).
@@ -389,23 +331,28 @@ impl BlockingPartition {
         let sub = Subpartition::new(u64::MAX, index);
         let writer = ResultPartitionWriter::new(u64::MAX, pool, vec![sub.clone()], self.release.clone());
         let partition = self.clone();
+        let reader = sub.clone();
         std::thread::Builder::new()
             .name(format!("blocking-replay {}#{index}", self.label))
             .spawn(move || {
-                if let Err(e) = partition.replay(index, writer) {
+                let mut writer = writer;
+                if let Err(e) = partition.replay(index, &mut writer) {
                     if !e.is_cancelled() && !e.is_peer_gone() {
                         tracing::warn!(partition = %partition.label, subpartition = index, error = %e, "replaying a blocking subpartition failed");
+                        // The consumer fails with this cause once the writer is gone.
+                        reader.set_producer_failure(e);
                     }
                 }
+                drop(writer);
             })
             .map_err(|e| NetworkError::InvalidArgument(format!("cannot start a replay thread: {e}")))?;
         Ok(sub)
     }
 
     /// Waits until the partition is finished, then writes `subpartition`'s entries
-    /// into `writer` (dropping it early makes the consumer fail as for a producer that
-    /// went away).
-    fn replay(&self, subpartition: usize, mut writer: ResultPartitionWriter) -> Result<(), NetworkError> {
+    /// into `writer`. An error (the spill file cannot be opened or read) is the cause
+    /// the consumer fails with.
+    fn replay(&self, subpartition: usize, writer: &mut ResultPartitionWriter) -> Result<(), NetworkError> {
         {
             let mut st = lock(&self.state);
             while st.status == Status::Writing && !st.released {
@@ -455,7 +402,7 @@ impl BlockingPartition {
                     };
                     buffer
                         .read_exact_from(&mut SpillRead { file, offset }, len)
-                        .map_err(|e| self.spill_error(self.spill_path().as_deref(), format!("cannot read: {e}")))?;
+                        .map_err(|e| self.read_error(file, offset, len, &e))?;
                     writer.add_buffer(0, buffer)?;
                 }
                 Some(Err(event)) => {
@@ -463,6 +410,79 @@ impl BlockingPartition {
                     writer.add_event(0, event)?;
                 }
             }
+        }
+    }
+}
+
+impl BoundedData for BlockingPartition {
+    /// Stores a buffer's bytes for `subpartition`: in memory within the budget, else in
+    /// the spill file (created on first use).
+    fn append_buffer(&self, subpartition: usize, bytes: &[u8]) -> Result<(), NetworkError> {
+        let mut st = lock(&self.state);
+        self.check_writable(&st, subpartition)?;
+        st.written[subpartition] += bytes.len() as u64;
+        if st.spill.is_none() && self.settings.budget.try_reserve(bytes.len()) {
+            st.memory_bytes += bytes.len();
+            st.subpartitions[subpartition].push(Entry::Memory(bytes.to_vec()));
+            return Ok(());
+        }
+        if st.spill.is_none() {
+            st.spill = Some(self.create_spill_file()?);
+        }
+        let Some(spill) = st.spill.as_mut() else {
+            return Err(self.spill_error(None, "no spill file".into()));
+        };
+        let offset = spill.len;
+        if let Err(e) = spill.writer.write_all(bytes) {
+            return Err(self.spill_error(Some(spill.file.path()), format!("cannot write: {e}")));
+        }
+        spill.len += bytes.len() as u64;
+        st.spilled_bytes += bytes.len() as u64;
+        st.subpartitions[subpartition].push(Entry::Spilled {
+            offset,
+            len: bytes.len(),
+        });
+        Ok(())
+    }
+
+    /// Stores an event for `subpartition`; EndOfPartition of the last subpartition
+    /// finishes the partition.
+    fn append_event(&self, subpartition: usize, event: Event) -> Result<(), NetworkError> {
+        let mut st = lock(&self.state);
+        self.check_writable(&st, subpartition)?;
+        st.subpartitions[subpartition].push(Entry::Event(event));
+        if event == Event::EndOfPartition {
+            st.ended[subpartition] = true;
+            if st.ended.iter().all(|e| *e) {
+                if let Some(spill) = st.spill.as_mut() {
+                    if let Err(e) = spill.writer.flush() {
+                        let path = spill.file.path().to_path_buf();
+                        st.status = Status::Failed;
+                        self.changed.notify_all();
+                        return Err(self.spill_error(Some(&path), format!("cannot write: {e}")));
+                    }
+                }
+                st.status = Status::Finished;
+                if st.spilled_bytes > 0 {
+                    tracing::info!(
+                        partition = %self.label,
+                        memory_bytes = st.memory_bytes,
+                        spilled_bytes = st.spilled_bytes,
+                        "blocking partition finished"
+                    );
+                }
+                self.changed.notify_all();
+            }
+        }
+        Ok(())
+    }
+
+    /// The producer's writer went away: unless it finished, the partition failed.
+    fn on_producer_dropped(&self) {
+        let mut st = lock(&self.state);
+        if st.status == Status::Writing {
+            st.status = Status::Failed;
+            self.changed.notify_all();
         }
     }
 }

@@ -19,6 +19,14 @@ fn env(budget: usize, dir: &std::path::Path) -> Arc<NetworkEnvironment> {
     NetworkEnvironment::new(config(budget, dir))
 }
 
+/// [`env`] whose partition requests wait `timeout_ms` for an unregistered partition.
+fn env_waiting(budget: usize, dir: &std::path::Path, timeout_ms: u64) -> Arc<NetworkEnvironment> {
+    NetworkEnvironment::new(NetworkConfig {
+        partition_request_timeout_ms: timeout_ms,
+        ..config(budget, dir)
+    })
+}
+
 fn pid(subtask: u32) -> PartitionId {
     PartitionId {
         job_id: "j".into(),
@@ -147,13 +155,8 @@ fn spilled_buffers_are_written_in_large_writes_when_the_partition_finishes() {
 #[test]
 fn releasing_the_jobs_partitions_releases_blocking_ones_and_later_reads_find_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let env = NetworkEnvironment::new(NetworkConfig {
-        partition_request_timeout_ms: 50,
-        ..config(0, dir.path())
-    });
-    let partition = write_two_subpartitions(&env, 5);
-    let path = partition.spill_path().expect("a budget of 0 spills everything");
-    env.register_blocking_partition(pid(0), partition).unwrap();
+    let env = env_waiting(0, dir.path(), 50);
+    let path = spilled_and_registered(&env, 5);
     env.release_job_partitions("j");
     assert!(!path.exists());
     let spec = ChannelSpec::Local {
@@ -205,4 +208,171 @@ fn a_producer_that_goes_away_before_the_end_fails_its_readers_and_takes_no_prior
         gate.poll_next(Some(Duration::from_secs(5))).unwrap_err(),
         NetworkError::ProducerReleased { channel: 0 }
     );
+}
+
+/// Reads subpartition `s` of partition `pid(0)` through `spec`'s kind of channel until
+/// the end or an error: the bytes received, and the error.
+fn read_until_error(env: &Arc<NetworkEnvironment>, spec: ChannelSpec) -> (Vec<u8>, Option<NetworkError>) {
+    let mut gate = match env.create_input_gate_from_specs(vec![spec], CancelToken::new()) {
+        Ok(gate) => gate,
+        Err(e) => return (Vec::new(), Some(e)),
+    };
+    let mut bytes = Vec::new();
+    loop {
+        match gate.poll_next(Some(Duration::from_secs(5))) {
+            Ok(Some((_, BufferOrEvent::Buffer(b)))) => bytes.extend_from_slice(&b[..]),
+            Ok(Some(_)) => {}
+            Ok(None) => return (bytes, None),
+            Err(e) => return (bytes, Some(e)),
+        }
+    }
+}
+
+fn local_spec() -> ChannelSpec {
+    ChannelSpec::Local {
+        partition: pid(0),
+        subpartition: 0,
+    }
+}
+
+/// A second process's environment with a data server, and a spec reading subpartition
+/// 0 of `pid(0)` from `producer`'s data server.
+fn remote_reader(producer: &Arc<NetworkEnvironment>, dir: &std::path::Path) -> (Arc<NetworkEnvironment>, ChannelSpec) {
+    let address = producer.start_data_server("127.0.0.1:0").unwrap().to_string();
+    let consumer = env(0, dir);
+    let spec = ChannelSpec::Remote {
+        address,
+        partition: pid(0),
+        subpartition: 0,
+    };
+    (consumer, spec)
+}
+
+/// Writes two subpartitions of `n` one-byte buffers into a partition that spills
+/// beyond `env`'s budget, registers it as `pid(0)`, and returns its spill file.
+fn spilled_and_registered(env: &Arc<NetworkEnvironment>, n: u8) -> std::path::PathBuf {
+    let partition = write_two_subpartitions(env, n);
+    let path = partition
+        .spill_path()
+        .expect("the budget is smaller than the partition");
+    env.register_blocking_partition(pid(0), partition).unwrap();
+    path
+}
+
+const RELEASED: &str = "released by the JobManager once every consumer of it finished";
+
+#[test]
+fn a_partition_released_once_consumed_frees_memory_and_file_and_a_late_reader_is_told_why() {
+    let dir = tempfile::tempdir().unwrap();
+    // A request would wait a minute for a partition that is not registered (yet).
+    let env = env_waiting(20, dir.path(), 60_000);
+    let path = spilled_and_registered(&env, 30);
+    let held = env.blocking_partition_bytes();
+    assert_eq!((held.partitions, held.memory, held.spilled), (1, 20, 40));
+    assert_eq!(read(&env, 0), (0..30).collect::<Vec<u8>>());
+
+    assert!(env.release_blocking_partition(&pid(0), RELEASED));
+    assert!(!path.exists(), "the spill file is deleted");
+    assert_eq!(env.blocking_memory_used(), 0, "the budget is given back");
+    assert_eq!(
+        env.blocking_partition_bytes(),
+        crate::network::BlockingPartitionBytes::default()
+    );
+    assert_eq!(env.num_registered_partitions(), 0);
+    assert!(!env.release_blocking_partition(&pid(0), RELEASED), "released once");
+
+    let (bytes, err) = read_until_error(&env, local_spec());
+    assert!(bytes.is_empty());
+    let expected = NetworkError::PartitionGone {
+        partition: pid(0),
+        subpartition: 0,
+        address: "local".into(),
+        reason: RELEASED.into(),
+    };
+    assert_eq!(err, Some(expected.clone()));
+    assert_eq!(err.as_ref().and_then(NetworkError::missing_partition), Some(&pid(0)));
+    assert_eq!(
+        expected.to_string(),
+        format!("result partition j/edge-0/subtask-0/attempt-0 (subpartition 0) at local is gone: {RELEASED}")
+    );
+
+    let (consumer, spec) = remote_reader(&env, dir.path());
+    let address = env.data_server_address().unwrap().to_string();
+    let (_, err) = read_until_error(&consumer, spec);
+    assert_eq!(
+        err,
+        Some(NetworkError::PartitionGone {
+            partition: pid(0),
+            subpartition: 0,
+            address,
+            reason: RELEASED.into(),
+        }),
+        "a remote reader is told at once too"
+    );
+}
+
+#[test]
+fn a_truncated_spill_file_fails_its_reader_naming_the_partition_file_and_offset() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = env(0, dir.path());
+    // One-byte buffers alternate between the subpartitions: subpartition 0's are at
+    // the even offsets of the spill file.
+    let path = spilled_and_registered(&env, 30);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_len(10)
+        .unwrap();
+    let expected = NetworkError::Spill {
+        partition: "test".into(),
+        path: path.display().to_string(),
+        reason: "unexpected end of file at offset 10: a buffer of 1 bytes is stored at offset 10".into(),
+    };
+    let (bytes, err) = read_until_error(&env, local_spec());
+    assert_eq!(
+        bytes,
+        vec![0, 1, 2, 3, 4],
+        "what the file still holds is delivered first"
+    );
+    assert_eq!(err, Some(expected.clone()));
+    assert!(
+        !expected.is_peer_gone(),
+        "the consumer fails rather than ends as cancelled"
+    );
+    assert_eq!(expected.missing_partition(), None, "its producer need not run again");
+
+    let (consumer, spec) = remote_reader(&env, dir.path());
+    let address = env.data_server_address().unwrap().to_string();
+    let (bytes, err) = read_until_error(&consumer, spec);
+    assert_eq!(bytes, vec![0, 1, 2, 3, 4]);
+    assert_eq!(
+        err,
+        Some(NetworkError::Remote {
+            address,
+            message: expected.to_string(),
+        })
+    );
+}
+
+#[test]
+fn a_deleted_spill_file_fails_its_reader_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = env(0, dir.path());
+    let path = spilled_and_registered(&env, 3);
+    std::fs::remove_file(&path).unwrap();
+    let (bytes, err) = read_until_error(&env, local_spec());
+    assert!(bytes.is_empty());
+    match err {
+        Some(NetworkError::Spill {
+            partition,
+            path: named,
+            reason,
+        }) => {
+            assert_eq!(partition, "test");
+            assert_eq!(named, path.display().to_string());
+            assert!(reason.starts_with("cannot open: "), "{reason}");
+        }
+        other => panic!("expected the spill file's error, got {other:?}"),
+    }
 }

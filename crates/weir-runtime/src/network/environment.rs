@@ -50,6 +50,17 @@ struct NewPartition {
     subpartitions: Vec<Arc<Subpartition>>,
 }
 
+/// What the blocking partitions of one process hold.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BlockingPartitionBytes {
+    /// Registered blocking partitions not released yet.
+    pub partitions: u64,
+    /// Their bytes in memory.
+    pub memory: u64,
+    /// Their bytes in spill files.
+    pub spilled: u64,
+}
+
 /// The network stack of one TaskManager.
 pub struct NetworkEnvironment {
     config: NetworkConfig,
@@ -243,6 +254,28 @@ impl NetworkEnvironment {
         self.registry.remove(id)
     }
 
+    /// Releases the blocking partition `id` during its job (the JobMaster found every
+    /// consumer finished): its memory goes back to the budget and its spill file is
+    /// deleted; a later request for it fails at once with
+    /// [`NetworkError::PartitionGone`] and `reason`. False when no unreleased blocking
+    /// partition `id` is registered.
+    pub fn release_blocking_partition(&self, id: &PartitionId, reason: &str) -> bool {
+        self.registry.release_blocking(id, reason)
+    }
+
+    /// Bytes the registered (unreleased) blocking partitions hold: in memory, and in
+    /// spill files.
+    pub fn blocking_partition_bytes(&self) -> BlockingPartitionBytes {
+        let mut out = BlockingPartitionBytes::default();
+        for partition in self.registry.blocking_partitions() {
+            let (memory, spilled) = partition.stored_bytes();
+            out.memory += memory as u64;
+            out.spilled += spilled;
+            out.partitions += 1;
+        }
+        out
+    }
+
     /// Drops every registered partition of a job (it ended or restarts): later
     /// requests for them find nothing, and remote readers still reading them fail
     /// with [`NetworkError::ProducerReleased`] while their producers get
@@ -276,7 +309,9 @@ impl NetworkEnvironment {
     /// [`NetworkError::PartitionNotFound`]) or until `cancel`
     /// ([`NetworkError::Cancelled`]); the call returns once every remote request was
     /// accepted. Remote channels share one connection per address, opened on first
-    /// use ([`NetworkError::Connect`] when that fails). A gate with remote channels
+    /// use (when that fails, [`NetworkError::PartitionGone`] naming the partition and
+    /// the connection's error: its producer's TaskManager is unreachable, as Flink's
+    /// `PartitionConnectionException`). A gate with remote channels
     /// takes `remote channels × buffers_per_channel + floating_buffers_per_gate`
     /// receive buffers from this process's pool ([`NetworkError::PoolExhausted`] when
     /// they cannot be guaranteed).
@@ -315,7 +350,9 @@ impl NetworkEnvironment {
                     partition,
                     subpartition,
                 } => ChannelSource::Remote(RemoteSource {
-                    lease: self.connection(&address)?,
+                    lease: self
+                        .connection(&address)
+                        .map_err(|e| e.for_partition(&partition, subpartition))?,
                     partition,
                     subpartition,
                 }),

@@ -4,6 +4,7 @@
 //! [`NetworkError::Cancelled`]; protocol violations (which indicate a bug, never bad
 //! input) are [`NetworkError::Protocol`].
 
+use super::partition_id::PartitionId;
 use thiserror::Error;
 
 /// Why a network operation failed.
@@ -96,14 +97,29 @@ pub enum NetworkError {
         "result partition {partition} (subpartition {subpartition}) not found at {address} within {timeout_ms} ms"
     )]
     PartitionNotFound {
-        /// The partition (`job/edge/subtask/attempt`).
-        partition: String,
+        /// The partition (shown as `job/edge/subtask/attempt`).
+        partition: PartitionId,
         /// The requested subpartition.
         subpartition: u32,
         /// The data server asked, or `local` for a partition of this process.
         address: String,
         /// How long the consumer waited.
         timeout_ms: u64,
+    },
+    /// A consumed result partition existed but is gone (Flink's
+    /// `PartitionNotFoundException` for a released partition): its consumers finished
+    /// and the JobManager released it, or its job released it. Its producer must run
+    /// again before it can be read.
+    #[error("result partition {partition} (subpartition {subpartition}) at {address} is gone: {reason}")]
+    PartitionGone {
+        /// The partition (shown as `job/edge/subtask/attempt`).
+        partition: PartitionId,
+        /// The requested subpartition.
+        subpartition: u32,
+        /// The data server asked, or `local` for a partition of this process.
+        address: String,
+        /// Why it is gone.
+        reason: String,
     },
     /// A blocking partition could not write or read its spill file.
     #[error("blocking partition {partition}: spill file {path}: {reason}")]
@@ -130,6 +146,33 @@ impl NetworkError {
     /// True for [`NetworkError::Cancelled`].
     pub fn is_cancelled(&self) -> bool {
         matches!(self, NetworkError::Cancelled)
+    }
+
+    /// The error of reading `partition` when this one stopped it: a failed connection to
+    /// the producer's data server means the partition is gone for this consumer
+    /// ([`NetworkError::PartitionGone`] with the connection's error as the reason, as
+    /// Flink's `PartitionConnectionException`); other errors are unchanged.
+    pub fn for_partition(self, partition: &PartitionId, subpartition: u32) -> NetworkError {
+        match self {
+            NetworkError::Connect { address, reason } => NetworkError::PartitionGone {
+                partition: partition.clone(),
+                subpartition,
+                address,
+                reason: format!("cannot connect to its data server: {reason}"),
+            },
+            other => other,
+        }
+    }
+
+    /// The partition this error says is missing (not found or gone): its producer must
+    /// run again for a consumer to read it.
+    pub fn missing_partition(&self) -> Option<&PartitionId> {
+        match self {
+            NetworkError::PartitionNotFound { partition, .. } | NetworkError::PartitionGone { partition, .. } => {
+                Some(partition)
+            }
+            _ => None,
+        }
     }
 
     /// True when the task at the other end of a local exchange went away first (its

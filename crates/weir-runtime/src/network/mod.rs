@@ -26,7 +26,7 @@
 //! [`buffer`] (pools and buffers), [`credit`] (the flow-control state machines),
 //! `channel_queue` (a channel's queue with priority events at its head),
 //! [`subpartition`] (state shared by a subpartition and its local channel),
-//! [`result_partition`] (producer side), [`blocking_partition`] (a producer's whole
+//! [`partition_id`] (naming a partition cluster-wide), [`result_partition`] (producer side), [`blocking_partition`] (a producer's whole
 //! output kept for BLOCKING edges, in memory and spill files, replayed per reader), [`input_gate`] (consumer side),
 //! [`environment`] (creating partitions and gates), [`record_writer`] and
 //! [`record_reader`] (typed records on top), [`remote`] (channels between processes
@@ -41,6 +41,7 @@ pub mod credit;
 pub mod environment;
 pub mod error;
 pub mod input_gate;
+pub mod partition_id;
 pub mod record_reader;
 pub mod record_writer;
 pub mod remote;
@@ -55,7 +56,7 @@ pub use buffer::{Buffer, BufferOrEvent, LocalBufferPool, NetworkBufferPool, Pool
 pub use cancel::{CancelToken, CANCEL_POLL_INTERVAL};
 pub use config::NetworkConfig;
 pub use credit::{ReceiverCredits, ReceiverDecision, SenderCredit, SenderDecision};
-pub use environment::NetworkEnvironment;
+pub use environment::{BlockingPartitionBytes, NetworkEnvironment};
 pub use error::NetworkError;
 pub use input_gate::InputGate;
 pub use record_reader::{ReaderEvent, RecordReader};

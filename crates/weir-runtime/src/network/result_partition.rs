@@ -14,7 +14,8 @@
 //! ([`ResultPartitionWriter::add_recovered_data`]).
 //!
 //! A writer of a blocking partition ([`ResultPartitionWriter::new_blocking`]) hands
-//! every buffer's bytes and every event to its [`BlockingPartition`] and recycles the
+//! every buffer's bytes and every event to its [`BoundedData`] (the blocking partition,
+//! which implements it so that this file does not depend on it) and recycles the
 //! buffer at once: it is never backpressured and takes no priority events.
 //!
 //! Invariants: buffers and events of one subpartition are delivered in the order they
@@ -24,7 +25,6 @@
 //! consumers fail with [`NetworkError::ProducerReleased`] once they drained what was
 //! queued.
 
-use super::blocking_partition::BlockingPartition;
 use super::buffer::{lock, wait_slice, Buffer, BufferOrEvent, LocalBufferPool, PoolUsage, PriorityEvent};
 use super::cancel::{CancelToken, CANCEL_POLL_INTERVAL};
 use super::error::NetworkError;
@@ -34,6 +34,18 @@ use std::sync::{Arc, MutexGuard};
 use std::time::{Duration, Instant};
 use weir_core::Event;
 
+/// Where the writer of a blocking partition stores what it is given (Flink's
+/// `BoundedData`): the whole output of the producer, kept for any number of readers.
+pub(crate) trait BoundedData: Send + Sync {
+    /// Stores a buffer's bytes for `subpartition`.
+    fn append_buffer(&self, subpartition: usize, bytes: &[u8]) -> Result<(), NetworkError>;
+    /// Stores an event for `subpartition`; EndOfPartition of the last subpartition
+    /// finishes the data.
+    fn append_event(&self, subpartition: usize, event: Event) -> Result<(), NetworkError>;
+    /// The producer's writer went away (unless the data is finished, it failed).
+    fn on_producer_dropped(&self);
+}
+
 /// Writes into the subpartitions of one result partition; owned by the producing
 /// task's thread.
 pub struct ResultPartitionWriter {
@@ -42,7 +54,7 @@ pub struct ResultPartitionWriter {
     subpartitions: Vec<Arc<Subpartition>>,
     cancel: CancelToken,
     backpressured: Duration,
-    blocking: Option<Arc<BlockingPartition>>,
+    blocking: Option<Arc<dyn BoundedData>>,
 }
 
 impl fmt::Debug for ResultPartitionWriter {
@@ -79,7 +91,7 @@ impl ResultPartitionWriter {
         pool: LocalBufferPool,
         subpartitions: Vec<Arc<Subpartition>>,
         cancel: CancelToken,
-        blocking: Arc<BlockingPartition>,
+        blocking: Arc<dyn BoundedData>,
     ) -> Self {
         let mut writer = Self::new(partition, pool, subpartitions, cancel);
         writer.blocking = Some(blocking);

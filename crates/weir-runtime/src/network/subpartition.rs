@@ -121,6 +121,10 @@ pub(crate) struct SubpartitionState {
     pub(crate) connected: bool,
     pub(crate) end_of_partition: bool,
     pub(crate) producer_released: bool,
+    /// Why the producer went away before EndOfPartition, when it knows (a blocking
+    /// partition's replay that could not read its data): the consumer fails with it
+    /// instead of ending as cancelled.
+    pub(crate) producer_failure: Option<super::NetworkError>,
     pub(crate) consumer_released: bool,
     pub(crate) failure_reported: bool,
     pub(crate) producer_waiting: bool,
@@ -146,6 +150,8 @@ pub(crate) enum RemoteTaken {
     Backlog(usize),
     /// The producer went away before EndOfPartition.
     ProducerGone,
+    /// The producer failed before EndOfPartition, for this reason.
+    Failed(super::NetworkError),
     /// Nothing to send now.
     Nothing,
 }
@@ -175,6 +181,7 @@ impl Subpartition {
                 connected: false,
                 end_of_partition: false,
                 producer_released: false,
+                producer_failure: None,
                 consumer_released: false,
                 failure_reported: false,
                 producer_waiting: false,
@@ -209,7 +216,7 @@ impl Subpartition {
             Some(BufferOrEvent::Buffer(_)) => Taken::Nothing,
             None if st.producer_released && !st.end_of_partition && !st.failure_reported => {
                 st.failure_reported = true;
-                Taken::ProducerGone
+                st.producer_failure.take().map_or(Taken::ProducerGone, Taken::Failed)
             }
             None => Taken::Nothing,
         };
@@ -236,6 +243,13 @@ impl Subpartition {
             notify.notify();
         }
         true
+    }
+
+    /// Records why the producer is about to go away before EndOfPartition: once the
+    /// consumer drained what is queued it fails with `cause` (call before the
+    /// producer's writer is dropped).
+    pub(crate) fn set_producer_failure(&self, cause: super::NetworkError) {
+        lock(&self.state).producer_failure = Some(cause);
     }
 
     /// Claims the subpartition for one consumer; false if it was claimed before.
@@ -327,7 +341,9 @@ impl Subpartition {
             Some(_) => RemoteTaken::Nothing,
             None if st.producer_released && !st.end_of_partition && !st.failure_reported => {
                 st.failure_reported = true;
-                RemoteTaken::ProducerGone
+                st.producer_failure
+                    .take()
+                    .map_or(RemoteTaken::ProducerGone, RemoteTaken::Failed)
             }
             None => RemoteTaken::Nothing,
         };

@@ -31,7 +31,8 @@
 //! logs a warning and closes the connection without answering; a server that reads
 //! another version answers with its hello and a connection-wide `ErrorResponse`
 //! (`VersionMismatch`) and closes. A client that reads a wrong magic or version fails
-//! with [`NetworkError::Connect`].
+//! with [`NetworkError::Connect`], which a gate being created reports as
+//! [`NetworkError::PartitionGone`] of the partition it wanted to read.
 //!
 //! Then both directions carry **frames**:
 //!
@@ -63,7 +64,11 @@
 //! producer went away before EndOfPartition; the consumer sees
 //! [`NetworkError::ProducerReleased`] as
 //! in-process), 3 PartitionReleased (`release_job_partitions`; the same), 4
-//! AlreadyConsumed, 5 InvalidRequest, 6 VersionMismatch.
+//! AlreadyConsumed, 5 InvalidRequest, 6 VersionMismatch, 7 PartitionGone (a blocking
+//! partition released once its consumers finished; the consumer fails at once with
+//! [`NetworkError::PartitionGone`] and the message as its reason), 8 PartitionFailed (a
+//! blocking partition's replay could not read its stored data, e.g. a truncated spill
+//! file; the consumer fails with [`NetworkError::Remote`] carrying the message).
 //!
 //! # Flow control
 //!
@@ -142,6 +147,7 @@ use std::fmt;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+pub use super::partition_id::PartitionId;
 pub use protocol::{MAGIC, MAX_FRAME_LENGTH, PROTOCOL_VERSION};
 pub use transport::DataPlaneTls;
 
@@ -151,29 +157,6 @@ pub const EVENT_WINDOW: usize = MAX_QUEUED_EVENTS;
 
 /// Control frames a server connection queues before its reader stops reading requests.
 pub const MAX_CONTROL_QUEUE: usize = 1024;
-
-/// Identifies a result partition cluster-wide.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub struct PartitionId {
-    /// The job (its 32-hex id).
-    pub job_id: String,
-    /// The job edge (intermediate data set) the partition produces.
-    pub job_edge: u32,
-    /// The producing subtask's index.
-    pub producer_subtask: u32,
-    /// The producing execution attempt.
-    pub attempt: u32,
-}
-
-impl fmt::Display for PartitionId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}/edge-{}/subtask-{}/attempt-{}",
-            self.job_id, self.job_edge, self.producer_subtask, self.attempt
-        )
-    }
-}
 
 /// One input channel of a gate to create.
 #[derive(Debug, Clone)]
@@ -208,16 +191,20 @@ pub(crate) enum Lookup {
     NotFound,
     /// The partition exists but has no such subpartition.
     NoSuchSubpartition(usize),
-    /// The partition exists but cannot be read now (a released blocking partition, no
-    /// buffers for its replay).
+    /// The partition exists but cannot be read now (no buffers for its replay).
     Failed(String),
+    /// The partition was registered and is gone (a blocking partition released once its
+    /// consumers finished); the reason says why.
+    Gone(String),
 }
 
-/// A registered partition: the subpartitions of a pipelined one (each read once), or a
-/// blocking one (each read replays it).
+/// A registered partition: the subpartitions of a pipelined one (each read once), a
+/// blocking one (each read replays it), or what is left of a released blocking one (why
+/// it is gone, so that a late request is told instead of waiting for it).
 enum Registered {
     Pipelined(Vec<SubpartitionHandle>),
     Blocking(Arc<BlockingPartition>),
+    Released(String),
 }
 
 impl Registered {
@@ -225,6 +212,7 @@ impl Registered {
         match self {
             Registered::Pipelined(h) => h.len(),
             Registered::Blocking(b) => b.num_subpartitions(),
+            Registered::Released(_) => 0,
         }
     }
 
@@ -234,14 +222,26 @@ impl Registered {
         match self {
             Registered::Pipelined(h) => Ok(h.get(index as usize).map(|h| h.inner.clone())),
             Registered::Blocking(b) if (index as usize) < b.num_subpartitions() => b.open_reader(index).map(Some),
-            Registered::Blocking(_) => Ok(None),
+            Registered::Blocking(_) | Registered::Released(_) => Ok(None),
         }
     }
 
-    fn release(self) {
-        if let Registered::Blocking(b) = self {
-            b.release();
+    /// Why the partition is gone, for a released one.
+    fn gone(&self) -> Option<&str> {
+        match self {
+            Registered::Released(reason) => Some(reason),
+            _ => None,
         }
+    }
+
+    /// Releases a blocking partition's data; `Some` unless it was released before.
+    fn release(self) -> Option<()> {
+        match self {
+            Registered::Blocking(b) => b.release(),
+            Registered::Pipelined(_) => {}
+            Registered::Released(_) => return None,
+        }
+        Some(())
     }
 }
 
@@ -293,7 +293,21 @@ impl PartitionRegistry {
     /// Drops `id`; false when it is not registered.
     pub(crate) fn remove(&self, id: &PartitionId) -> bool {
         let removed = lock(&self.partitions).remove(id);
-        removed.map(Registered::release).is_some()
+        removed.is_some_and(|r| r.gone().is_none() && r.release().is_some())
+    }
+
+    /// Releases the blocking partition `id` (its data and spill file go), remembering
+    /// `reason` for later requests of it; false when no live blocking partition `id`
+    /// is registered (a pipelined one stays).
+    pub(crate) fn release_blocking(&self, id: &PartitionId, reason: &str) -> bool {
+        let released = {
+            let mut map = lock(&self.partitions);
+            match map.get(id) {
+                Some(Registered::Blocking(_)) => map.insert(id.clone(), Registered::Released(reason.to_owned())),
+                _ => None,
+            }
+        };
+        released.and_then(Registered::release).is_some()
     }
 
     /// Finds subpartition `subpartition` of `id`.
@@ -302,6 +316,9 @@ impl PartitionRegistry {
         let Some(registered) = map.get(id) else {
             return Lookup::NotFound;
         };
+        if let Some(reason) = registered.gone() {
+            return Lookup::Gone(reason.to_owned());
+        }
         match registered.subpartition(subpartition) {
             Ok(Some(sub)) => Lookup::Found(sub),
             Ok(None) => Lookup::NoSuchSubpartition(registered.len()),
@@ -325,9 +342,20 @@ impl PartitionRegistry {
         }
     }
 
-    /// Number of registered partitions.
+    /// Number of registered partitions (released ones not counted).
     pub(crate) fn len(&self) -> usize {
-        lock(&self.partitions).len()
+        lock(&self.partitions).values().filter(|r| r.gone().is_none()).count()
+    }
+
+    /// The blocking partitions registered and not released.
+    pub(crate) fn blocking_partitions(&self) -> Vec<Arc<BlockingPartition>> {
+        lock(&self.partitions)
+            .values()
+            .filter_map(|r| match r {
+                Registered::Blocking(b) => Some(b.clone()),
+                _ => None,
+            })
+            .collect()
     }
 
     /// Waits until `id` is registered (or `deadline`, or `cancel`) and returns the
@@ -343,6 +371,14 @@ impl PartitionRegistry {
         let mut map = lock(&self.partitions);
         loop {
             if let Some(registered) = map.get(id) {
+                if let Some(reason) = registered.gone() {
+                    return Err(NetworkError::PartitionGone {
+                        partition: id.clone(),
+                        subpartition,
+                        address: "local".into(),
+                        reason: reason.to_owned(),
+                    });
+                }
                 return match registered.subpartition(subpartition)? {
                     Some(sub) => Ok(sub),
                     None => Err(NetworkError::InvalidArgument(format!(
@@ -358,7 +394,7 @@ impl PartitionRegistry {
             let now = Instant::now();
             if now >= deadline {
                 return Err(NetworkError::PartitionNotFound {
-                    partition: id.to_string(),
+                    partition: id.clone(),
                     subpartition,
                     address: "local".into(),
                     timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),

@@ -65,6 +65,12 @@ pub(crate) enum ErrorCode {
     InvalidRequest,
     /// The peers speak different protocol versions.
     VersionMismatch,
+    /// The partition was registered and is gone (a blocking partition released once
+    /// its consumers finished): its producer must run again. The message says why.
+    PartitionGone,
+    /// The partition's stored data cannot be read (a blocking partition's spill file is
+    /// unreadable or truncated); the message names the file and the cause.
+    PartitionFailed,
     /// A code this build does not know.
     Unknown(u8),
 }
@@ -78,6 +84,8 @@ impl ErrorCode {
             ErrorCode::AlreadyConsumed => 4,
             ErrorCode::InvalidRequest => 5,
             ErrorCode::VersionMismatch => 6,
+            ErrorCode::PartitionGone => 7,
+            ErrorCode::PartitionFailed => 8,
             ErrorCode::Unknown(c) => c,
         }
     }
@@ -90,6 +98,8 @@ impl ErrorCode {
             4 => ErrorCode::AlreadyConsumed,
             5 => ErrorCode::InvalidRequest,
             6 => ErrorCode::VersionMismatch,
+            7 => ErrorCode::PartitionGone,
+            8 => ErrorCode::PartitionFailed,
             other => ErrorCode::Unknown(other),
         }
     }

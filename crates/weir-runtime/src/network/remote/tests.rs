@@ -251,7 +251,7 @@ fn a_partition_that_never_registers_fails_with_partition_not_found() {
     assert_eq!(
         err,
         NetworkError::PartitionNotFound {
-            partition: pid(9, 0).to_string(),
+            partition: pid(9, 0),
             subpartition: 0,
             address: a.addr.clone(),
             timeout_ms: 300,
@@ -433,8 +433,14 @@ fn a_protocol_version_mismatch_is_rejected_with_a_clear_error() {
             .create_input_gate_from_specs(vec![remote(&addr, pid(1, 0), 0)], CancelToken::new())
             .unwrap_err();
         match err {
-            NetworkError::Connect { address, reason: r } => {
-                assert_eq!(address, addr);
+            NetworkError::PartitionGone {
+                partition,
+                address,
+                reason: r,
+                ..
+            } => {
+                assert_eq!((partition, address), (pid(1, 0), addr));
+                assert!(r.starts_with("cannot connect to its data server: "), "{r}");
                 assert!(r.contains(reason), "{r}");
             }
             other => panic!("unexpected {other:?}"),
@@ -472,12 +478,16 @@ fn losing_the_connection_fails_the_consumer_with_connection_lost() {
         w.add_buffer(0, buf),
         Err(NetworkError::ConsumerReleased { subpartition: 0 })
     );
-    // A new gate to the dead address fails to connect.
+    // A new gate to the dead address fails to connect: the partition is gone for it.
     let err = b
         .env
         .create_input_gate_from_specs(vec![remote(&addr, pid(1, 0), 0)], CancelToken::new())
         .unwrap_err();
-    assert!(matches!(err, NetworkError::Connect { .. }), "{err:?}");
+    assert!(
+        matches!(err, NetworkError::PartitionGone { ref partition, .. } if *partition == pid(1, 0)),
+        "{err:?}"
+    );
+    assert_eq!(err.missing_partition(), Some(&pid(1, 0)));
 }
 
 #[test]

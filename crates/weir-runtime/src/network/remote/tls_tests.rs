@@ -65,7 +65,10 @@ fn a_consumer_whose_certificate_another_ca_signed_cannot_read_a_partition() {
         .and_then(|gate| read_all(&mut RecordReader::<(u32, u64)>::new(gate)));
     let err = result.expect_err("an untrusted consumer reads nothing");
     assert!(
-        matches!(err, NetworkError::Connect { .. } | NetworkError::ConnectionLost { .. }),
+        matches!(
+            err,
+            NetworkError::PartitionGone { .. } | NetworkError::ConnectionLost { .. }
+        ),
         "{err:?}"
     );
     assert_eq!(a.env.num_server_connections(), 0);

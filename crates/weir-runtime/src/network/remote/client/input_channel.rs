@@ -317,7 +317,7 @@ impl RemoteInputChannel {
     /// The error of a request the server never found the partition for.
     pub(crate) fn partition_not_found(&self, timeout: Duration) -> NetworkError {
         NetworkError::PartitionNotFound {
-            partition: self.requested.partition.to_string(),
+            partition: self.requested.partition.clone(),
             subpartition: self.requested.subpartition,
             address: self.conn.address().to_owned(),
             timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
@@ -466,6 +466,12 @@ impl ChannelReceiver for RemoteInputChannel {
                     )));
                 }
             }
+            ErrorCode::PartitionGone => self.fail(NetworkError::PartitionGone {
+                partition: self.requested.partition.clone(),
+                subpartition: self.requested.subpartition,
+                address: self.conn.address().to_owned(),
+                reason: message,
+            }),
             ErrorCode::ProducerFailed | ErrorCode::PartitionReleased => {
                 tracing::debug!(address = %self.conn.address(), channel = self.index, message, "remote producer gone");
                 self.fail(NetworkError::ProducerReleased { channel: self.index });

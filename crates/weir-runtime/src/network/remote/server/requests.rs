@@ -119,6 +119,10 @@ impl ServerConnShared {
                 self.push_control(error(ErrorCode::InvalidRequest, message), true);
                 return Ok(());
             }
+            Lookup::Gone(reason) => {
+                self.push_control(error(ErrorCode::PartitionGone, reason), true);
+                return Ok(());
+            }
             Lookup::Failed(reason) => {
                 let message = format!("partition {partition}: {reason}");
                 self.push_control(error(ErrorCode::InvalidRequest, message), true);

@@ -145,6 +145,18 @@ impl ServerConnShared {
                 )
                 .map(|()| false)
             }
+            RemoteTaken::Failed(cause) => {
+                self.remove_channel(ch.id);
+                protocol::write_control(
+                    out,
+                    &ControlFrame::ErrorResponse {
+                        channel: Some(ch.id),
+                        code: ErrorCode::PartitionFailed,
+                        message: cause.to_string(),
+                    },
+                )
+                .map(|()| false)
+            }
             RemoteTaken::Nothing => Ok(false),
         }
     }
