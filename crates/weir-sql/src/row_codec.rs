@@ -486,7 +486,17 @@ mod tests {
     #[test]
     fn sixty_four_bit_varints_read_what_the_general_reader_reads() {
         let mut cases: Vec<Vec<u8>> = Vec::new();
-        for v in [0u128, 1, 127, 128, 300, u32::MAX as u128, 1 << 32, u64::MAX as u128, 1 << 64] {
+        for v in [
+            0u128,
+            1,
+            127,
+            128,
+            300,
+            u32::MAX as u128,
+            1 << 32,
+            u64::MAX as u128,
+            1 << 64,
+        ] {
             let mut out = Vec::new();
             put_varint(&mut out, v);
             cases.push(out);

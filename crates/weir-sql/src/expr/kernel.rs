@@ -110,6 +110,11 @@ fn binary<T: Copy + Send + Sync + 'static>(
     })
 }
 
+/// Column `c`'s number, as `read` takes it from the column's value.
+fn column<T: 'static>(c: usize, read: impl Fn(&Value) -> Option<T> + Send + Sync + 'static) -> Kernel<T> {
+    Arc::new(move |r| read(r.get(c)?))
+}
+
 fn int_constant(e: &Expr) -> Option<i64> {
     match e {
         Expr::Literal(Value::Int(i)) => Some(*i),
@@ -131,13 +136,10 @@ fn int_kernel(e: &Expr) -> Option<Kernel<i64>> {
         return Some(Arc::new(move |_| Some(i)));
     }
     match e {
-        Expr::Column(c) => {
-            let c = *c;
-            Some(Arc::new(move |r| match r.get(c)? {
-                Value::Int(x) => Some(*x),
-                _ => None,
-            }))
-        }
+        Expr::Column(c) => Some(column(*c, |v| match v {
+            Value::Int(x) => Some(*x),
+            _ => None,
+        })),
         Expr::Cast { expr, to, .. } if to.is_integer() => {
             let t = *to;
             match (kind(expr), &**expr) {
@@ -149,27 +151,21 @@ fn int_kernel(e: &Expr) -> Option<Kernel<i64>> {
                     let f = double_kernel(expr)?;
                     Some(Arc::new(move |r| Some(narrow(f(r)? as i64, t))))
                 }
-                (None, Expr::Column(c)) => {
-                    let c = *c;
-                    Some(Arc::new(move |r| match r.get(c)? {
-                        Value::Int(x) => Some(narrow(*x, t)),
-                        Value::Double(d) => Some(narrow(*d as i64, t)),
-                        _ => None,
-                    }))
-                }
+                (None, Expr::Column(c)) => Some(column(*c, move |v| match v {
+                    Value::Int(x) => Some(narrow(*x, t)),
+                    Value::Double(d) => Some(narrow(*d as i64, t)),
+                    _ => None,
+                })),
                 _ => None,
             }
         }
         e => match arith_parts(e)? {
             (op, a, b, t) if t.is_integer() => match (a, int_constant(b)) {
                 // A column and a constant (`seq * 10`): one closure.
-                (Expr::Column(c), Some(y)) => {
-                    let c = *c;
-                    Some(Arc::new(move |r| match r.get(c)? {
-                        Value::Int(x) => int_op(op, *x, y, t),
-                        _ => None,
-                    }))
-                }
+                (Expr::Column(c), Some(y)) => Some(column(*c, move |v| match v {
+                    Value::Int(x) => int_op(op, *x, y, t),
+                    _ => None,
+                })),
                 _ => binary(a, b, int_kernel, int_constant, move |x, y| int_op(op, x, y, t)),
             },
             _ => None,
@@ -184,14 +180,11 @@ fn double_kernel(e: &Expr) -> Option<Kernel<f64>> {
         return Some(Arc::new(move |_| Some(d)));
     }
     match (kind(e), e) {
-        (None, Expr::Column(c)) => {
-            let c = *c;
-            Some(Arc::new(move |r| match r.get(c)? {
-                Value::Int(x) => Some(*x as f64),
-                Value::Double(d) => Some(*d),
-                _ => None,
-            }))
-        }
+        (None, Expr::Column(c)) => Some(column(*c, |v| match v {
+            Value::Int(x) => Some(*x as f64),
+            Value::Double(d) => Some(*d),
+            _ => None,
+        })),
         (Some(Kind::Int), e) => {
             let f = int_kernel(e)?;
             Some(Arc::new(move |r| Some(f(r)? as f64)))
@@ -210,13 +203,10 @@ fn double_kernel(e: &Expr) -> Option<Kernel<f64>> {
 /// `e` as epoch milliseconds (where the tree's value is a `Timestamp`).
 fn timestamp_kernel(e: &Expr) -> Option<Kernel<i64>> {
     match e {
-        Expr::Column(c) => {
-            let c = *c;
-            Some(Arc::new(move |r| match r.get(c)? {
-                Value::Timestamp(ms) => Some(*ms),
-                _ => None,
-            }))
-        }
+        Expr::Column(c) => Some(column(*c, |v| match v {
+            Value::Timestamp(ms) => Some(*ms),
+            _ => None,
+        })),
         Expr::Cast { expr, to, .. } if to.is_timestamp() => timestamp_kernel(expr),
         Expr::Call(ScalarFn::ToTimestampLtz(precision), args) if args.len() == 1 => {
             let f = double_kernel(&args[0])?;
