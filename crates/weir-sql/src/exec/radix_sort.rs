@@ -26,7 +26,7 @@ pub fn ascending_order(keys: &[i64]) -> Vec<u32> {
     let mut scratch = vec![(0u64, 0u32); pairs.len()];
     for (byte, c) in counts.iter().enumerate() {
         // Every key has the same byte here: this pass would not move anything.
-        if c.iter().any(|&n| n == pairs.len()) {
+        if c.contains(&pairs.len()) {
             continue;
         }
         let mut next = [0usize; 256];

@@ -77,7 +77,7 @@ impl AccColumn {
     pub fn push(&mut self, call: &AggCall, acc: Acc) {
         self.push_empty(call);
         let last = self.len() - 1;
-        self.set(call, last, acc);
+        self.set(last, acc);
     }
 
     /// The general accumulator holding the state of entry `i`.
@@ -90,8 +90,8 @@ impl AccColumn {
         }
     }
 
-    /// Replaces entry `i` with `acc`, an accumulator of `call`.
-    pub fn set(&mut self, call: &AggCall, i: usize, acc: Acc) {
+    /// Replaces entry `i` with `acc`, an accumulator of this column's call.
+    pub fn set(&mut self, i: usize, acc: Acc) {
         match (&mut *self, acc) {
             (AccColumn::Count(n), Acc::Count(c)) => n[i] = c,
             (AccColumn::DoubleSum { sums, counts }, Acc::Sum(Value::Double(sum), c)) => {
@@ -105,7 +105,7 @@ impl AccColumn {
             (AccColumn::General(accs), acc) => accs[i] = acc,
             (_, acc) => {
                 self.generalize();
-                self.set(call, i, acc);
+                self.set(i, acc);
             }
         }
     }
@@ -154,7 +154,7 @@ impl AccColumn {
             (AccColumn::Count(x), AccColumn::Count(y)) => x[i] = x[i].wrapping_add(y[j]),
             _ => {
                 let merged = acc::merge(call, self.get(i), other.get(j));
-                self.set(call, i, merged);
+                self.set(i, merged);
             }
         }
     }
