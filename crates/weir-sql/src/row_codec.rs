@@ -105,7 +105,13 @@ fn unzigzag(v: u128) -> i128 {
 
 fn put_int(out: &mut Vec<u8>, tag: Tag, v: i64) {
     out.push(tag as u8);
-    put_varint(out, zigzag(v as i128));
+    // The zigzag of an `i64` in 64 bits: the same bytes as `zigzag(v as i128)`.
+    let mut z = ((v << 1) ^ (v >> 63)) as u64;
+    while z >= 0x80 {
+        out.push((z as u8) | 0x80);
+        z >>= 7;
+    }
+    out.push(z as u8);
 }
 
 /// Appends the encoding of `row` to `out`.
@@ -189,6 +195,42 @@ impl<'a> Reader<'a> {
         Ok(v)
     }
 
+    /// A LEB128 varint of at most `max_bits` (at most 64) significant bits: what
+    /// [`Reader::varint`] reads, in 64-bit arithmetic. A byte past `max_bits` is an
+    /// overflow at once; bits beyond `max_bits` in the last bytes are one once the
+    /// varint has ended (as in `varint`, so a truncated varint is reported truncated).
+    #[inline]
+    fn varint64(&mut self, max_bits: u32) -> Result<u64, RowCodecError> {
+        let start = self.at;
+        let mut v: u64 = 0;
+        let mut shift = 0u32;
+        let mut excess = false;
+        loop {
+            let b = self.byte()?;
+            if shift >= max_bits {
+                return Err(RowCodecError::VarintOverflow(start));
+            }
+            let chunk = u64::from(b & 0x7f);
+            excess |= shift + 7 > max_bits && chunk >> (max_bits - shift) != 0;
+            v |= chunk << shift;
+            if b & 0x80 == 0 {
+                break;
+            }
+            shift += 7;
+        }
+        if excess {
+            return Err(RowCodecError::VarintOverflow(start));
+        }
+        Ok(v)
+    }
+
+    /// A zigzag varint of a signed integer of at most 64 `bits` (so it fits in them).
+    #[inline]
+    fn signed64(&mut self, bits: u32) -> Result<i64, RowCodecError> {
+        let v = self.varint64(bits)?;
+        Ok(((v >> 1) as i64) ^ -((v & 1) as i64))
+    }
+
     /// A zigzag varint of a signed integer of `bits` bits (so it fits in them).
     fn signed(&mut self, bits: u32) -> Result<i128, RowCodecError> {
         Ok(unzigzag(self.varint(bits)?))
@@ -206,7 +248,7 @@ impl<'a> Reader<'a> {
             Tag::Null => Value::Null,
             Tag::False => Value::Bool(false),
             Tag::True => Value::Bool(true),
-            Tag::Int => Value::Int(self.signed(64)? as i64),
+            Tag::Int => Value::Int(self.signed64(64)?),
             Tag::Double => {
                 let b = self.take(8)?;
                 let mut a = [0u8; 8];
@@ -225,10 +267,10 @@ impl<'a> Reader<'a> {
                     std::str::from_utf8(b).map_err(|_| RowCodecError::InvalidUtf8(at))?,
                 ))
             }
-            Tag::Date => Value::Date(self.signed(32)? as i32),
-            Tag::Time => Value::Time(self.signed(32)? as i32),
-            Tag::Timestamp => Value::Timestamp(self.signed(64)? as i64),
-            Tag::Interval => Value::Interval(self.signed(64)? as i64),
+            Tag::Date => Value::Date(self.signed64(32)? as i32),
+            Tag::Time => Value::Time(self.signed64(32)? as i32),
+            Tag::Timestamp => Value::Timestamp(self.signed64(64)?),
+            Tag::Interval => Value::Interval(self.signed64(64)?),
         })
     }
 }
@@ -249,7 +291,7 @@ pub fn decode_row(bytes: &[u8]) -> Result<Row, RowCodecError> {
             })
         }
     };
-    let n = r.varint(32)? as usize;
+    let n = r.varint64(32)? as usize;
     // Every field takes at least its tag byte: a count beyond the bytes left is corrupt
     // and must not size the allocation.
     if n > bytes.len() - r.at {
@@ -439,5 +481,52 @@ mod tests {
         ];
         assert!(matches!(decode_row(&huge_int), Err(RowCodecError::VarintOverflow(_))));
         assert_eq!(decode_row(&[0, 0x7f]), Err(RowCodecError::Truncated(2)));
+    }
+
+    #[test]
+    fn sixty_four_bit_varints_read_what_the_general_reader_reads() {
+        let mut cases: Vec<Vec<u8>> = Vec::new();
+        for v in [
+            0u128,
+            1,
+            127,
+            128,
+            300,
+            u32::MAX as u128,
+            1 << 32,
+            u64::MAX as u128,
+            1 << 64,
+        ] {
+            let mut out = Vec::new();
+            put_varint(&mut out, v);
+            cases.push(out);
+        }
+        cases.extend([
+            vec![0x80],
+            vec![0xff; 9],
+            vec![0xff; 10],
+            vec![0xff, 0xff, 0xff, 0xff, 0x1f],
+            vec![0xff, 0xff, 0xff, 0xff, 0x10],
+            vec![0xff, 0xff, 0xff, 0xff, 0x0f],
+            vec![0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x02],
+            vec![0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01],
+            vec![0x80, 0x80, 0x80, 0x80, 0x90],
+        ]);
+        for bytes in &cases {
+            for bits in [32, 64] {
+                let general = Reader { bytes, at: 0 }.varint(bits).map(|v| v as u64);
+                let fast = Reader { bytes, at: 0 }.varint64(bits);
+                assert_eq!(fast, general, "{bytes:?} as {bits} bits");
+                let general = Reader { bytes, at: 0 }.signed(bits).map(|v| v as i64);
+                assert_eq!(Reader { bytes, at: 0 }.signed64(bits), general, "{bytes:?}");
+            }
+        }
+        for v in [0i64, -1, 1, i64::MIN, i64::MAX, -7919, 1_699_999_980_001] {
+            let mut fast = Vec::new();
+            put_int(&mut fast, Tag::Int, v);
+            let mut general = vec![Tag::Int as u8];
+            put_varint(&mut general, zigzag(v as i128));
+            assert_eq!(fast, general, "{v}");
+        }
     }
 }

@@ -37,7 +37,7 @@ pub fn read_line(reader: &mut impl BufRead, line: &mut Vec<u8>, max: usize) -> i
                 LineRead::Line { consumed }
             });
         }
-        let newline = chunk.iter().position(|&b| b == b'\n');
+        let newline = find_newline(chunk);
         let content = newline.unwrap_or(chunk.len());
         if line.len() + content > max {
             let take = max + 1 - line.len();
@@ -55,6 +55,28 @@ pub fn read_line(reader: &mut impl BufRead, line: &mut Vec<u8>, max: usize) -> i
             return Ok(LineRead::Line { consumed });
         }
     }
+}
+
+/// The position of the first `\n` in `bytes`, looked for eight bytes at a time (a
+/// word XORed with `\n` in every byte has a zero byte where a `\n` was; the lowest
+/// byte flagged by the zero-byte test is the first such byte).
+fn find_newline(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = u64::from_ne_bytes([1; 8]);
+    const HIGHS: u64 = ONES << 7;
+    const NEWLINES: u64 = ONES * b'\n' as u64;
+    let mut words = bytes.chunks_exact(8);
+    let mut at = 0;
+    for word in words.by_ref() {
+        let mut le = [0u8; 8];
+        le.copy_from_slice(word);
+        let x = u64::from_le_bytes(le) ^ NEWLINES;
+        let zero_bytes = x.wrapping_sub(ONES) & !x & HIGHS;
+        if zero_bytes != 0 {
+            return Some(at + (zero_bytes.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    words.remainder().iter().position(|&b| b == b'\n').map(|p| at + p)
 }
 
 /// The reader's buffered bytes, refilled when empty (retrying interrupted reads).
@@ -94,6 +116,28 @@ pub fn skip_rest_of_line(reader: &mut impl BufRead) -> io::Result<usize> {
 mod tests {
     use super::*;
     use std::io::BufReader;
+
+    #[test]
+    fn the_first_newline_is_found_at_every_offset_and_beside_any_byte() {
+        for len in 0..40 {
+            for at in 0..=len {
+                let mut bytes: Vec<u8> = (0..len).map(|i| (i as u8).wrapping_mul(37) | 0x0b).collect();
+                if at < len {
+                    bytes[at] = b'\n';
+                    // Bytes that trip naive zero-byte tests: 0x0b ^ 0x0a = 0x01, and a
+                    // later newline.
+                    if at + 1 < len {
+                        bytes[at + 1] = 0x0b;
+                    }
+                    if at + 3 < len {
+                        bytes[at + 3] = b'\n';
+                    }
+                }
+                let expected = bytes.iter().position(|&b| b == b'\n');
+                assert_eq!(find_newline(&bytes), expected, "len {len}, newline at {at}");
+            }
+        }
+    }
 
     #[test]
     fn lines_within_the_bound_are_read_whole_across_buffer_refills() {

@@ -56,8 +56,12 @@ fn field_value(text: &str, quoted: bool, t: DataType) -> Result<Value, String> {
         return Ok(Value::Null);
     }
     let direct = match t {
-        t if t.is_integer() => text.trim().parse::<i64>().ok().map(|i| Value::Int(narrow(i, t))),
-        DataType::Float | DataType::Double => text.trim().parse::<f64>().ok().map(Value::Double),
+        t if t.is_integer() => plain_integer(text)
+            .or_else(|| text.trim().parse::<i64>().ok())
+            .map(|i| Value::Int(narrow(i, t))),
+        DataType::Float | DataType::Double => plain_decimal(text)
+            .or_else(|| text.trim().parse::<f64>().ok())
+            .map(Value::Double),
         t if t.is_timestamp() => parse_timestamp(text).map(Value::Timestamp),
         _ => None,
     };
@@ -65,6 +69,53 @@ fn field_value(text: &str, quoted: bool, t: DataType) -> Result<Value, String> {
         Some(v) => Ok(v),
         None => cast(Value::Str(text.to_string()), DataType::STRING, t).map_err(|e| e.0),
     }
+}
+
+/// An optional `-` and one to eighteen ASCII digits (so no overflow) as their
+/// integer; `None` for any other text, which `str::parse` then reads.
+fn plain_integer(text: &str) -> Option<i64> {
+    let (negative, digits) = match text.as_bytes() {
+        [b'-', rest @ ..] => (true, rest),
+        rest => (false, rest),
+    };
+    if digits.is_empty() || digits.len() > 18 || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let n = digits.iter().fold(0i64, |n, d| n * 10 + i64::from(d - b'0'));
+    Some(if negative { -n } else { n })
+}
+
+/// Exact powers of ten as doubles (all below 2^53, so exactly representable).
+const POWERS_OF_TEN: [f64; 16] = [
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+];
+
+/// An optional `-`, digits and an optional `.` with digits, fifteen digits at most,
+/// as the nearest double: the digits as an integer (exact below 2^53) divided by an
+/// exact power of ten, which IEEE division rounds correctly, so it is the double
+/// `str::parse` gives (Clinger's fast path). `None` for any other text.
+fn plain_decimal(text: &str) -> Option<f64> {
+    let (negative, rest) = match text.as_bytes() {
+        [b'-', rest @ ..] => (true, rest),
+        rest => (false, rest),
+    };
+    let (whole, fraction) = match memchr::memchr(b'.', rest) {
+        Some(at) => (&rest[..at], &rest[at + 1..]),
+        None => (rest, &[][..]),
+    };
+    let all_digits = |s: &[u8]| s.iter().all(u8::is_ascii_digit);
+    if whole.is_empty() || whole.len() + fraction.len() > 15 || !all_digits(whole) || !all_digits(fraction) {
+        return None;
+    }
+    if fraction.is_empty() && rest.len() > whole.len() {
+        return None;
+    }
+    let mantissa = whole
+        .iter()
+        .chain(fraction)
+        .fold(0u64, |n, d| n * 10 + u64::from(d - b'0'));
+    let magnitude = mantissa as f64 / POWERS_OF_TEN[fraction.len()];
+    Some(if negative { -magnitude } else { magnitude })
 }
 
 /// Parses a CSV line into values of `types`, appended to `out` (which the caller may
@@ -176,6 +227,63 @@ mod tests {
         );
         assert!(parse_csv_into("2,oops,2023-11-14 22:13:20.001", &types, &mut out).is_err());
         assert_eq!(out.len(), 4);
+    }
+
+    #[test]
+    fn plain_numbers_read_as_str_parse_reads_them() {
+        for text in [
+            "0",
+            "-0",
+            "7",
+            "-7919",
+            "123456789012345678",
+            "-999999999999999999",
+            "007",
+        ] {
+            assert_eq!(plain_integer(text), text.parse::<i64>().ok(), "{text}");
+        }
+        for text in ["", "-", "+5", " 5", "1234567890123456789", "1.0", "1e3", "--1"] {
+            assert_eq!(plain_integer(text), None, "{text}");
+        }
+        let mut decimals: Vec<String> = [
+            "0",
+            "-0",
+            "0.07",
+            "-0.0",
+            "212.59",
+            "999.99",
+            "0.1",
+            "0.3",
+            "123456789012345",
+            "1.00000000000001",
+            "-98765.4321",
+            "0.00000000000001",
+            "007.50",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        decimals.extend((0..100_000).step_by(7).map(|i| format!("{}.{:02}", i / 100, i % 100)));
+        for text in &decimals {
+            let fast = plain_decimal(text).expect("a plain decimal");
+            let parsed: f64 = text.parse().expect("parses");
+            assert_eq!(fast.to_bits(), parsed.to_bits(), "{text}");
+        }
+        for text in [
+            "",
+            ".5",
+            "1.",
+            "-",
+            "1e5",
+            "+1.5",
+            "1.2.3",
+            "1234567890123456",
+            " 1.5",
+            "NaN",
+            "inf",
+        ] {
+            assert_eq!(plain_decimal(text), None, "{text}");
+        }
     }
 
     #[test]

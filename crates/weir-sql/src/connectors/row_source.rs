@@ -84,6 +84,8 @@ pub struct Completer {
     table: Arc<ResolvedTable>,
     computed: Vec<Option<Compiled>>,
     in_place: bool,
+    /// The physical columns come first, in declaration order, then only computed ones.
+    appends: bool,
 }
 
 impl Completer {
@@ -103,10 +105,17 @@ impl Completer {
                 .iter()
                 .enumerate()
                 .all(|(i, c)| matches!(c, ColumnSource::Physical(p) if *p == i));
+        let physical = table.physical.len();
+        let appends = table.columns.len() >= physical
+            && table.columns.iter().enumerate().all(|(i, c)| match c {
+                ColumnSource::Physical(p) => i < physical && *p == i,
+                ColumnSource::Computed(_) => i >= physical,
+            });
         Self {
             table,
             computed,
             in_place,
+            appends,
         }
     }
 
@@ -117,17 +126,28 @@ impl Completer {
 
     /// The complete row from its physical values: computed columns evaluated. The row
     /// reuses the vector of physical values (a table of physical columns only, in
-    /// declaration order, keeps it as it is).
+    /// declaration order, keeps it as it is; one whose computed columns all follow its
+    /// physical ones gets them appended).
     pub fn complete(&self, mut physical: Vec<Value>) -> Result<Row, TaskError> {
         if self.in_place {
+            return Ok(Row::insert(physical));
+        }
+        let n = self.table.physical.len();
+        if self.appends && physical.len() == n {
+            physical.reserve(self.computed.len() - n);
+            for compiled in &self.computed[n..] {
+                let value = match compiled {
+                    Some(e) => e.eval(&physical[..n]).map_err(|e| self.failed(e))?,
+                    None => Value::Null,
+                };
+                physical.push(value);
+            }
             return Ok(Row::insert(physical));
         }
         let mut values: SmallVec<[Value; 8]> = SmallVec::with_capacity(self.table.columns.len());
         for (c, compiled) in self.table.columns.iter().zip(&self.computed) {
             values.push(match (c, compiled) {
-                (_, Some(e)) => e
-                    .eval(&physical)
-                    .map_err(|e| TaskError::user(&format!("Source: {}", self.table.name), e))?,
+                (_, Some(e)) => e.eval(&physical).map_err(|e| self.failed(e))?,
                 (ColumnSource::Physical(i), None) => physical.get(*i).cloned().unwrap_or_default(),
                 (ColumnSource::Computed(_), None) => Value::Null,
             });
@@ -135,6 +155,10 @@ impl Completer {
         physical.clear();
         physical.extend(values);
         Ok(Row::insert(physical))
+    }
+
+    fn failed(&self, cause: crate::expr::EvalError) -> TaskError {
+        TaskError::user(&format!("Source: {}", self.table.name), cause)
     }
 }
 

@@ -1,14 +1,16 @@
 //! The `Calc` operator: evaluates a filter and the projections per row, in one
 //! chained operator. The changelog kind and the record timestamp pass through.
 //!
-//! The output row reuses the input row's vector. A Calc that only selects columns
-//! (and constants) moves each value selected once out of the input instead of copying
-//! it, so no string is cloned and nothing is evaluated.
+//! No vector is allocated per row: a Calc that only moves columns, in ascending column
+//! order, shifts them to the front of the input row's vector; any other Calc builds its
+//! output in the vector of the row before (kept emptied as the spare) and keeps the
+//! input's vector as the next spare. A Calc that only selects columns (and constants)
+//! moves each value selected once out of the input instead of copying it, so no string
+//! is cloned and nothing is evaluated.
 
 use crate::expr::kernel::Compiled;
 use crate::expr::Expr;
 use crate::value::{Row, Value};
-use smallvec::SmallVec;
 use std::sync::Arc;
 use weir_core::element::WatermarkStatus;
 use weir_core::{StreamRecord, Watermark};
@@ -56,6 +58,11 @@ pub struct CalcOperator {
     spec: Arc<CalcSpec>,
     projections: Vec<Compiled>,
     picks: Option<Vec<Pick>>,
+    /// The picks only move columns, in ascending column order: the output is the input
+    /// vector with the picked values shifted to the front.
+    in_place: bool,
+    /// The vector the next output row is built in (the last input row's, emptied).
+    spare: Vec<Value>,
     out: Box<dyn Output<Row>>,
 }
 
@@ -64,62 +71,109 @@ impl CalcOperator {
     pub fn new(spec: Arc<CalcSpec>, out: Box<dyn Output<Row>>) -> Self {
         let projections = spec.exprs.iter().cloned().map(Compiled::new).collect();
         let picks = picks(&spec.exprs);
+        let in_place = picks.as_deref().is_some_and(moves_in_order);
         Self {
             spec,
             projections,
             picks,
+            in_place,
+            spare: Vec::new(),
             out,
         }
     }
 }
 
-/// Applies the filter of `spec` and then `picks` to `row`: `None` if filtered out.
-fn select(spec: &CalcSpec, picks: &[Pick], mut row: Row) -> Result<Option<Row>, TaskError> {
-    if let Some(f) = &spec.filter {
-        if !f.is_true(&row.values).map_err(|e| TaskError::user(&spec.name, e))? {
-            return Ok(None);
+/// True when every pick moves a column and the columns ascend strictly.
+fn moves_in_order(picks: &[Pick]) -> bool {
+    let mut last = None;
+    picks.iter().all(|p| match p {
+        Pick::Move(c) if last.is_none_or(|l| *c > l) => {
+            last = Some(*c);
+            true
         }
+        _ => false,
+    })
+}
+
+/// Whether `row` passes `spec`'s filter.
+fn passes(spec: &CalcSpec, row: &Row) -> Result<bool, TaskError> {
+    match &spec.filter {
+        Some(f) => f.is_true(&row.values).map_err(|e| TaskError::user(&spec.name, e)),
+        None => Ok(true),
     }
-    let mut projected = Projected::with_capacity(picks.len());
+}
+
+/// `row`'s values replaced by `out`'s; the old vector, emptied, becomes the spare.
+fn replace_values(row: &mut Row, out: Vec<Value>, spare: &mut Vec<Value>) {
+    let mut old = std::mem::replace(&mut row.values, out);
+    old.clear();
+    *spare = old;
+}
+
+/// Applies the filter of `spec` and then `picks` to `row`: `None` if filtered out.
+/// `in_place` says the picks move ascending columns (see [`moves_in_order`]); the
+/// output is built in `spare` otherwise.
+fn select(
+    spec: &CalcSpec,
+    picks: &[Pick],
+    in_place: bool,
+    mut row: Row,
+    spare: &mut Vec<Value>,
+) -> Result<Option<Row>, TaskError> {
+    if !passes(spec, &row)? {
+        return Ok(None);
+    }
+    let fits = matches!(picks.last(), Some(Pick::Move(c)) if *c < row.values.len());
+    if in_place && fits {
+        // Column `c` of pick `i` is at or after `i` and after every earlier pick's, so
+        // each swap takes a value not yet moved and leaves the picked ones in front.
+        for (i, p) in picks.iter().enumerate() {
+            if let Pick::Move(c) = p {
+                row.values.swap(i, *c);
+            }
+        }
+        row.values.truncate(picks.len());
+        return Ok(Some(row));
+    }
+    let mut out = std::mem::take(spare);
+    out.reserve(picks.len());
     for p in picks {
-        projected.push(match p {
+        out.push(match p {
             Pick::Move(c) => row.values.get_mut(*c).map(std::mem::take).unwrap_or_default(),
             Pick::Copy(c) => row.values.get(*c).cloned().unwrap_or_default(),
             Pick::Const(v) => v.clone(),
         });
     }
-    row.values.clear();
-    row.values.extend(projected);
+    replace_values(&mut row, out, spare);
     Ok(Some(row))
 }
 
-/// Output values of one row before they replace the input's: inline up to this many.
-type Projected = SmallVec<[Value; 8]>;
-
-/// Applies `spec` (its projections compiled) to `row`: `None` if filtered out. The output row reuses the input
-/// row's vector: the projections are evaluated against the input values first (on
-/// the stack for up to eight columns), then replace them.
-pub fn apply(spec: &CalcSpec, projections: &[Compiled], mut row: Row) -> Result<Option<Row>, TaskError> {
-    let fail = |e: crate::expr::EvalError| TaskError::user(&spec.name, e);
-    if let Some(f) = &spec.filter {
-        if !f.is_true(&row.values).map_err(fail)? {
-            return Ok(None);
-        }
+/// Applies `spec` (its projections compiled) to `row`: `None` if filtered out. The
+/// projections are evaluated against the input values into `spare`, which then takes
+/// the input's place (and the input's vector becomes the spare).
+pub fn apply(
+    spec: &CalcSpec,
+    projections: &[Compiled],
+    mut row: Row,
+    spare: &mut Vec<Value>,
+) -> Result<Option<Row>, TaskError> {
+    if !passes(spec, &row)? {
+        return Ok(None);
     }
-    let mut projected = Projected::with_capacity(projections.len());
+    let mut out = std::mem::take(spare);
+    out.reserve(projections.len());
     for e in projections {
-        projected.push(e.eval(&row.values).map_err(fail)?);
+        out.push(e.eval(&row.values).map_err(|e| TaskError::user(&spec.name, e))?);
     }
-    row.values.clear();
-    row.values.extend(projected);
+    replace_values(&mut row, out, spare);
     Ok(Some(row))
 }
 
 impl Output<Row> for CalcOperator {
     fn collect(&mut self, record: StreamRecord<Row>) -> Result<(), TaskError> {
         let row = match &self.picks {
-            Some(picks) => select(&self.spec, picks, record.value)?,
-            None => apply(&self.spec, &self.projections, record.value)?,
+            Some(picks) => select(&self.spec, picks, self.in_place, record.value, &mut self.spare)?,
+            None => apply(&self.spec, &self.projections, record.value, &mut self.spare)?,
         };
         if let Some(row) = row {
             self.out.collect(StreamRecord {
@@ -179,8 +233,11 @@ mod tests {
             values: vec![Value::Str("a".into()), Value::Null, Value::Double(1.5)],
         };
         let compiled: Vec<Compiled> = spec.exprs.iter().cloned().map(Compiled::new).collect();
-        let evaluated = apply(&spec, &compiled, input.clone()).unwrap();
-        let picked = select(&spec, &picks(&spec.exprs).unwrap(), input).unwrap();
+        let mut spare = Vec::new();
+        let evaluated = apply(&spec, &compiled, input.clone(), &mut spare).unwrap();
+        let picks = picks(&spec.exprs).unwrap();
+        assert!(!moves_in_order(&picks));
+        let picked = select(&spec, &picks, false, input, &mut spare).unwrap();
         assert_eq!(picked, evaluated);
         let row = picked.unwrap();
         assert_eq!(row.kind, crate::value::RowKind::UpdateAfter);
@@ -201,11 +258,44 @@ mod tests {
         let spec = spec(vec![Expr::Column(1)], Some(filter));
         let picks = picks(&spec.exprs).unwrap();
         let row = |b| Row::insert(vec![Value::Bool(b), Value::Int(1)]);
-        assert_eq!(select(&spec, &picks, row(false)).unwrap(), None);
+        for in_place in [false, true] {
+            let mut spare = Vec::new();
+            assert_eq!(select(&spec, &picks, in_place, row(false), &mut spare).unwrap(), None);
+            assert_eq!(
+                select(&spec, &picks, in_place, row(true), &mut spare).unwrap(),
+                Some(Row::insert(vec![Value::Int(1)]))
+            );
+        }
+    }
+
+    #[test]
+    fn ascending_moves_shift_the_values_in_place_and_give_what_evaluating_gives() {
+        let exprs = vec![Expr::Column(0), Expr::Column(3), Expr::Column(4)];
+        let picks = picks(&exprs).unwrap();
+        assert!(moves_in_order(&picks));
+        let spec = spec(exprs, None);
+        let compiled: Vec<Compiled> = spec.exprs.iter().cloned().map(Compiled::new).collect();
+        let input = Row::insert((0..6).map(|i| Value::Str(format!("v{i}"))).collect());
+        let mut spare = Vec::new();
+        let evaluated = apply(&spec, &compiled, input.clone(), &mut spare).unwrap();
+        let picked = select(&spec, &picks, true, input, &mut spare).unwrap();
+        assert_eq!(picked, evaluated);
         assert_eq!(
-            select(&spec, &picks, row(true)).unwrap(),
-            Some(Row::insert(vec![Value::Int(1)]))
+            picked.unwrap().values,
+            vec![
+                Value::Str("v0".into()),
+                Value::Str("v3".into()),
+                Value::Str("v4".into())
+            ]
         );
+        // A row too short for the picks reads NULLs, as the general path does.
+        let short = Row::insert(vec![Value::Int(1), Value::Int(2)]);
+        assert_eq!(
+            select(&spec, &picks, true, short, &mut spare).unwrap(),
+            Some(Row::insert(vec![Value::Int(1), Value::Null, Value::Null]))
+        );
+        assert!(!moves_in_order(&[Pick::Move(2), Pick::Move(1)]));
+        assert!(!moves_in_order(&[Pick::Move(0), Pick::Const(Value::Null)]));
     }
 
     #[test]

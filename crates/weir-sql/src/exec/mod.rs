@@ -6,6 +6,7 @@ pub mod acc;
 pub mod calc;
 pub mod collect;
 pub mod group_agg;
+pub mod radix_sort;
 pub mod slice_assigner;
 pub mod slice_snapshot;
 pub mod slice_table;

@@ -12,7 +12,6 @@
 
 use super::acc::Acc;
 use super::slice_table::SliceTable;
-use super::typed_acc::TypedAcc;
 use crate::plan::AggCall;
 use crate::value::GroupKey;
 use serde::{Deserialize, Serialize};
@@ -61,19 +60,14 @@ impl Default for RestoredSlices {
 /// The snapshot of `slices` and `watermark` (the key groups of `max_parallelism`).
 pub fn snapshot(
     slices: &BTreeMap<i64, SliceTable>,
-    width: usize,
     watermark: i64,
     max_parallelism: u32,
 ) -> Result<OperatorSnapshot, String> {
     let mut groups: BTreeMap<u32, Vec<SliceEntry>> = BTreeMap::new();
     for (&slice_end, table) in slices {
-        for (key, accs) in table.entries(width) {
-            let kg = assign_to_key_group(key_hash(key), max_parallelism);
-            groups.entry(kg).or_default().push(SliceEntry {
-                slice_end,
-                key: key.clone(),
-                accs: accs.iter().map(TypedAcc::to_acc).collect(),
-            });
+        for (key, accs) in table.entries() {
+            let kg = assign_to_key_group(key_hash(&key), max_parallelism);
+            groups.entry(kg).or_default().push(SliceEntry { slice_end, key, accs });
         }
     }
     let mut snapshot = OperatorSnapshot::default();
@@ -98,17 +92,12 @@ pub fn restore(snapshot: &OperatorSnapshot, aggs: &[AggCall]) -> Result<Restored
             let entries: Vec<SliceEntry> =
                 codec::decode(bytes).map_err(|e| format!("key group {kg} of {SLICES_STATE}: {e}"))?;
             for e in entries {
-                let accs: Vec<TypedAcc> = aggs
-                    .iter()
-                    .zip(e.accs.iter().cloned())
-                    .map(|(call, acc)| TypedAcc::from_acc(call, acc))
-                    .collect();
                 let table = restored.slices.entry(e.slice_end).or_default();
-                if e.accs.len() != aggs.len() || !table.insert(e.key, accs, aggs.len()) {
+                let held = e.accs.len();
+                if !table.insert(e.key, e.accs, aggs) {
                     return Err(format!(
-                        "key group {kg} of {SLICES_STATE}: an entry of slice {} with {} accumulators (the query has {}) or a key held twice",
+                        "key group {kg} of {SLICES_STATE}: an entry of slice {} with {held} accumulators (the query has {}) or a key held twice",
                         e.slice_end,
-                        e.accs.len(),
                         aggs.len()
                     ));
                 }

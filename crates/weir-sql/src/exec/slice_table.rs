@@ -1,26 +1,128 @@
-//! One slice's table of group keys → typed accumulators (the slicing window
-//! aggregate's state of one slice end), and the merge of several slices into the
-//! table of one window.
+//! One slice's table of group keys → accumulators (the slicing window aggregate's
+//! state of one slice end), and the merge of several slices into the table of one
+//! window.
 //!
-//! Invariants: `keys[i]` owns the accumulators `accs[i·width .. (i+1)·width]`, where
-//! `width` is the number of aggregate calls; `index` maps every key to its `i`, and a
-//! key is in it once. A table is probed with a row's key columns (`&[Value]`), so a
-//! key is cloned only when it is first seen.
+//! Keys of one integer column (the common `GROUP BY user_id`) are held as plain `i64`s
+//! in a map keyed by them; any other key (several columns, strings, a NULL) as a
+//! [`GroupKey`] (a table of integer keys turns into that form when such a key comes).
+//! The accumulators are columns, one [`AccColumn`] per aggregate call, typed where the
+//! call allows it.
+//!
+//! Invariants: entry `i` is key `i` of the key column and accumulator `i` of every
+//! accumulator column (all as long as the key column); the index maps every key to its
+//! `i`, and a key is in it once. A table is probed with a row's key columns
+//! (`&[Value]`), so a key is copied only when it is first seen.
 
-use super::typed_acc::TypedAcc;
+use super::radix_sort::ascending_order;
+use super::typed_acc::AccColumn;
+use crate::exec::acc::Acc;
 use crate::plan::AggCall;
 use crate::value::{GroupKey, Value};
 use rustc_hash::FxHashMap;
 
+/// The keys of a table, in the order they were first seen.
+#[derive(Debug, Clone)]
+enum Keys {
+    /// Keys of one integer column.
+    Ints { index: FxHashMap<i64, u32>, keys: Vec<i64> },
+    /// Any keys.
+    General {
+        index: FxHashMap<GroupKey, u32>,
+        keys: Vec<GroupKey>,
+    },
+}
+
+impl Default for Keys {
+    fn default() -> Self {
+        Keys::Ints {
+            index: FxHashMap::default(),
+            keys: Vec::new(),
+        }
+    }
+}
+
+impl Keys {
+    fn len(&self) -> usize {
+        match self {
+            Keys::Ints { keys, .. } => keys.len(),
+            Keys::General { keys, .. } => keys.len(),
+        }
+    }
+
+    /// The entry of `key` and whether it was added now.
+    #[inline]
+    fn entry(&mut self, key: &[Value]) -> (usize, bool) {
+        if let (Keys::Ints { index, keys }, [Value::Int(k)]) = (&mut *self, key) {
+            let next = keys.len() as u32;
+            let i = *index.entry(*k).or_insert(next);
+            if i == next {
+                keys.push(*k);
+            }
+            return (i as usize, i == next);
+        }
+        let (index, keys) = self.general();
+        match index.get(key) {
+            Some(&i) => (i as usize, false),
+            None => {
+                let i = keys.len();
+                let owned = GroupKey::of(key);
+                index.insert(owned.clone(), i as u32);
+                keys.push(owned);
+                (i, true)
+            }
+        }
+    }
+
+    /// The general form, integer keys turned into [`GroupKey`]s.
+    fn general(&mut self) -> (&mut FxHashMap<GroupKey, u32>, &mut Vec<GroupKey>) {
+        if let Keys::Ints { keys: ints, .. } = self {
+            let keys: Vec<GroupKey> = ints.iter().map(|k| GroupKey::One(Value::Int(*k))).collect();
+            let index = keys.iter().cloned().zip(0u32..).collect();
+            *self = Keys::General { index, keys };
+        }
+        match self {
+            Keys::General { index, keys } => (index, keys),
+            Keys::Ints { .. } => unreachable!("integer keys were just made general"),
+        }
+    }
+
+    fn key(&self, i: usize) -> GroupKey {
+        match self {
+            Keys::Ints { keys, .. } => GroupKey::One(Value::Int(keys[i])),
+            Keys::General { keys, .. } => keys[i].clone(),
+        }
+    }
+
+    fn contains(&self, key: &GroupKey) -> bool {
+        match (self, key) {
+            (Keys::Ints { index, .. }, GroupKey::One(Value::Int(k))) => index.contains_key(k),
+            (Keys::Ints { .. }, _) => false,
+            (Keys::General { index, .. }, key) => index.contains_key(key),
+        }
+    }
+}
+
 /// The keys and accumulators of one slice (or one merged window).
 #[derive(Debug, Clone, Default)]
 pub struct SliceTable {
-    index: FxHashMap<GroupKey, u32>,
-    keys: Vec<GroupKey>,
-    accs: Vec<TypedAcc>,
+    keys: Keys,
+    /// One column per aggregate call, made with the first key.
+    accs: Vec<AccColumn>,
 }
 
 impl SliceTable {
+    /// An empty table with room for `keys` integer keys (a slice of as many keys as the
+    /// one before grows without rehashing).
+    pub fn with_capacity(keys: usize) -> Self {
+        SliceTable {
+            keys: Keys::Ints {
+                index: FxHashMap::with_capacity_and_hasher(keys, Default::default()),
+                keys: Vec::with_capacity(keys),
+            },
+            accs: Vec::new(),
+        }
+    }
+
     /// Keys held.
     pub fn len(&self) -> usize {
         self.keys.len()
@@ -28,91 +130,104 @@ impl SliceTable {
 
     /// True when no key is held.
     pub fn is_empty(&self) -> bool {
-        self.keys.is_empty()
+        self.len() == 0
     }
 
-    /// The accumulators of the key whose values are `key`, created for `aggs` if the
-    /// key is new.
+    /// The entry of `key`, made with empty accumulators of `aggs` if the key is new.
     #[inline]
-    pub fn accs_mut(&mut self, key: &[Value], aggs: &[AggCall]) -> &mut [TypedAcc] {
-        let width = aggs.len();
-        let i = match self.index.get(key) {
-            Some(&i) => i as usize,
-            None => {
-                let i = self.keys.len();
-                let owned = GroupKey::of(key);
-                self.index.insert(owned.clone(), i as u32);
-                self.keys.push(owned);
-                self.accs.extend(aggs.iter().map(TypedAcc::create));
-                i
+    fn entry(&mut self, key: &[Value], aggs: &[AggCall]) -> usize {
+        if self.accs.len() != aggs.len() {
+            self.accs = aggs.iter().map(AccColumn::create).collect();
+        }
+        let (i, new) = self.keys.entry(key);
+        if new {
+            for (column, call) in self.accs.iter_mut().zip(aggs) {
+                column.push_empty(call);
             }
-        };
-        &mut self.accs[i * width..(i + 1) * width]
+        }
+        i
     }
 
-    /// Adds a key that is not held yet with its accumulators (a restored entry);
-    /// false if the key is already held (the table is unchanged) or `accs` is not one
-    /// per aggregate call.
-    pub fn insert(&mut self, key: GroupKey, accs: Vec<TypedAcc>, width: usize) -> bool {
-        if accs.len() != width || self.index.contains_key(&key) {
+    /// Adds (`retract` false) or takes back `row` to the accumulators of `aggs` of the
+    /// key whose values are `key`.
+    #[inline]
+    pub fn accumulate(&mut self, key: &[Value], aggs: &[AggCall], row: &[Value], retract: bool) {
+        let i = self.entry(key, aggs);
+        for (column, call) in self.accs.iter_mut().zip(aggs) {
+            column.update(call, i, row, retract);
+        }
+    }
+
+    /// Adds a key that is not held yet with its accumulators of `aggs` (a restored
+    /// entry); false if the key is already held (the table is unchanged) or `accs` is
+    /// not one per aggregate call.
+    pub fn insert(&mut self, key: GroupKey, accs: Vec<Acc>, aggs: &[AggCall]) -> bool {
+        if accs.len() != aggs.len() || self.keys.contains(&key) {
             return false;
         }
-        self.index.insert(key.clone(), self.keys.len() as u32);
-        self.keys.push(key);
-        self.accs.extend(accs);
+        if self.accs.len() != aggs.len() {
+            self.accs = aggs.iter().map(AccColumn::create).collect();
+        }
+        self.keys.entry(key.values());
+        for ((column, call), acc) in self.accs.iter_mut().zip(aggs).zip(accs) {
+            column.push(call, acc);
+        }
         true
     }
 
-    /// The keys and their accumulators, in the order the keys were first seen.
-    pub fn entries(&self, width: usize) -> impl Iterator<Item = (&GroupKey, &[TypedAcc])> {
-        self.keys
-            .iter()
-            .enumerate()
-            .map(move |(i, k)| (k, &self.accs[i * width..(i + 1) * width]))
+    /// The keys and their general accumulators, in the order the keys were first seen.
+    pub fn entries(&self) -> impl Iterator<Item = (GroupKey, Vec<Acc>)> + '_ {
+        (0..self.len()).map(move |i| (self.keys.key(i), self.accs.iter().map(|c| c.get(i)).collect()))
     }
 
-    /// The keys and their accumulators, in ascending key order (the order the window
-    /// operator's per-key timers fired in).
-    pub fn sorted_entries(&self, width: usize) -> impl Iterator<Item = (&GroupKey, &[TypedAcc])> {
-        self.sorted_order().into_iter().map(move |i| {
-            let i = i as usize;
-            (&self.keys[i], &self.accs[i * width..(i + 1) * width])
-        })
-    }
-
-    /// The indexes of the keys in ascending key order. Keys of one integer column
-    /// (the common case) are sorted as plain `i64`s, which order as their values do.
-    fn sorted_order(&self) -> Vec<u32> {
-        let ints: Option<Vec<(i64, u32)>> = self
-            .keys
-            .iter()
-            .zip(0u32..)
-            .map(|(k, i)| match k {
-                GroupKey::One(Value::Int(v)) => Some((*v, i)),
-                _ => None,
-            })
-            .collect();
-        match ints {
-            Some(mut ints) => {
-                ints.sort_unstable();
-                ints.into_iter().map(|(_, i)| i).collect()
-            }
-            None => {
-                let mut order: Vec<u32> = (0..self.keys.len() as u32).collect();
-                order.sort_unstable_by(|a, b| self.keys[*a as usize].cmp(&self.keys[*b as usize]));
+    /// The entries in ascending key order (the order the window operator's per-key
+    /// timers fired in).
+    pub fn sorted_order(&self) -> Vec<u32> {
+        match &self.keys {
+            Keys::Ints { keys, .. } => ascending_order(keys),
+            Keys::General { keys, .. } => {
+                let mut order: Vec<u32> = (0..keys.len() as u32).collect();
+                order.sort_unstable_by(|a, b| keys[*a as usize].cmp(&keys[*b as usize]));
                 order
             }
+        }
+    }
+
+    /// Appends the values of entry `i`'s key to `out`.
+    #[inline]
+    pub fn push_key(&self, i: usize, out: &mut Vec<Value>) {
+        match &self.keys {
+            Keys::Ints { keys, .. } => out.push(Value::Int(keys[i])),
+            Keys::General { keys, .. } => out.extend(keys[i].values().iter().cloned()),
+        }
+    }
+
+    /// The number of values of entry `i`'s key.
+    pub fn key_width(&self, i: usize) -> usize {
+        match &self.keys {
+            Keys::Ints { .. } => 1,
+            Keys::General { keys, .. } => keys[i].values().len(),
+        }
+    }
+
+    /// Appends the results of `aggs` for entry `i` to `out`.
+    #[inline]
+    pub fn push_results(&self, i: usize, aggs: &[AggCall], out: &mut Vec<Value>) {
+        for (column, call) in self.accs.iter().zip(aggs) {
+            out.push(column.result(call, i));
         }
     }
 
     /// Merges the accumulators of `other` (a later slice of the same window) into this
     /// table.
     pub fn merge_from(&mut self, other: &SliceTable, aggs: &[AggCall]) {
-        let width = aggs.len();
-        for (key, theirs) in other.entries(width) {
-            let ours = self.accs_mut(key.values(), aggs);
-            for ((call, acc), other_acc) in aggs.iter().zip(ours).zip(theirs) {
-                acc.merge(call, other_acc);
+        let mut key = Vec::new();
+        for j in 0..other.len() {
+            key.clear();
+            other.push_key(j, &mut key);
+            let i = self.entry(&key, aggs);
+            for ((column, call), theirs) in self.accs.iter_mut().zip(aggs).zip(&other.accs) {
+                column.merge(call, i, theirs, j);
             }
         }
     }
@@ -135,9 +250,16 @@ mod tests {
     }
 
     fn counts(t: &SliceTable) -> Vec<(Vec<Value>, Value)> {
-        let c = count();
-        t.sorted_entries(1)
-            .map(|(k, a)| (k.values().to_vec(), a[0].result(&c)))
+        let aggs = [count()];
+        t.sorted_order()
+            .into_iter()
+            .map(|i| {
+                let mut key = Vec::new();
+                t.push_key(i as usize, &mut key);
+                let mut result = Vec::new();
+                t.push_results(i as usize, &aggs, &mut result);
+                (key, result.remove(0))
+            })
             .collect()
     }
 
@@ -146,12 +268,10 @@ mod tests {
         let aggs = [count()];
         let mut t = SliceTable::default();
         for k in [3, 1, 3, 2, 3] {
-            for a in t.accs_mut(&[Value::Int(k)], &aggs) {
-                a.update(&aggs[0], &[], false);
-            }
+            t.accumulate(&[Value::Int(k)], &aggs, &[], false);
         }
         assert_eq!(t.len(), 3);
-        let first_seen: Vec<_> = t.entries(1).map(|(k, _)| k.values()[0].clone()).collect();
+        let first_seen: Vec<_> = t.entries().map(|(k, _)| k.values()[0].clone()).collect();
         assert_eq!(first_seen, vec![Value::Int(3), Value::Int(1), Value::Int(2)]);
         assert_eq!(
             counts(&t),
@@ -173,13 +293,13 @@ mod tests {
             vec![Value::Str("a".into()), Value::Int(-1)],
         ];
         for k in &keys {
-            t.accs_mut(k, &aggs);
+            t.accumulate(k, &aggs, &[], false);
         }
         let sorted: Vec<Vec<Value>> = counts(&t).into_iter().map(|(k, _)| k).collect();
         assert_eq!(sorted, vec![keys[2].clone(), keys[1].clone(), keys[0].clone()]);
         let mut negative = SliceTable::default();
         for k in [5, -7, 0] {
-            negative.accs_mut(&[Value::Int(k)], &aggs);
+            negative.accumulate(&[Value::Int(k)], &aggs, &[], false);
         }
         let sorted: Vec<Vec<Value>> = counts(&negative).into_iter().map(|(k, _)| k).collect();
         assert_eq!(
@@ -189,15 +309,33 @@ mod tests {
     }
 
     #[test]
+    fn a_null_key_among_integer_keys_keeps_every_entry_and_sorts_first() {
+        let aggs = [count()];
+        let mut t = SliceTable::default();
+        for k in [Value::Int(4), Value::Int(2), Value::Null, Value::Int(4), Value::Null] {
+            t.accumulate(&[k], &aggs, &[], false);
+        }
+        t.accumulate(&[Value::Int(2)], &aggs, &[], false);
+        assert_eq!(
+            counts(&t),
+            vec![
+                (vec![Value::Null], Value::Int(2)),
+                (vec![Value::Int(2)], Value::Int(2)),
+                (vec![Value::Int(4)], Value::Int(2)),
+            ]
+        );
+    }
+
+    #[test]
     fn merging_a_later_slice_adds_its_keys_and_accumulators() {
         let aggs = [count()];
         let mut a = SliceTable::default();
         let mut b = SliceTable::default();
-        assert!(a.insert(GroupKey::of(&[Value::Int(1)]), vec![TypedAcc::Count(2)], 1));
-        assert!(!a.insert(GroupKey::of(&[Value::Int(1)]), vec![TypedAcc::Count(9)], 1));
-        assert!(!a.insert(GroupKey::of(&[Value::Int(5)]), vec![], 1));
-        assert!(b.insert(GroupKey::of(&[Value::Int(1)]), vec![TypedAcc::Count(3)], 1));
-        assert!(b.insert(GroupKey::of(&[Value::Int(0)]), vec![TypedAcc::Count(1)], 1));
+        assert!(a.insert(GroupKey::of(&[Value::Int(1)]), vec![Acc::Count(2)], &aggs));
+        assert!(!a.insert(GroupKey::of(&[Value::Int(1)]), vec![Acc::Count(9)], &aggs));
+        assert!(!a.insert(GroupKey::of(&[Value::Int(5)]), vec![], &aggs));
+        assert!(b.insert(GroupKey::of(&[Value::Int(1)]), vec![Acc::Count(3)], &aggs));
+        assert!(b.insert(GroupKey::of(&[Value::Int(0)]), vec![Acc::Count(1)], &aggs));
         a.merge_from(&b, &aggs);
         assert_eq!(
             counts(&a),
@@ -206,5 +344,9 @@ mod tests {
                 (vec![Value::Int(1)], Value::Int(5)),
             ]
         );
+        let mut strings = SliceTable::default();
+        assert!(strings.insert(GroupKey::of(&[Value::Str("x".into())]), vec![Acc::Count(4)], &aggs));
+        a.merge_from(&strings, &aggs);
+        assert_eq!(counts(&a)[2], (vec![Value::Str("x".into())], Value::Int(4)));
     }
 }

@@ -23,7 +23,7 @@ use super::slice_assigner::SliceAssigner;
 use super::slice_snapshot::{self, RestoredSlices};
 use super::slice_table::SliceTable;
 use crate::plan::AggCall;
-use crate::value::{GroupKey, Row, Value};
+use crate::value::{Row, Value};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use weir_api::windowing::WindowError;
@@ -119,17 +119,23 @@ impl SlicingWindowOperator {
             self.late_records_dropped.inc();
             return Ok(());
         }
-        if !self.slices.contains_key(&slice_end) {
-            self.register_windows(slice_end);
-        }
-        let table = self.slices.entry(slice_end).or_default();
         let row = record.value;
         let retract = !row.kind.is_accumulate();
         let key = row.values.get(..self.spec.keys).unwrap_or(&row.values);
         let aggs = &self.spec.aggs;
-        for (call, acc) in aggs.iter().zip(table.accs_mut(key, aggs)) {
-            acc.update(call, &row.values, retract);
+        if let Some(table) = self.slices.get_mut(&slice_end) {
+            table.accumulate(key, aggs, &row.values, retract);
+            return Ok(());
         }
+        self.register_windows(slice_end);
+        // Room for as many keys as the latest slice holds (consecutive slices of a
+        // stream hold much the same keys).
+        let room = self.slices.last_key_value().map_or(0, |(_, t)| t.len());
+        let table = self
+            .slices
+            .entry(slice_end)
+            .or_insert_with(|| SliceTable::with_capacity(room));
+        table.accumulate(key, &self.spec.aggs, &row.values, retract);
         Ok(())
     }
 
@@ -174,10 +180,16 @@ impl SlicingWindowOperator {
             }
         };
         let time = end.saturating_sub(1);
-        for (key, accs) in window.sorted_entries(aggs.len()) {
-            let row = Self::result_row(start, end, key, aggs.iter().zip(accs).map(|(c, a)| a.result(c)));
+        for i in window.sorted_order() {
+            let i = i as usize;
+            let mut values = Vec::with_capacity(3 + window.key_width(i) + aggs.len());
+            values.push(Value::Timestamp(start));
+            values.push(Value::Timestamp(end));
+            values.push(Value::Timestamp(time));
+            window.push_key(i, &mut values);
+            window.push_results(i, &aggs, &mut values);
             self.out.collect(StreamRecord {
-                value: row,
+                value: Row::insert(values),
                 timestamp: Some(time),
             })?;
         }
@@ -189,23 +201,11 @@ impl SlicingWindowOperator {
         }
         Ok(())
     }
-
-    fn result_row(start: i64, end: i64, key: &GroupKey, results: impl ExactSizeIterator<Item = Value>) -> Row {
-        let mut values = Vec::with_capacity(3 + key.values().len() + results.len());
-        values.push(Value::Timestamp(start));
-        values.push(Value::Timestamp(end));
-        values.push(Value::Timestamp(end.saturating_sub(1)));
-        values.extend(key.values().iter().cloned());
-        for r in results {
-            values.push(r);
-        }
-        Row::insert(values)
-    }
 }
 
 impl CheckpointedOperator for SlicingWindowOperator {
     fn snapshot_state(&mut self, _checkpoint_id: u64) -> Result<OperatorSnapshot, TaskError> {
-        slice_snapshot::snapshot(&self.slices, self.spec.aggs.len(), self.watermark, self.max_parallelism)
+        slice_snapshot::snapshot(&self.slices, self.watermark, self.max_parallelism)
             .map_err(|e| TaskError::Build(format!("{}: window state snapshot: {e}", self.spec.name)))
     }
 }

@@ -1,114 +1,176 @@
-//! Typed accumulators of the slicing window aggregate: `COUNT` as an `i64` and `SUM`/
-//! `AVG` over FLOAT/DOUBLE as an `f64` with its count, updated in place; every other
-//! aggregate (integer and DECIMAL sums, MIN, MAX, DISTINCT) is the general [`Acc`].
+//! Typed accumulator columns of the slicing window aggregate: a slice holds, per
+//! aggregate call, one column with an accumulator per key. `COUNT` is a column of
+//! `i64`, `SUM`/`AVG` over FLOAT/DOUBLE a column of `f64` sums with their counts, both
+//! updated in place; every other aggregate (integer and DECIMAL sums, MIN, MAX,
+//! DISTINCT) is a column of the general [`Acc`].
 //!
-//! Invariant: a typed accumulator computes exactly what the general [`Acc`] of the same
-//! call computes, value for value (the same sum order, NULLs skipped, an empty sum
-//! NULL); [`TypedAcc::to_acc`] gives that `Acc`, which is what results, merges and
-//! snapshots go through. A value of another kind than the typed path expects turns the
-//! accumulator into its general form before it is added.
+//! Invariant: a typed column computes exactly what the general [`Acc`]s of the same
+//! call compute, value for value (the same sum order, NULLs skipped, an empty sum
+//! NULL); [`AccColumn::get`] gives that `Acc`, which is what merges and snapshots go
+//! through. A value of another kind than the typed column expects (or a restored `Acc`
+//! it cannot hold) turns the whole column into its general form first. Every column of
+//! a table has one accumulator per key.
 
 use super::acc::{self, Acc};
 use crate::plan::{AggCall, AggFunc};
 use crate::types::DataType;
 use crate::value::Value;
 
-/// One aggregate's accumulator in a slice.
+/// The accumulators of one aggregate call, one per key of a slice.
 #[derive(Debug, Clone, PartialEq)]
-pub enum TypedAcc {
+pub enum AccColumn {
     /// A non-distinct `COUNT`.
-    Count(i64),
-    /// A non-distinct `SUM`/`AVG` over FLOAT or DOUBLE: the sum and how many values it
-    /// holds (the sum is meaningless while the count is 0).
+    Count(Vec<i64>),
+    /// A non-distinct `SUM`/`AVG` over FLOAT or DOUBLE: the sums and how many values
+    /// each holds (a sum is meaningless while its count is 0).
     DoubleSum {
-        /// The sum.
-        sum: f64,
+        /// The sums.
+        sums: Vec<f64>,
         /// Values summed.
-        n: i64,
+        counts: Vec<i64>,
     },
     /// Any other aggregate.
-    General(Acc),
+    General(Vec<Acc>),
 }
 
-impl TypedAcc {
-    /// A new accumulator for `call`.
+impl AccColumn {
+    /// An empty column for `call`.
     pub fn create(call: &AggCall) -> Self {
         match (call.func, call.distinct, call.arg_type) {
-            (AggFunc::Count, false, _) => TypedAcc::Count(0),
-            (AggFunc::Sum | AggFunc::Avg, false, DataType::Double | DataType::Float) => {
-                TypedAcc::DoubleSum { sum: 0.0, n: 0 }
-            }
-            _ => TypedAcc::General(acc::create(call)),
+            (AggFunc::Count, false, _) => AccColumn::Count(Vec::new()),
+            (AggFunc::Sum | AggFunc::Avg, false, DataType::Double | DataType::Float) => AccColumn::DoubleSum {
+                sums: Vec::new(),
+                counts: Vec::new(),
+            },
+            _ => AccColumn::General(Vec::new()),
         }
     }
 
-    /// The typed form of `acc`, an accumulator of `call`.
-    pub fn from_acc(call: &AggCall, acc: Acc) -> Self {
-        match (Self::create(call), acc) {
-            (TypedAcc::Count(_), Acc::Count(n)) => TypedAcc::Count(n),
-            (TypedAcc::DoubleSum { .. }, Acc::Sum(Value::Double(sum), n)) => TypedAcc::DoubleSum { sum, n },
-            (TypedAcc::DoubleSum { .. }, Acc::Sum(_, 0)) => TypedAcc::DoubleSum { sum: 0.0, n: 0 },
-            (_, acc) => TypedAcc::General(acc),
-        }
-    }
-
-    /// The general accumulator holding the same state.
-    pub fn to_acc(&self) -> Acc {
+    /// Accumulators held.
+    pub fn len(&self) -> usize {
         match self {
-            TypedAcc::Count(n) => Acc::Count(*n),
-            TypedAcc::DoubleSum { n: 0, .. } => Acc::Sum(Value::Null, 0),
-            TypedAcc::DoubleSum { sum, n } => Acc::Sum(Value::Double(*sum), *n),
-            TypedAcc::General(acc) => acc.clone(),
+            AccColumn::Count(n) => n.len(),
+            AccColumn::DoubleSum { counts, .. } => counts.len(),
+            AccColumn::General(accs) => accs.len(),
         }
     }
 
-    /// Adds (`retract` false) or takes back the argument of `call` in `row`.
+    /// True when no accumulator is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Appends the empty accumulator of `call` (a new key).
     #[inline]
-    pub fn update(&mut self, call: &AggCall, row: &[Value], retract: bool) {
+    pub fn push_empty(&mut self, call: &AggCall) {
+        match self {
+            AccColumn::Count(n) => n.push(0),
+            AccColumn::DoubleSum { sums, counts } => {
+                sums.push(0.0);
+                counts.push(0);
+            }
+            AccColumn::General(accs) => accs.push(acc::create(call)),
+        }
+    }
+
+    /// Appends `acc`, an accumulator of `call` (a restored or merged entry).
+    pub fn push(&mut self, call: &AggCall, acc: Acc) {
+        self.push_empty(call);
+        let last = self.len() - 1;
+        self.set(last, acc);
+    }
+
+    /// The general accumulator holding the state of entry `i`.
+    pub fn get(&self, i: usize) -> Acc {
+        match self {
+            AccColumn::Count(n) => Acc::Count(n[i]),
+            AccColumn::DoubleSum { counts, .. } if counts[i] == 0 => Acc::Sum(Value::Null, 0),
+            AccColumn::DoubleSum { sums, counts } => Acc::Sum(Value::Double(sums[i]), counts[i]),
+            AccColumn::General(accs) => accs[i].clone(),
+        }
+    }
+
+    /// Replaces entry `i` with `acc`, an accumulator of this column's call.
+    pub fn set(&mut self, i: usize, acc: Acc) {
+        match (&mut *self, acc) {
+            (AccColumn::Count(n), Acc::Count(c)) => n[i] = c,
+            (AccColumn::DoubleSum { sums, counts }, Acc::Sum(Value::Double(sum), c)) => {
+                sums[i] = sum;
+                counts[i] = c;
+            }
+            (AccColumn::DoubleSum { sums, counts }, Acc::Sum(_, 0)) => {
+                sums[i] = 0.0;
+                counts[i] = 0;
+            }
+            (AccColumn::General(accs), acc) => accs[i] = acc,
+            (_, acc) => {
+                self.generalize();
+                self.set(i, acc);
+            }
+        }
+    }
+
+    /// Turns the column into general accumulators holding the same states.
+    fn generalize(&mut self) {
+        if !matches!(self, AccColumn::General(_)) {
+            let accs = (0..self.len()).map(|i| self.get(i)).collect();
+            *self = AccColumn::General(accs);
+        }
+    }
+
+    /// Adds (`retract` false) or takes back the argument of `call` in `row` to entry `i`.
+    #[inline]
+    pub fn update(&mut self, call: &AggCall, i: usize, row: &[Value], retract: bool) {
         let sign = if retract { -1 } else { 1 };
         match self {
-            TypedAcc::Count(n) => {
+            AccColumn::Count(n) => {
                 let counted = match call.arg {
                     None => true,
-                    Some(i) => row.get(i).is_some_and(|v| !v.is_null()),
+                    Some(a) => row.get(a).is_some_and(|v| !v.is_null()),
                 };
                 if counted {
-                    *n += sign;
+                    n[i] += sign;
                 }
             }
-            TypedAcc::DoubleSum { sum, n } => match call.arg.and_then(|i| row.get(i)) {
+            AccColumn::DoubleSum { sums, counts } => match call.arg.and_then(|a| row.get(a)) {
                 None | Some(Value::Null) => {}
                 Some(Value::Double(d)) => {
-                    let base = if *n == 0 { 0.0 } else { *sum };
-                    *sum = if retract { base - d } else { base + d };
-                    *n += sign;
+                    let base = if counts[i] == 0 { 0.0 } else { sums[i] };
+                    sums[i] = if retract { base - d } else { base + d };
+                    counts[i] += sign;
                 }
                 Some(_) => {
-                    let mut general = self.to_acc();
-                    acc::update(call, &mut general, row, retract);
-                    *self = TypedAcc::General(general);
+                    self.generalize();
+                    self.update(call, i, row, retract);
                 }
             },
-            TypedAcc::General(acc) => acc::update(call, acc, row, retract),
+            AccColumn::General(accs) => acc::update(call, &mut accs[i], row, retract),
         }
     }
 
-    /// This accumulator with `other`'s values added (the slices of one window).
-    pub fn merge(&mut self, call: &AggCall, other: &TypedAcc) {
+    /// Entry `i` with entry `j` of `other` (a later slice of the same window) added.
+    pub fn merge(&mut self, call: &AggCall, i: usize, other: &AccColumn, j: usize) {
         match (&mut *self, other) {
-            (TypedAcc::Count(x), TypedAcc::Count(y)) => *x = x.wrapping_add(*y),
+            (AccColumn::Count(x), AccColumn::Count(y)) => x[i] = x[i].wrapping_add(y[j]),
             _ => {
-                let merged = acc::merge(call, self.to_acc(), other.to_acc());
-                *self = TypedAcc::from_acc(call, merged);
+                let merged = acc::merge(call, self.get(i), other.get(j));
+                self.set(i, merged);
             }
         }
     }
 
-    /// The aggregate's result.
-    pub fn result(&self, call: &AggCall) -> Value {
+    /// The aggregate's result of entry `i` (what [`acc::result`] gives for
+    /// [`AccColumn::get`]).
+    #[inline]
+    pub fn result(&self, call: &AggCall, i: usize) -> Value {
         match self {
-            TypedAcc::General(acc) => acc::result(call, acc),
-            typed => acc::result(call, &typed.to_acc()),
+            AccColumn::Count(n) => Value::Int(n[i]),
+            AccColumn::DoubleSum { counts, .. } if counts[i] == 0 => Value::Null,
+            AccColumn::DoubleSum { sums, counts } => match call.func {
+                AggFunc::Avg => Value::Double(sums[i] / counts[i] as f64),
+                _ => Value::Double(sums[i]),
+            },
+            AccColumn::General(accs) => acc::result(call, &accs[i]),
         }
     }
 }
@@ -126,12 +188,14 @@ mod tests {
         }
     }
 
-    /// Feeds `rows` (insert when true) to a typed and a general accumulator of `c`.
-    fn both(c: &AggCall, rows: &[(Value, bool)]) -> (TypedAcc, Acc) {
-        let mut typed = TypedAcc::create(c);
+    /// Feeds `rows` (insert when true) to entry 0 of a typed column of `c` and to a
+    /// general accumulator.
+    fn both(c: &AggCall, rows: &[(Value, bool)]) -> (AccColumn, Acc) {
+        let mut typed = AccColumn::create(c);
+        typed.push_empty(c);
         let mut general = acc::create(c);
         for (v, insert) in rows {
-            typed.update(c, std::slice::from_ref(v), !insert);
+            typed.update(c, 0, std::slice::from_ref(v), !insert);
             acc::update(c, &mut general, std::slice::from_ref(v), !insert);
         }
         (typed, general)
@@ -157,50 +221,68 @@ mod tests {
         for c in &cases {
             for n in 0..=rows.len() {
                 let (typed, general) = both(c, &rows[..n]);
-                assert!(!matches!(typed, TypedAcc::General(_)), "{c:?}");
-                assert_eq!(typed.to_acc(), normalized(general.clone()), "{c:?} after {n} rows");
-                assert_eq!(typed.result(c), acc::result(c, &general), "{c:?} after {n} rows");
+                assert!(!matches!(typed, AccColumn::General(_)), "{c:?}");
+                assert_eq!(typed.get(0), normalized(general.clone()), "{c:?} after {n} rows");
+                assert_eq!(typed.result(c, 0), acc::result(c, &general), "{c:?} after {n} rows");
             }
         }
         // A sum of no values and a sum taken back to no values are NULL.
         let sum = &cases[2];
-        assert_eq!(both(sum, &[]).0.result(sum), Value::Null);
-        assert_eq!(both(sum, &[(d(1.5), true), (d(1.5), false)]).0.result(sum), Value::Null);
+        assert_eq!(both(sum, &[]).0.result(sum, 0), Value::Null);
+        assert_eq!(
+            both(sum, &[(d(1.5), true), (d(1.5), false)]).0.result(sum, 0),
+            Value::Null
+        );
     }
 
     #[test]
-    fn a_value_the_typed_path_does_not_expect_goes_through_the_general_accumulator() {
+    fn a_value_the_typed_column_does_not_expect_turns_the_column_general() {
         let c = call(AggFunc::Sum, false, Some(0), DataType::Double, DataType::Double);
-        let rows = [(Value::Double(1.25), true), (Value::Int(2), true)];
-        let (typed, general) = both(&c, &rows);
-        assert!(matches!(typed, TypedAcc::General(_)));
-        assert_eq!(typed.result(&c), acc::result(&c, &general));
+        let mut column = AccColumn::create(&c);
+        column.push_empty(&c);
+        column.push_empty(&c);
+        column.update(&c, 0, &[Value::Double(1.25)], false);
+        column.update(&c, 1, &[Value::Double(0.5)], false);
+        column.update(&c, 1, &[Value::Int(2)], false);
+        assert!(matches!(column, AccColumn::General(_)));
+        assert_eq!(column.result(&c, 0), Value::Double(1.25));
+        let mut general = acc::create(&c);
+        acc::update(&c, &mut general, &[Value::Double(0.5)], false);
+        acc::update(&c, &mut general, &[Value::Int(2)], false);
+        assert_eq!(column.result(&c, 1), acc::result(&c, &general));
     }
 
     #[test]
-    fn merged_slices_give_the_general_merge() {
+    fn merged_entries_give_the_general_merge() {
         let c = call(AggFunc::Sum, false, Some(0), DataType::Double, DataType::Double);
         let (mut a, ga) = both(&c, &[(Value::Double(0.5), true)]);
         let (empty, ge) = both(&c, &[]);
         let (b, gb) = both(&c, &[(Value::Double(2.0), true)]);
-        a.merge(&c, &empty);
-        a.merge(&c, &b);
+        a.merge(&c, 0, &empty, 0);
+        a.merge(&c, 0, &b, 0);
         let general = acc::merge(&c, acc::merge(&c, ga, ge), gb);
-        assert_eq!(a.to_acc(), normalized(general));
-        assert_eq!(a.result(&c), Value::Double(2.5));
+        assert_eq!(a.get(0), normalized(general));
+        assert_eq!(a.result(&c, 0), Value::Double(2.5));
 
         let count = call(AggFunc::Count, false, None, DataType::BigInt, DataType::BigInt);
-        let mut x = TypedAcc::Count(2);
-        x.merge(&count, &TypedAcc::Count(3));
-        assert_eq!(x.result(&count), Value::Int(5));
+        let mut x = AccColumn::Count(vec![2]);
+        x.merge(&count, 0, &AccColumn::Count(vec![7, 3]), 1);
+        assert_eq!(x.result(&count, 0), Value::Int(5));
     }
 
     #[test]
-    fn a_snapshot_accumulator_restores_to_its_typed_form() {
+    fn restored_accumulators_keep_the_typed_form_when_they_fit() {
         let c = call(AggFunc::Avg, false, Some(0), DataType::Double, DataType::Double);
         let (typed, _) = both(&c, &[(Value::Double(3.0), true), (Value::Double(4.0), true)]);
-        assert_eq!(TypedAcc::from_acc(&c, typed.to_acc()), typed);
-        let empty = TypedAcc::create(&c);
-        assert_eq!(TypedAcc::from_acc(&c, empty.to_acc()), empty);
+        let mut restored = AccColumn::create(&c);
+        restored.push(&c, typed.get(0));
+        restored.push(&c, Acc::Sum(Value::Null, 0));
+        assert_eq!(restored.get(0), typed.get(0));
+        assert!(matches!(restored, AccColumn::DoubleSum { .. }));
+        restored.push(&c, Acc::Sum(Value::Int(7), 1));
+        assert!(matches!(restored, AccColumn::General(_)));
+        assert_eq!(restored.get(0), typed.get(0));
+        assert_eq!(restored.get(1), Acc::Sum(Value::Null, 0));
+        assert_eq!(restored.get(2), Acc::Sum(Value::Int(7), 1));
     }
 }

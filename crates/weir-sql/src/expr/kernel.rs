@@ -1,154 +1,289 @@
-//! Numeric kernels: an expression compiled once into a flat tree over unboxed numbers
+//! Numeric kernels: an expression compiled once into closures over unboxed numbers
 //! (`i64`, `f64`, epoch milliseconds), for the arithmetic, `MOD`, numeric `CAST`s and
 //! `TO_TIMESTAMP_LTZ` that computed columns and projections are made of.
+//!
+//! Every node's kind of number is known when it is compiled (a column's is read from
+//! its value), so each closure returns its plain number and calls its children
+//! directly; an operand that is a constant is captured, not called.
 //!
 //! Invariant: a kernel computes exactly what [`Expr::eval`] computes (Java's wrapping
 //! integer arithmetic narrowed to the result type, doubles as doubles), or gives up on
 //! the row (a NULL, a value of another kind, a zero divisor): then [`Compiled::eval`]
-//! evaluates the expression tree, which answers NULLs and raises errors as always.
+//! evaluates the expression tree, which answers NULLs and raises errors as always. An
+//! expression whose kernel would give up on every row gets none.
 
 use super::cast::narrow;
 use super::func::ScalarFn;
 use super::{ArithOp, EvalResult, Expr};
 use crate::types::DataType;
 use crate::value::Value;
+use std::fmt;
+use std::sync::Arc;
 
-/// An unboxed intermediate value.
-#[derive(Debug, Clone, Copy)]
-enum Num {
-    Int(i64),
-    Double(f64),
-    Timestamp(i64),
-}
+/// A compiled node: its number for a row, or `None` to leave the row to the tree.
+type Kernel<T> = Arc<dyn Fn(&[Value]) -> Option<T> + Send + Sync>;
 
-/// One node of a kernel.
-#[derive(Debug, Clone)]
-enum Node {
-    Column(usize),
-    Const(Num),
-    Arith(ArithOp, Box<Node>, Box<Node>, DataType),
-    Cast(Box<Node>, DataType),
-    ToTimestampLtz(Box<Node>, u8),
-}
-
-impl Node {
-    fn compile(e: &Expr) -> Option<Node> {
-        Some(match e {
-            Expr::Column(i) => Node::Column(*i),
-            Expr::Literal(Value::Int(i)) => Node::Const(Num::Int(*i)),
-            Expr::Literal(Value::Double(d)) => Node::Const(Num::Double(*d)),
-            Expr::Arith(op, a, b, t) if t.is_integer() || is_double(*t) => {
-                Node::Arith(*op, Box::new(Node::compile(a)?), Box::new(Node::compile(b)?), *t)
-            }
-            Expr::Call(ScalarFn::Mod(t), args) if args.len() == 2 && (t.is_integer() || is_double(*t)) => Node::Arith(
-                ArithOp::Mod,
-                Box::new(Node::compile(&args[0])?),
-                Box::new(Node::compile(&args[1])?),
-                *t,
-            ),
-            Expr::Call(ScalarFn::ToTimestampLtz(p), args) if args.len() == 1 => {
-                Node::ToTimestampLtz(Box::new(Node::compile(&args[0])?), *p)
-            }
-            Expr::Cast { expr, to, .. } if to.is_integer() || is_double(*to) || to.is_timestamp() => {
-                Node::Cast(Box::new(Node::compile(expr)?), *to)
-            }
-            _ => return None,
-        })
-    }
-
-    /// The node's value for `row`; `None` to leave the row to the expression tree.
-    fn eval(&self, row: &[Value]) -> Option<Num> {
-        match self {
-            Node::Column(i) => match row.get(*i)? {
-                Value::Int(x) => Some(Num::Int(*x)),
-                Value::Double(d) => Some(Num::Double(*d)),
-                Value::Timestamp(ms) => Some(Num::Timestamp(*ms)),
-                _ => None,
-            },
-            Node::Const(n) => Some(*n),
-            Node::Arith(op, a, b, t) => arith(*op, a.eval(row)?, b.eval(row)?, *t),
-            Node::Cast(e, to) => match (e.eval(row)?, *to) {
-                (Num::Int(x), t) if t.is_integer() => Some(Num::Int(narrow(x, t))),
-                (Num::Double(d), t) if t.is_integer() => Some(Num::Int(narrow(d as i64, t))),
-                (Num::Int(x), t) if is_double(t) => Some(Num::Double(x as f64)),
-                (Num::Double(d), t) if is_double(t) => Some(Num::Double(d)),
-                (Num::Timestamp(ms), t) if t.is_timestamp() => Some(Num::Timestamp(ms)),
-                _ => None,
-            },
-            Node::ToTimestampLtz(e, precision) => {
-                let n = match e.eval(row)? {
-                    Num::Int(x) => x as f64,
-                    Num::Double(d) => d,
-                    Num::Timestamp(_) => return None,
-                };
-                let ms = if *precision == 0 { n * 1000.0 } else { n };
-                Some(Num::Timestamp(ms as i64))
-            }
-        }
-    }
+/// The kind of number a node gives, when it does not depend on the row.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Kind {
+    Int,
+    Double,
+    Timestamp,
 }
 
 fn is_double(t: DataType) -> bool {
     matches!(t, DataType::Float | DataType::Double)
 }
 
-/// `a op b` of type `t`, as [`super::arith`] computes it for numbers.
-fn arith(op: ArithOp, a: Num, b: Num, t: DataType) -> Option<Num> {
-    let double = |n: Num| match n {
-        Num::Int(x) => Some(x as f64),
-        Num::Double(d) => Some(d),
-        Num::Timestamp(_) => None,
-    };
-    if t.is_integer() {
-        let (Num::Int(x), Num::Int(y)) = (a, b) else {
-            return None;
-        };
-        let r = match op {
-            ArithOp::Add => x.wrapping_add(y),
-            ArithOp::Sub => x.wrapping_sub(y),
-            ArithOp::Mul => x.wrapping_mul(y),
-            ArithOp::Div | ArithOp::Mod if y == 0 => return None,
-            ArithOp::Div => x.wrapping_div(y),
-            ArithOp::Mod => x.wrapping_rem(y),
-        };
-        return Some(Num::Int(narrow(r, t)));
+/// The operands of an arithmetic node (`MOD` included), with its result type.
+fn arith_parts(e: &Expr) -> Option<(ArithOp, &Expr, &Expr, DataType)> {
+    match e {
+        Expr::Arith(op, a, b, t) if t.is_integer() || is_double(*t) => Some((*op, a, b, *t)),
+        Expr::Call(ScalarFn::Mod(t), args) if args.len() == 2 && (t.is_integer() || is_double(*t)) => {
+            Some((ArithOp::Mod, &args[0], &args[1], *t))
+        }
+        _ => None,
     }
-    let (x, y) = (double(a)?, double(b)?);
-    Some(Num::Double(match op {
+}
+
+/// The kind of `e`'s number; `None` for a column (its value says) or an expression
+/// without a kernel.
+fn kind(e: &Expr) -> Option<Kind> {
+    match e {
+        Expr::Literal(Value::Int(_)) => Some(Kind::Int),
+        Expr::Literal(Value::Double(_)) => Some(Kind::Double),
+        Expr::Call(ScalarFn::ToTimestampLtz(_), args) if args.len() == 1 => Some(Kind::Timestamp),
+        Expr::Cast { to, .. } if to.is_integer() => Some(Kind::Int),
+        Expr::Cast { to, .. } if is_double(*to) => Some(Kind::Double),
+        Expr::Cast { to, .. } if to.is_timestamp() => Some(Kind::Timestamp),
+        e => arith_parts(e).map(|(_, _, _, t)| if t.is_integer() { Kind::Int } else { Kind::Double }),
+    }
+}
+
+/// Integer `x op y` of type `t`, as [`super::arith`] computes it; `None` for a zero
+/// divisor.
+#[inline]
+fn int_op(op: ArithOp, x: i64, y: i64, t: DataType) -> Option<i64> {
+    let r = match op {
+        ArithOp::Add => x.wrapping_add(y),
+        ArithOp::Sub => x.wrapping_sub(y),
+        ArithOp::Mul => x.wrapping_mul(y),
+        ArithOp::Div | ArithOp::Mod if y == 0 => return None,
+        ArithOp::Div => x.wrapping_div(y),
+        ArithOp::Mod => x.wrapping_rem(y),
+    };
+    Some(narrow(r, t))
+}
+
+#[inline]
+fn double_op(op: ArithOp, x: f64, y: f64) -> f64 {
+    match op {
         ArithOp::Add => x + y,
         ArithOp::Sub => x - y,
         ArithOp::Mul => x * y,
         ArithOp::Div => x / y,
         ArithOp::Mod => x % y,
-    }))
+    }
+}
+
+/// `f(a, b)` over two compiled operands, a constant operand captured rather than called.
+fn binary<T: Copy + Send + Sync + 'static>(
+    a: &Expr,
+    b: &Expr,
+    operand: fn(&Expr) -> Option<Kernel<T>>,
+    constant: fn(&Expr) -> Option<T>,
+    f: impl Fn(T, T) -> Option<T> + Send + Sync + 'static,
+) -> Option<Kernel<T>> {
+    Some(match (constant(a), constant(b)) {
+        (_, Some(y)) => {
+            let fa = operand(a)?;
+            Arc::new(move |r| f(fa(r)?, y))
+        }
+        (Some(x), None) => {
+            let fb = operand(b)?;
+            Arc::new(move |r| f(x, fb(r)?))
+        }
+        (None, None) => {
+            let (fa, fb) = (operand(a)?, operand(b)?);
+            Arc::new(move |r| f(fa(r)?, fb(r)?))
+        }
+    })
+}
+
+/// Column `c`'s number, as `read` takes it from the column's value.
+fn column<T: 'static>(c: usize, read: impl Fn(&Value) -> Option<T> + Send + Sync + 'static) -> Kernel<T> {
+    Arc::new(move |r| read(r.get(c)?))
+}
+
+fn int_constant(e: &Expr) -> Option<i64> {
+    match e {
+        Expr::Literal(Value::Int(i)) => Some(*i),
+        _ => None,
+    }
+}
+
+fn double_constant(e: &Expr) -> Option<f64> {
+    match e {
+        Expr::Literal(Value::Int(i)) => Some(*i as f64),
+        Expr::Literal(Value::Double(d)) => Some(*d),
+        _ => None,
+    }
+}
+
+/// `e` as an integer (where the tree's value is an `Int`).
+fn int_kernel(e: &Expr) -> Option<Kernel<i64>> {
+    if let Some(i) = int_constant(e) {
+        return Some(Arc::new(move |_| Some(i)));
+    }
+    match e {
+        Expr::Column(c) => Some(column(*c, |v| match v {
+            Value::Int(x) => Some(*x),
+            _ => None,
+        })),
+        Expr::Cast { expr, to, .. } if to.is_integer() => {
+            let t = *to;
+            match (kind(expr), &**expr) {
+                (Some(Kind::Int), _) => {
+                    let f = int_kernel(expr)?;
+                    Some(Arc::new(move |r| Some(narrow(f(r)?, t))))
+                }
+                (Some(Kind::Double), _) => {
+                    let f = double_kernel(expr)?;
+                    Some(Arc::new(move |r| Some(narrow(f(r)? as i64, t))))
+                }
+                (None, Expr::Column(c)) => Some(column(*c, move |v| match v {
+                    Value::Int(x) => Some(narrow(*x, t)),
+                    Value::Double(d) => Some(narrow(*d as i64, t)),
+                    _ => None,
+                })),
+                _ => None,
+            }
+        }
+        e => match arith_parts(e)? {
+            (op, a, b, t) if t.is_integer() => match (a, int_constant(b)) {
+                // A column and a constant (`seq * 10`): one closure.
+                (Expr::Column(c), Some(y)) => Some(column(*c, move |v| match v {
+                    Value::Int(x) => int_op(op, *x, y, t),
+                    _ => None,
+                })),
+                _ => binary(a, b, int_kernel, int_constant, move |x, y| int_op(op, x, y, t)),
+            },
+            _ => None,
+        },
+    }
+}
+
+/// `e` as a double, where the tree's value is an `Int` (converted) or a `Double`: an
+/// operand of double arithmetic, of a CAST to a double or of `TO_TIMESTAMP_LTZ`.
+fn double_kernel(e: &Expr) -> Option<Kernel<f64>> {
+    if let Some(d) = double_constant(e) {
+        return Some(Arc::new(move |_| Some(d)));
+    }
+    match (kind(e), e) {
+        (None, Expr::Column(c)) => Some(column(*c, |v| match v {
+            Value::Int(x) => Some(*x as f64),
+            Value::Double(d) => Some(*d),
+            _ => None,
+        })),
+        (Some(Kind::Int), e) => {
+            let f = int_kernel(e)?;
+            Some(Arc::new(move |r| Some(f(r)? as f64)))
+        }
+        (Some(Kind::Double), Expr::Cast { expr, .. }) => double_kernel(expr),
+        (Some(Kind::Double), e) => {
+            let (op, a, b, _) = arith_parts(e)?;
+            binary(a, b, double_kernel, double_constant, move |x, y| {
+                Some(double_op(op, x, y))
+            })
+        }
+        _ => None,
+    }
+}
+
+/// `e` as epoch milliseconds (where the tree's value is a `Timestamp`).
+fn timestamp_kernel(e: &Expr) -> Option<Kernel<i64>> {
+    match e {
+        Expr::Column(c) => Some(column(*c, |v| match v {
+            Value::Timestamp(ms) => Some(*ms),
+            _ => None,
+        })),
+        Expr::Cast { expr, to, .. } if to.is_timestamp() => timestamp_kernel(expr),
+        Expr::Call(ScalarFn::ToTimestampLtz(precision), args) if args.len() == 1 => {
+            let f = double_kernel(&args[0])?;
+            let scale = if *precision == 0 { Some(1000.0) } else { None };
+            Some(Arc::new(move |r| {
+                let n = f(r)?;
+                Some(scale.map_or(n, |s| n * s) as i64)
+            }))
+        }
+        _ => None,
+    }
+}
+
+/// The kernel of a whole expression, giving its value.
+#[derive(Clone)]
+enum Root {
+    Int(Kernel<i64>),
+    Double(Kernel<f64>),
+    Timestamp(Kernel<i64>),
+}
+
+impl Root {
+    fn compile(e: &Expr) -> Option<Root> {
+        match kind(e)? {
+            // A constant is a copy already.
+            _ if matches!(e, Expr::Literal(_)) => None,
+            Kind::Int => int_kernel(e).map(Root::Int),
+            Kind::Double => double_kernel(e).map(Root::Double),
+            Kind::Timestamp => timestamp_kernel(e).map(Root::Timestamp),
+        }
+    }
+
+    #[inline]
+    fn eval(&self, row: &[Value]) -> Option<Value> {
+        match self {
+            Root::Int(f) => f(row).map(Value::Int),
+            Root::Double(f) => f(row).map(Value::Double),
+            Root::Timestamp(f) => f(row).map(Value::Timestamp),
+        }
+    }
 }
 
 /// An expression with its kernel, if it has one.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Compiled {
     expr: Expr,
-    kernel: Option<Node>,
+    kernel: Option<Root>,
+}
+
+impl fmt::Debug for Compiled {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Compiled")
+            .field("expr", &self.expr)
+            .field("kernel", &self.kernel.is_some())
+            .finish()
+    }
 }
 
 impl Compiled {
     /// Compiles `expr`.
     pub fn new(expr: Expr) -> Self {
-        let kernel = match &expr {
-            // A column or a constant is a copy already.
-            Expr::Column(_) | Expr::Literal(_) => None,
-            e => Node::compile(e),
-        };
+        let kernel = Root::compile(&expr);
         Self { expr, kernel }
     }
 
     /// The expression's value for `row`.
+    #[inline]
     pub fn eval(&self, row: &[Value]) -> EvalResult {
-        if let Some(n) = self.kernel.as_ref().and_then(|k| k.eval(row)) {
-            return Ok(match n {
-                Num::Int(x) => Value::Int(x),
-                Num::Double(d) => Value::Double(d),
-                Num::Timestamp(ms) => Value::Timestamp(ms),
-            });
+        match (&self.kernel, &self.expr) {
+            (Some(k), _) => {
+                if let Some(v) = k.eval(row) {
+                    return Ok(v);
+                }
+            }
+            // A column is a copy, as the tree makes it.
+            (None, Expr::Column(i)) => return Ok(row.get(*i).cloned().unwrap_or(Value::Null)),
+            (None, _) => {}
         }
         self.expr.eval(row)
     }

@@ -50,9 +50,35 @@ fn parse_canonical_timestamp(s: &str) -> Option<i64> {
         [b'.', frac @ ..] => digits(frac)? * 10u32.pow(9 - frac.len() as u32),
         _ => return None,
     };
-    let date = NaiveDate::from_ymd_opt(digits(&b[..4])? as i32, digits(&b[5..7])?, digits(&b[8..10])?)?;
-    let t = date.and_hms_nano_opt(digits(&b[11..13])?, digits(&b[14..16])?, digits(&b[17..19])?, nanos)?;
-    Some(t.and_utc().timestamp_millis())
+    let days = epoch_days(digits(&b[..4])? as i64, digits(&b[5..7])?, digits(&b[8..10])?)?;
+    let (hour, minute, second) = (digits(&b[11..13])?, digits(&b[14..16])?, digits(&b[17..19])?);
+    if hour > 23 || minute > 59 || second > 59 {
+        return None;
+    }
+    let seconds = i64::from(hour * 3600 + minute * 60 + second);
+    Some((days * 86_400 + seconds) * 1000 + i64::from(nanos / 1_000_000))
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (year 0 to 9999); `None` for a
+/// month or day that does not exist. Howard Hinnant's `days_from_civil`.
+fn epoch_days(year: i64, month: u32, day: u32) -> Option<i64> {
+    let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
+    let month_days = match month {
+        1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
+        4 | 6 | 9 | 11 => 30,
+        2 if leap => 29,
+        2 => 28,
+        _ => return None,
+    };
+    if !(0..=9999).contains(&year) || day == 0 || day > month_days {
+        return None;
+    }
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let year_of_era = y - era * 400;
+    let day_of_year = (153 * i64::from((month + 9) % 12) + 2) / 5 + i64::from(day) - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    Some(era * 146_097 + day_of_era - 719_468)
 }
 
 /// `yyyy-MM-dd` as days since the epoch.
@@ -153,4 +179,62 @@ pub fn unit_millis(unit: &str) -> Option<i64> {
         "DAY" => 86_400_000,
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What chrono's `%Y-%m-%d %H:%M:%S%.f` reads, as epoch milliseconds.
+    fn by_chrono(s: &str) -> Option<i64> {
+        NaiveDateTime::parse_from_str(s, "%Y-%m-%d %H:%M:%S%.f")
+            .ok()
+            .map(|t| t.and_utc().timestamp_millis())
+    }
+
+    /// The fields of a canonical timestamp through chrono's date and time
+    /// constructors (which, unlike its parser, refuse a leap second `:60`).
+    fn by_chrono_fields(s: &str) -> Option<i64> {
+        let b = s.as_bytes();
+        let nanos = match &b[19..] {
+            [] => 0,
+            [b'.', frac @ ..] => digits(frac)? * 10u32.pow(9 - frac.len() as u32),
+            _ => return None,
+        };
+        let date = NaiveDate::from_ymd_opt(digits(&b[..4])? as i32, digits(&b[5..7])?, digits(&b[8..10])?)?;
+        let t = date.and_hms_nano_opt(digits(&b[11..13])?, digits(&b[14..16])?, digits(&b[17..19])?, nanos)?;
+        Some(t.and_utc().timestamp_millis())
+    }
+
+    #[test]
+    fn canonical_timestamps_read_as_chrono_reads_them() {
+        let mut cases = vec![
+            "2023-11-14 22:13:20.010".to_string(),
+            "1970-01-01 00:00:00".into(),
+            "1969-12-31 23:59:59.999".into(),
+            "0000-01-01 00:00:00.5".into(),
+            "0000-02-29 12:00:00".into(),
+            "9999-12-31 23:59:59.123456789".into(),
+            "1900-02-29 00:00:00".into(),
+            "2000-02-29 00:00:00".into(),
+            "2023-02-29 00:00:00".into(),
+            "2023-04-31 00:00:00".into(),
+            "2023-13-01 00:00:00".into(),
+            "2023-00-10 00:00:00".into(),
+            "2023-01-00 00:00:00".into(),
+            "2023-01-01 24:00:00".into(),
+            "2023-01-01 23:60:00".into(),
+            "2023-01-01 23:59:60".into(),
+        ];
+        for year in [1, 4, 100, 400, 1583, 1969, 1970, 1972, 2024, 2100, 2400] {
+            for (month, day) in [(1, 1), (2, 28), (2, 29), (3, 1), (6, 30), (12, 31)] {
+                cases.push(format!("{year:04}-{month:02}-{day:02} 07:08:09.1"));
+            }
+        }
+        for s in &cases {
+            assert_eq!(parse_canonical_timestamp(s), by_chrono_fields(s), "{s}");
+            // What the canonical path refuses (a leap second) the general parser reads.
+            assert_eq!(parse_timestamp(s), by_chrono(s), "{s}");
+        }
+    }
 }
