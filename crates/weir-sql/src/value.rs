@@ -6,7 +6,6 @@
 //! (`i128` unscaled with a scale); temporal values are epoch-based milliseconds. Values
 //! are totally ordered and hashable (doubles by their bits), so rows can be keys.
 
-pub use crate::key::GroupKey;
 use crate::types::DataType;
 use chrono::{DateTime, NaiveDate, Timelike};
 use serde::{Deserialize, Serialize};

@@ -9,8 +9,9 @@
 //! group's final row goes out as `+I` (Flink's batch aggregate emits final results).
 
 use super::acc::{self, Acc};
+use crate::key::GroupKey;
 use crate::plan::AggCall;
-use crate::value::{GroupKey, Row, RowKind, Value};
+use crate::value::{Row, RowKind, Value};
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use weir_api::prelude::*;

@@ -18,8 +18,9 @@ pub mod window_agg;
 mod tests;
 
 use crate::error::Result;
+use crate::key::GroupKey;
 use crate::plan::{PlanKind, PlanNode, WindowKind};
-use crate::value::{GroupKey, Row};
+use crate::value::Row;
 use calc::{CalcOperator, CalcSpec};
 use slice_assigner::SliceAssigner;
 use slicing_window::{SlicingWindowOperator, WindowAggSpec};

@@ -12,8 +12,8 @@
 
 use super::acc::Acc;
 use super::slice_table::SliceTable;
+use crate::key::GroupKey;
 use crate::plan::AggCall;
-use crate::value::GroupKey;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use weir_core::codec;

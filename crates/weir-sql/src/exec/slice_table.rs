@@ -16,8 +16,9 @@
 use super::radix_sort::ascending_order;
 use super::typed_acc::AccColumn;
 use crate::exec::acc::Acc;
+use crate::key::GroupKey;
 use crate::plan::AggCall;
-use crate::value::{GroupKey, Value};
+use crate::value::Value;
 use rustc_hash::FxHashMap;
 
 /// The keys of a table, in the order they were first seen.

@@ -6,8 +6,9 @@
 //! windows merge, and with them their accumulators.
 
 use super::acc::{self, Acc};
+use crate::key::GroupKey;
 use crate::plan::AggCall;
-use crate::value::{GroupKey, Row, Value};
+use crate::value::{Row, Value};
 use smallvec::SmallVec;
 use std::sync::Arc;
 use weir_api::prelude::*;

@@ -7,7 +7,7 @@
 use super::func::{ScalarFn, TrimSide};
 use super::time::unit_millis;
 use super::typing::literal;
-pub use super::typing::{arith_type, common_type, comparable, like_regex};
+pub use super::typing::{arith_type, common_type, comparable, like_regex, Bound};
 use super::{cast::can_cast, ArithOp, CmpOp, Expr};
 use crate::error::{Result, SqlError};
 use crate::types::DataType;
@@ -54,15 +54,6 @@ impl Scope {
             _ => Err(SqlError::validation(format!("Column '{name}' is ambiguous"))),
         }
     }
-}
-
-/// An expression with its type.
-#[derive(Debug, Clone)]
-pub struct Bound {
-    /// The compiled expression.
-    pub expr: Expr,
-    /// Its type.
-    pub ty: DataType,
 }
 
 /// Lets the planner bind some sub-expressions itself.

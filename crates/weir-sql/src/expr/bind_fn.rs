@@ -1,8 +1,8 @@
 //! Binding scalar function calls: arity and argument types checked, the result type
 //! decided, constant regular expressions compiled once.
 
-use super::bind::{arith_type, common_type, Bound};
 use super::func::ScalarFn;
+use super::typing::{arith_type, common_type, Bound};
 use super::{ArithOp, Expr};
 use crate::error::{Result, SqlError};
 use crate::types::DataType;

@@ -1,12 +1,20 @@
 //! Typing rules of the binder: the result type of arithmetic, which types compare,
 //! the common type of CASE branches, literals' types, LIKE patterns as regexes.
 
-use super::bind::Bound;
 use super::{ArithOp, Expr};
 use crate::error::{Result, SqlError};
 use crate::types::DataType;
 use crate::value::Value;
 use sqlparser::ast::Value as AstValue;
+
+/// An expression with its type.
+#[derive(Debug, Clone)]
+pub struct Bound {
+    /// The compiled expression.
+    pub expr: Expr,
+    /// Its type.
+    pub ty: DataType,
+}
 
 /// The result type of `a op b`, if the operands allow it.
 pub fn arith_type(op: ArithOp, a: DataType, b: DataType) -> Option<DataType> {

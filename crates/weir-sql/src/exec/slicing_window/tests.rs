@@ -1,8 +1,8 @@
 use super::*;
 use crate::exec::slice_snapshot;
+use crate::key::GroupKey;
 use crate::plan::AggFunc;
 use crate::types::DataType;
-use crate::value::GroupKey;
 use std::cell::RefCell;
 use std::rc::Rc;
 use weir_core::key_group::{assign_to_key_group, operator_index_for_key_group};
