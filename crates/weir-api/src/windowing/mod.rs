@@ -26,6 +26,9 @@ pub mod window_table;
 pub mod window_table_operator;
 pub mod windowed_stream;
 
+#[cfg(test)]
+mod test_log;
+
 pub use assigners::{
     AssignerContext, EventTimeSessionWindows, GlobalWindows, ProcessingTimeSessionWindows, SlidingEventTimeWindows,
     SlidingProcessingTimeWindows, TumblingEventTimeWindows, TumblingProcessingTimeWindows, WindowAssigner,

@@ -11,9 +11,7 @@ use crate::windowing::functions::{AggregateFunction, PassThrough, ProcessWindowF
 use crate::windowing::triggers::{EventTimeTrigger, Trigger};
 use crate::windowing::window::TimeWindow;
 use crate::windowing::window_operator::WindowOperator;
-use std::cell::RefCell;
 use std::fmt::Debug;
-use std::rc::Rc;
 use std::sync::Arc;
 use std::time::Duration;
 use weir_core::KeyGroupRange;
@@ -21,30 +19,9 @@ use weir_runtime::checkpoint::CheckpointedOperator;
 use weir_runtime::error::UserError;
 use weir_state::{OperatorSnapshot, ValueStateDescriptor};
 
+use crate::windowing::test_log::Log;
+
 type Rec = (u32, i64);
-
-#[derive(Clone, Default)]
-struct Log(Rc<RefCell<Vec<String>>>);
-
-impl Log {
-    fn take(&self) -> Vec<String> {
-        std::mem::take(&mut *self.0.borrow_mut())
-    }
-}
-
-impl<T: Debug> Output<T> for Log {
-    fn collect(&mut self, r: StreamRecord<T>) -> Result<(), TaskError> {
-        self.0.borrow_mut().push(format!("{:?}@{:?}", r.value, r.timestamp));
-        Ok(())
-    }
-    fn emit_watermark(&mut self, w: Watermark) -> Result<(), TaskError> {
-        self.0.borrow_mut().push(format!("W{}", w.0));
-        Ok(())
-    }
-    fn end_input(&mut self) -> Result<(), TaskError> {
-        Ok(())
-    }
-}
 
 /// Emits `key [start,end) result #n`, `n` counting the key's firings in its global
 /// state: the function sees the firing key's state, in both operators.

@@ -51,7 +51,17 @@ impl PrintSink {
     }
 }
 
+/// The exit status of a process that stdout's reader left, as a shell reports one
+/// killed by SIGPIPE (128 + 13).
+const BROKEN_PIPE_EXIT: i32 = 141;
+
+/// A failed write to stdout: when its reader has gone (`weir local … | head`), the
+/// process ends at once and quietly, as a Unix tool killed by SIGPIPE does; any other
+/// error fails the task.
 fn stdout_error(e: std::io::Error) -> TaskError {
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        std::process::exit(BROKEN_PIPE_EXIT);
+    }
     TaskError::io("cannot write to standard output", e)
 }
 

@@ -54,7 +54,7 @@ pub fn main_with(name: &'static str, version: &'static str, programs: Vec<Progra
         .init();
     if matches!(
         cli.command,
-        Command::Local(_) | Command::Plan { .. } | Command::Programs | Command::List(_) | Command::Top(_)
+        Command::Plan { .. } | Command::Programs | Command::List(_) | Command::Top(_)
     ) {
         restore_default_sigpipe();
     }
@@ -106,8 +106,11 @@ fn run_command(command: &Command) -> anyhow::Result<()> {
 }
 
 /// Output commands behave like other Unix tools when their reader goes away
-/// (`weir local … | head`): they end quietly on SIGPIPE. Servers keep Rust's default
-/// (SIGPIPE ignored, EPIPE reported) so a lost peer is an error, not a kill.
+/// (`weir plan … | head`): they end quietly on SIGPIPE. Servers keep Rust's default
+/// (SIGPIPE ignored, EPIPE reported) so a lost peer is an error, not a kill; so does
+/// `weir local`, whose in-process cluster talks over loopback sockets (a vectored write
+/// to a connection closed at shutdown would otherwise kill it): its print sink ends the
+/// process quietly itself when standard output's reader has gone.
 fn restore_default_sigpipe() {
     // SAFETY: called once at start-up, before any thread is spawned.
     unsafe {

@@ -10,38 +10,15 @@ use crate::windowing::contents::{AggregateContents, ListContents, ReduceContents
 use crate::windowing::functions::{AggregateFunction, PassThrough, ProcessWindowFunction, WindowContext};
 use crate::windowing::triggers::{CountTrigger, EventTimeTrigger, PurgingTrigger, TriggerContext, TriggerResult};
 use crate::windowing::window::{GlobalWindow, TimeWindow};
-use std::cell::RefCell;
 use std::fmt::Debug;
-use std::rc::Rc;
 use std::time::Duration;
 use weir_core::KeyGroupRange;
 use weir_core::Watermark;
 use weir_runtime::operator::ManualClock;
 
+use crate::windowing::test_log::Log;
+
 type Rec = (u32, i64);
-
-#[derive(Clone, Default)]
-struct Log(Rc<RefCell<Vec<String>>>);
-
-impl Log {
-    fn take(&self) -> Vec<String> {
-        std::mem::take(&mut *self.0.borrow_mut())
-    }
-}
-
-impl<T: Debug> Output<T> for Log {
-    fn collect(&mut self, r: StreamRecord<T>) -> Result<(), TaskError> {
-        self.0.borrow_mut().push(format!("{:?}@{:?}", r.value, r.timestamp));
-        Ok(())
-    }
-    fn emit_watermark(&mut self, w: Watermark) -> Result<(), TaskError> {
-        self.0.borrow_mut().push(format!("W{}", w.0));
-        Ok(())
-    }
-    fn end_input(&mut self) -> Result<(), TaskError> {
-        Ok(())
-    }
-}
 
 /// Emits `key [start,end) elements`.
 #[derive(Clone)]
