@@ -2,6 +2,8 @@
 //! prices (`DATE_FORMAT`, `HOUR`, `0.908 * price` as `DECIMAL(23, 3)`), in UTC.
 //! Timestamps in output rows are epoch milliseconds.
 
+use serde::{Deserialize, Serialize};
+
 const MS_PER_DAY: i64 = 86_400_000;
 
 /// `0.908 * price` with exactly three fractional digits, written without allocating.
@@ -28,23 +30,56 @@ pub fn hour(ms: i64) -> i64 {
 
 /// `DATE_FORMAT(dateTime, 'HH:mm')`.
 pub fn hour_minute(ms: i64) -> String {
-    let in_day = ms.rem_euclid(MS_PER_DAY);
-    format!("{:02}:{:02}", in_day / 3_600_000, in_day / 60_000 % 60)
+    MinuteOfDay::of(ms).to_string()
+}
+
+/// A UTC minute of the day, written `HH:mm`; its order is the order of the written form.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct MinuteOfDay(pub i64);
+
+impl MinuteOfDay {
+    /// The minute of the day of `ms`.
+    pub fn of(ms: i64) -> Self {
+        Self(ms.rem_euclid(MS_PER_DAY) / 60_000)
+    }
+}
+
+impl std::fmt::Display for MinuteOfDay {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:02}:{:02}", self.0 / 60, self.0 % 60)
+    }
 }
 
 /// `DATE_FORMAT(dateTime, 'yyyy-MM-dd')` (proleptic Gregorian civil date of UTC).
 pub fn day(ms: i64) -> String {
-    let days = ms.div_euclid(MS_PER_DAY);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}")
+    Day::of(ms).to_string()
+}
+
+/// A UTC calendar day as days since 1970-01-01, written `yyyy-MM-dd`: a key that costs
+/// no allocation, ordered as its written form (for years 0 to 9999).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Day(pub i64);
+
+impl Day {
+    /// The day of `ms`.
+    pub fn of(ms: i64) -> Self {
+        Self(ms.div_euclid(MS_PER_DAY))
+    }
+}
+
+impl std::fmt::Display for Day {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let z = self.0 + 719_468;
+        let era = z.div_euclid(146_097);
+        let doe = z - era * 146_097;
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        let mp = (5 * doy + 2) / 153;
+        let d = doy - (153 * mp + 2) / 5 + 1;
+        let m = if mp < 10 { mp + 3 } else { mp - 9 };
+        let y = yoe + era * 400 + i64::from(m <= 2);
+        write!(f, "{y:04}-{m:02}-{d:02}")
+    }
 }
 
 /// The time of day class of q14: `dayTime` 8–18 h, `nightTime` up to 6 h or from 20 h,
@@ -67,6 +102,9 @@ mod tests {
         assert_eq!(day(1_700_000_000_000), "2023-11-14");
         assert_eq!(hour_minute(1_700_000_000_000), "22:13");
         assert_eq!(day(951_782_400_000), "2000-02-29");
+        assert_eq!(Day::of(-1).to_string(), "1969-12-31");
+        assert_eq!(hour_minute(-1), "23:59");
+        assert!(Day::of(951_782_400_000) < Day::of(951_868_800_000));
         assert_eq!(bid_time_type(1_700_000_000_000), "nightTime");
         assert_eq!(bid_time_type(1_700_000_000_000 - 3 * 3_600_000), "otherTime");
         assert_eq!(bid_time_type(1_700_000_000_000 - 10 * 3_600_000), "dayTime");

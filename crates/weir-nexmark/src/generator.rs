@@ -81,7 +81,7 @@ fn next_base0_auction_id(cfg: &NexmarkConfig, event_id: u64, rng: &mut Rng) -> i
 fn next_person(cfg: &NexmarkConfig, n: u64, timestamp: i64, rng: &mut Rng) -> Person {
     let id = cfg.last_base0_person_id(n) + FIRST_PERSON_ID;
     let name = format!("{} {}", pick(rng, &FIRST_NAMES), pick(rng, &LAST_NAMES));
-    let email_address = format!("{}@{}.com", next_string(rng, 7, ' '), next_string(rng, 5, ' '));
+    let email_address = format!("{}@{}.com", next_string(rng, 7, b' '), next_string(rng, 5, b' '));
     let credit_card = (0..4)
         .map(|_| format!("{:04}", rng.next_below(10_000)))
         .collect::<Vec<_>>()
@@ -120,8 +120,8 @@ fn next_auction(cfg: &NexmarkConfig, n: u64, timestamp: i64, rng: &mut Rng) -> A
     let category = FIRST_CATEGORY_ID + rng.next_below(NUM_CATEGORIES) as i64;
     let initial_bid = next_price(rng);
     let expires = timestamp + next_auction_length_ms(cfg, n, timestamp, rng);
-    let item_name = next_string(rng, 20, ' ');
-    let description = next_string(rng, 100, ' ');
+    let item_name = next_string(rng, 20, b' ');
+    let description = next_string(rng, 100, b' ');
     let reserve = initial_bid + next_price(rng);
     let size = 8 + item_name.len() + description.len() + 40;
     let extra = next_extra(rng, size as u64, cfg.avg_auction_byte_size);

@@ -10,9 +10,10 @@
 //!   reference the end-to-end tests compare runs with.
 //! - [`side_input`]: q13's bounded side input table.
 //! - [`format`]: the SQL functions the queries use on times and prices; [`rows`]: the
-//!   queries' output rows.
+//!   queries' output rows, written with [`csv_line`].
 
 pub mod config;
+pub mod csv_line;
 pub mod format;
 pub mod generator;
 pub mod model;

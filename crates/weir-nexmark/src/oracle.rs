@@ -7,7 +7,7 @@
 
 use crate::format::{day, euros_between_1m_and_50m, hour_minute};
 use crate::model::{Auction, Bid, Event, Person};
-use crate::queries::aggregates::{price_rank, RankedCounts};
+use crate::queries::aggregates::{price_rank, PricedBid, RankedCounts};
 use crate::queries::ranking::{price_order, recency_order, TOP_N};
 use crate::queries::seller_prices::{Sale, PRECEDING};
 use crate::rows;
@@ -247,7 +247,7 @@ fn q15_q16(events: &[Event], per_channel: bool) -> Vec<String> {
         };
         let g = groups.entry(key).or_default();
         g.0 = g.0.clone().max(hour_minute(b.date_time));
-        g.1.add(b);
+        g.1.add(PricedBid::from(b));
     }
     groups
         .into_iter()

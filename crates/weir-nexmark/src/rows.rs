@@ -2,51 +2,48 @@
 //! `CREATE TABLE nexmark_qN` sinks. The programs and the reference computation
 //! ([`crate::oracle`]) both write their rows with these functions.
 
-use crate::format::{bid_time_type, day, hour_minute, Euros};
+use crate::csv_line::CsvLine;
+use crate::format::{bid_time_type, Day, MinuteOfDay};
 use crate::model::{Auction, Bid};
 use std::fmt::Write;
-
-/// A line of at least `capacity` bytes from `args`, written without reallocating when
-/// the estimate holds.
-fn line(capacity: usize, args: std::fmt::Arguments<'_>) -> String {
-    let mut s = String::with_capacity(capacity);
-    s.write_fmt(args).expect("writing to a String cannot fail");
-    s
-}
 
 /// Room for the numbers and separators of a row.
 const NUMBERS: usize = 96;
 
 /// `auction, bidder, price, dateTime, extra` (q0, q7).
 pub fn bid_summary(b: &Bid) -> String {
-    line(
-        NUMBERS + b.extra.len(),
-        format_args!("{},{},{},{},{}", b.auction, b.bidder, b.price, b.date_time, b.extra),
-    )
+    CsvLine::with_capacity(NUMBERS + b.extra.len())
+        .int(b.auction)
+        .int(b.bidder)
+        .int(b.price)
+        .int(b.date_time)
+        .text(&b.extra)
+        .finish()
 }
 
 /// Every column of a bid: `auction, bidder, price, channel, url, dateTime, extra`
 /// (q18, q19).
 pub fn bid(b: &Bid) -> String {
-    line(
-        NUMBERS + b.channel.len() + b.url.len() + b.extra.len(),
-        format_args!(
-            "{},{},{},{},{},{},{}",
-            b.auction, b.bidder, b.price, b.channel, b.url, b.date_time, b.extra
-        ),
-    )
+    CsvLine::with_capacity(NUMBERS + b.channel.len() + b.url.len() + b.extra.len())
+        .int(b.auction)
+        .int(b.bidder)
+        .int(b.price)
+        .text(&b.channel)
+        .text(&b.url)
+        .int(b.date_time)
+        .text(&b.extra)
+        .finish()
 }
 
 /// q1: `auction, bidder, 0.908 * price, dateTime, extra`.
 pub fn in_euros(b: &Bid) -> String {
-    format!(
-        "{},{},{},{},{}",
-        b.auction,
-        b.bidder,
-        Euros(b.price),
-        b.date_time,
-        b.extra
-    )
+    CsvLine::with_capacity(NUMBERS + b.extra.len())
+        .int(b.auction)
+        .int(b.bidder)
+        .euros(b.price)
+        .int(b.date_time)
+        .text(&b.extra)
+        .finish()
 }
 
 /// The `count_char(s, c)` UDF: occurrences of `c` in `s`.
@@ -56,19 +53,15 @@ pub fn count_char(s: &str, c: char) -> usize {
 
 /// q14: `auction, bidder, 0.908 * price, bidTimeType, dateTime, extra, c_counts`.
 pub fn calculation(b: &Bid) -> String {
-    line(
-        NUMBERS + b.extra.len(),
-        format_args!(
-            "{},{},{},{},{},{},{}",
-            b.auction,
-            b.bidder,
-            Euros(b.price),
-            bid_time_type(b.date_time),
-            b.date_time,
-            b.extra,
-            count_char(&b.extra, 'c')
-        ),
-    )
+    CsvLine::with_capacity(NUMBERS + b.extra.len())
+        .int(b.auction)
+        .int(b.bidder)
+        .euros(b.price)
+        .text(bid_time_type(b.date_time))
+        .int(b.date_time)
+        .text(&b.extra)
+        .int(count_char(&b.extra, 'c'))
+        .finish()
 }
 
 /// `SPLIT_INDEX(s, '/', i)`: the `i`th field (from 0), empty (SQL NULL) past the end.
@@ -78,26 +71,22 @@ pub fn split_index(s: &str, i: usize) -> &str {
 
 /// q22: `auction, bidder, price, channel, dir1, dir2, dir3`.
 pub fn url_directories(b: &Bid) -> String {
-    line(
-        NUMBERS + b.url.len(),
-        format_args!(
-            "{},{},{},{},{},{},{}",
-            b.auction,
-            b.bidder,
-            b.price,
-            b.channel,
-            split_index(&b.url, 3),
-            split_index(&b.url, 4),
-            split_index(&b.url, 5)
-        ),
-    )
+    CsvLine::with_capacity(NUMBERS + b.url.len())
+        .int(b.auction)
+        .int(b.bidder)
+        .int(b.price)
+        .text(&b.channel)
+        .text(split_index(&b.url, 3))
+        .text(split_index(&b.url, 4))
+        .text(split_index(&b.url, 5))
+        .finish()
 }
 
 /// q10: `auction, bidder, price, dateTime, extra` and the partition columns `dt`
 /// (`yyyy-MM-dd`) and `hm` (`HH:mm`).
 pub fn partitioned_bid(b: &Bid) -> String {
     let mut s = bid_summary(b);
-    write!(s, ",{},{}", day(b.date_time), hour_minute(b.date_time)).expect("writing to a String cannot fail");
+    write!(s, ",{},{}", Day::of(b.date_time), MinuteOfDay::of(b.date_time)).expect("writing to a String cannot fail");
     s
 }
 
@@ -142,10 +131,15 @@ pub fn channel_id(b: &Bid) -> Option<&str> {
 /// q21: `auction, bidder, price, channel, channel_id` of a bid with a channel id.
 pub fn with_channel_id(b: &Bid) -> Option<String> {
     let id = channel_id(b)?;
-    Some(line(
-        NUMBERS + b.channel.len() + id.len(),
-        format_args!("{},{},{},{},{}", b.auction, b.bidder, b.price, b.channel, id),
-    ))
+    Some(
+        CsvLine::with_capacity(NUMBERS + b.channel.len() + id.len())
+            .int(b.auction)
+            .int(b.bidder)
+            .int(b.price)
+            .text(&b.channel)
+            .text(id)
+            .finish(),
+    )
 }
 
 fn auction(a: &Auction) -> String {
@@ -168,10 +162,13 @@ pub fn expanded_bid(b: &Bid, a: &Auction) -> String {
 
 /// `auction, bidder, price, dateTime, value`: a bid with its side-input value (q13).
 pub fn enriched_bid(b: &Bid, value: &str) -> String {
-    line(
-        NUMBERS + value.len(),
-        format_args!("{},{},{},{},{value}", b.auction, b.bidder, b.price, b.date_time),
-    )
+    CsvLine::with_capacity(NUMBERS + value.len())
+        .int(b.auction)
+        .int(b.bidder)
+        .int(b.price)
+        .int(b.date_time)
+        .text(value)
+        .finish()
 }
 
 #[cfg(test)]

@@ -18,37 +18,41 @@ pub const HOT_CHANNELS: [&str; 4] = ["Google", "Facebook", "Baidu", "Apple"];
 pub const CHANNELS_NUMBER: u64 = 10_000;
 
 /// A string of 3 to `max_length - 1` letters and `separator`s (one character in 13),
-/// trimmed of leading and trailing separators.
-pub fn next_string(rng: &mut Rng, max_length: u64, separator: char) -> String {
+/// trimmed of leading and trailing separators. `separator` is an ASCII character.
+pub fn next_string(rng: &mut Rng, max_length: u64, separator: u8) -> String {
     let len = MIN_STRING_LENGTH + rng.next_below(max_length - MIN_STRING_LENGTH);
-    let mut s = String::with_capacity(len as usize);
+    let mut chars = Vec::with_capacity(len as usize);
     for _ in 0..len {
         if rng.next_below(13) == 0 {
-            s.push(separator);
+            chars.push(separator);
         } else {
-            s.push((b'a' + rng.next_below(26) as u8) as char);
+            chars.push(b'a' + rng.next_below(26) as u8);
         }
     }
-    s.trim_matches(separator).to_string()
+    let end = chars.iter().rposition(|&c| c != separator).map_or(0, |i| i + 1);
+    chars.truncate(end);
+    let start = chars.iter().position(|&c| c != separator).unwrap_or(end);
+    chars.drain(..start);
+    String::from_utf8(chars).expect("letters and an ASCII separator are ASCII")
 }
 
+/// Letters drawn from one 64-bit random number by [`next_exact_string`].
+const LETTERS_PER_DRAW: usize = 12;
+
 /// A string of exactly `length` letters: each letter is the integer part of 26 times
-/// a random fraction, whose remaining fraction gives the next letters (up to 12 letters
-/// per 64 random bits).
+/// a random fraction, whose remaining fraction gives the next letters (up to
+/// [`LETTERS_PER_DRAW`] letters per 64 random bits).
 pub fn next_exact_string(rng: &mut Rng, length: usize) -> String {
-    let mut s = String::with_capacity(length);
-    let (mut fraction, mut left) = (0u64, 0);
-    for _ in 0..length {
-        if left == 0 {
-            fraction = rng.next_u64();
-            left = 12;
+    let mut letters = vec![0u8; length];
+    for chunk in letters.chunks_mut(LETTERS_PER_DRAW) {
+        let mut fraction = rng.next_u64();
+        for letter in chunk {
+            let scaled = u128::from(fraction) * 26;
+            *letter = b'a' + (scaled >> 64) as u8;
+            fraction = scaled as u64;
         }
-        let scaled = fraction as u128 * 26;
-        s.push((b'a' + (scaled >> 64) as u8) as char);
-        fraction = scaled as u64;
-        left -= 1;
     }
-    s
+    String::from_utf8(letters).expect("lowercase letters are ASCII")
 }
 
 /// Padding so that `current_size` plus its length is on average `average_size`: a
@@ -74,9 +78,9 @@ pub struct Channels {
 fn base_url(rng: &mut Rng) -> String {
     format!(
         "https://www.nexmark.com/{}/{}/{}/item.htm?query=1",
-        next_string(rng, 5, '_'),
-        next_string(rng, 5, '_'),
-        next_string(rng, 5, '_')
+        next_string(rng, 5, b'_'),
+        next_string(rng, 5, b'_'),
+        next_string(rng, 5, b'_')
     )
 }
 
@@ -129,7 +133,7 @@ mod tests {
     fn random_strings_are_letters_and_separators_of_bounded_length() {
         let mut rng = Rng::new(5);
         for _ in 0..1000 {
-            let s = next_string(&mut rng, 20, ' ');
+            let s = next_string(&mut rng, 20, b' ');
             assert!(s.len() < 20);
             assert!(!s.starts_with(' ') && !s.ends_with(' '));
             assert!(s.chars().all(|c| c == ' ' || c.is_ascii_lowercase()));

@@ -16,6 +16,9 @@
 //! Snapshots have the keyed-state operator's layout: the accumulators as its
 //! `window-contents` value state per (key, window) and one event-time timer per (key,
 //! window) at the window's max timestamp. Either operator restores the other's.
+//! Neither registers a processing-time timer for these windows (their trigger fires on
+//! event time only), so a restore has none to carry over: processing-time timers in a
+//! snapshot, which no window operator with this spec writes, are not restored.
 
 use super::assigners::AssignerContext;
 use super::contents::{AccumulatingContents, Firing};

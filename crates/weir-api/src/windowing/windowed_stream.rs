@@ -14,14 +14,17 @@ use super::window_operator::{WindowOperator, WindowSpec};
 use super::window_table_operator::{fits_window_table, WindowTableOperator};
 use crate::datastream::DataStream;
 use crate::functions::KeyType;
+use crate::keyed_state::restore_keyed;
 use crate::side_output::OutputTag;
 use crate::watermark::generator::millis;
 use std::sync::Arc;
 use std::time::Duration;
 use weir_graph::NodeKind;
+use weir_runtime::checkpoint::CheckpointedOperator;
+use weir_runtime::error::TaskError;
 use weir_runtime::operator::factory::Data;
 use weir_runtime::operator::metric_group::NUM_LATE_RECORDS_DROPPED;
-use weir_runtime::operator::{register_checkpointed, OperatorFactory};
+use weir_runtime::operator::{register_checkpointed, OperatorFactory, Output, SideOutput, TaskContext};
 use weir_state::heap::StateValue;
 
 /// A keyed stream with a window assigner, trigger and lateness.
@@ -122,6 +125,27 @@ impl<K: KeyType, T: Data, W: Window> WindowedStream<K, T, W> {
         }
     }
 
+    /// The window operator `build` makes per subtask from the task, the output and the
+    /// late-data side output, registered for checkpoints and named `name`.
+    fn transform_window<O: Data, Op: Output<T> + CheckpointedOperator + 'static>(
+        &self,
+        name: String,
+        build: impl Fn(&TaskContext, Box<dyn Output<O>>, Option<SideOutput<T>>) -> Result<Op, TaskError>
+            + Send
+            + Sync
+            + 'static,
+    ) -> DataStream<O> {
+        let late_tag = self.late_tag.clone();
+        let factory = OperatorFactory::one_input_with_side_outputs::<T, O>(move |ctx, out, side| {
+            let late = match &late_tag {
+                Some(tag) => side.get::<T>(tag)?,
+                None => None,
+            };
+            register_checkpointed(ctx, build(ctx, out, late)?)
+        });
+        self.transform(name, factory)
+    }
+
     /// The window operator over keyed state and timers, for any windows.
     fn build<O: Data, C: WindowContents<K, T, O, W>>(
         &self,
@@ -129,25 +153,17 @@ impl<K: KeyType, T: Data, W: Window> WindowedStream<K, T, W> {
         make_contents: impl Fn() -> C + Send + Sync + 'static,
     ) -> DataStream<O> {
         let spec = self.spec(&function);
-        let name = spec.name.clone();
-        let late_tag = self.late_tag.clone();
-        let factory = OperatorFactory::one_input_with_side_outputs::<T, O>(move |ctx, out, side| {
-            let late = match &late_tag {
-                Some(tag) => side.get::<T>(tag)?,
-                None => None,
-            };
+        self.transform_window(spec.name.clone(), move |ctx, out, late| {
             let op = WindowOperator::restored(
                 spec.clone(),
                 make_contents(),
-                crate::keyed_state::restore_keyed(ctx)?,
+                restore_keyed(ctx)?,
                 ctx.processing_time_service(),
                 out,
                 late,
-            )
-            .with_late_records_dropped(ctx.operator_counter(NUM_LATE_RECORDS_DROPPED));
-            register_checkpointed(ctx, op)
-        });
-        self.transform(name, factory)
+            );
+            Ok(op.with_late_records_dropped(ctx.operator_counter(NUM_LATE_RECORDS_DROPPED)))
+        })
     }
 
     /// The operator for one accumulator per window: over a window table when the
@@ -161,25 +177,17 @@ impl<K: KeyType, T: Data, W: Window> WindowedStream<K, T, W> {
         if !fits_window_table(&spec) {
             return self.build(function, make_contents);
         }
-        let name = spec.name.clone();
-        let late_tag = self.late_tag.clone();
-        let factory = OperatorFactory::one_input_with_side_outputs::<T, O>(move |ctx, out, side| {
-            let late = match &late_tag {
-                Some(tag) => side.get::<T>(tag)?,
-                None => None,
-            };
+        self.transform_window(spec.name.clone(), move |ctx, out, late| {
             let op = WindowTableOperator::restored(
                 spec.clone(),
                 make_contents(),
-                crate::keyed_state::restore_keyed(ctx)?,
+                restore_keyed(ctx)?,
                 ctx.processing_time_service(),
                 out,
                 late,
-            )?
-            .with_late_records_dropped(ctx.operator_counter(NUM_LATE_RECORDS_DROPPED));
-            register_checkpointed(ctx, op)
-        });
-        self.transform(name, factory)
+            )?;
+            Ok(op.with_late_records_dropped(ctx.operator_counter(NUM_LATE_RECORDS_DROPPED)))
+        })
     }
 
     /// Reduces each window's elements with `f`; a firing emits the reduced value.

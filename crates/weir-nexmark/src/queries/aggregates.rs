@@ -4,10 +4,11 @@
 
 use super::at_end::{at_end, FinalAggregate};
 use super::bids;
-use crate::format::{day, hour_minute};
+use crate::format::{Day, MinuteOfDay};
 use crate::model::{Bid, Event};
+use rustc_hash::FxHashSet;
 use serde::{Deserialize, Serialize};
-use std::collections::HashSet;
+use std::sync::Arc;
 use weir_api::prelude::*;
 
 /// The price rank of q15–q17: 1 below $100, 2 below $10,000, else 3.
@@ -21,18 +22,61 @@ pub fn price_rank(price: i64) -> usize {
     }
 }
 
+/// The columns of a bid the statistics read: the projection Flink's planner pushes
+/// below the aggregate, so the keyed exchange carries four numbers, not the bid.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct PricedBid {
+    /// The auction bid on.
+    pub auction: i64,
+    /// The bidder.
+    pub bidder: i64,
+    /// The price in cents.
+    pub price: i64,
+    /// Event time.
+    pub date_time: i64,
+}
+
+impl From<&Bid> for PricedBid {
+    fn from(b: &Bid) -> Self {
+        Self {
+            auction: b.auction,
+            bidder: b.bidder,
+            price: b.price,
+            date_time: b.date_time,
+        }
+    }
+}
+
+/// A [`PricedBid`] with its channel (q16).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ChannelBid {
+    /// The channel the bid came through.
+    pub channel: Arc<str>,
+    /// The bid's numbers.
+    pub bid: PricedBid,
+}
+
+/// q16's key: a channel on a day, written `channel,yyyy-MM-dd`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct ChannelOnDay {
+    /// The channel.
+    pub channel: Arc<str>,
+    /// The day.
+    pub day: Day,
+}
+
 /// Bids, distinct bidders and distinct auctions, in total (index 0) and per price rank
 /// (indices 1–3).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct RankedCounts {
     bids: [u64; 4],
-    bidders: [HashSet<i64>; 4],
-    auctions: [HashSet<i64>; 4],
+    bidders: [FxHashSet<i64>; 4],
+    auctions: [FxHashSet<i64>; 4],
 }
 
 impl RankedCounts {
     /// Counts `bid`.
-    pub fn add(&mut self, bid: &Bid) {
+    pub fn add(&mut self, bid: PricedBid) {
         for i in [0, price_rank(bid.price)] {
             self.bids[i] += 1;
             self.bidders[i].insert(bid.bidder);
@@ -49,53 +93,77 @@ impl RankedCounts {
     }
 }
 
-/// The aggregate of a q15 or q16 group: counts and the latest `HH:mm`.
+/// Per day, ranked counts of its bids (q15).
+#[derive(Clone)]
+struct DailyStats;
+
+impl FinalAggregate<Day, PricedBid> for DailyStats {
+    type Acc = RankedCounts;
+
+    fn add(&self, s: &mut RankedCounts, bid: PricedBid) {
+        s.add(bid);
+    }
+
+    fn emit(&self, day: &Day, s: RankedCounts, out: &mut Collector<'_, String>) {
+        out.collect(format!("{day},{}", s.columns()));
+    }
+}
+
+/// The aggregate of a q16 group: counts and the latest minute.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct ChannelDay {
-    minute: String,
+pub struct ChannelDayStats {
+    latest: MinuteOfDay,
     counts: RankedCounts,
 }
 
-/// Per key, ranked counts of its bids (q15, q16), with the latest minute for q16.
+/// Per channel and day, ranked counts of its bids and the latest `HH:mm` (q16).
 #[derive(Clone)]
-struct DailyStats {
-    with_minute: bool,
+struct ChannelStats;
+
+impl FinalAggregate<ChannelOnDay, ChannelBid> for ChannelStats {
+    type Acc = ChannelDayStats;
+
+    fn add(&self, s: &mut ChannelDayStats, bid: ChannelBid) {
+        s.counts.add(bid.bid);
+        s.latest = s.latest.max(MinuteOfDay::of(bid.bid.date_time));
+    }
+
+    fn emit(&self, key: &ChannelOnDay, s: ChannelDayStats, out: &mut Collector<'_, String>) {
+        out.collect(format!(
+            "{},{},{},{}",
+            key.channel,
+            key.day,
+            s.latest,
+            s.counts.columns()
+        ));
+    }
 }
 
-impl<K: std::fmt::Display> FinalAggregate<K, Bid> for DailyStats {
-    type Acc = ChannelDay;
-
-    fn add(&self, s: &mut ChannelDay, bid: Bid) {
-        s.counts.add(&bid);
-        if self.with_minute {
-            let minute = hour_minute(bid.date_time);
-            if minute > s.minute {
-                s.minute = minute;
-            }
-        }
-    }
-
-    fn emit(&self, key: &K, s: ChannelDay, out: &mut Collector<'_, String>) {
-        if self.with_minute {
-            out.collect(format!("{key},{},{}", s.minute, s.counts.columns()));
-        } else {
-            out.collect(format!("{key},{}", s.counts.columns()));
-        }
-    }
+/// The bids of `events` projected to [`PricedBid`].
+fn priced_bids(events: &DataStream<Event>) -> DataStream<PricedBid> {
+    bids(events).map(|b: Bid| PricedBid::from(&b))
 }
 
 /// q15: per day, bids, distinct bidders and distinct auctions in total and per price
 /// rank: `day` and twelve counts.
 pub fn q15(events: &DataStream<Event>) -> DataStream<String> {
-    let per_day = bids(events).key_by(|b: &Bid| day(b.date_time));
-    at_end(&per_day, DailyStats { with_minute: false }, "daily-stats")
+    let per_day = priced_bids(events).key_by(|b: &PricedBid| Day::of(b.date_time));
+    at_end(&per_day, DailyStats, "daily-stats")
 }
 
 /// q16: q15 per channel and day, with the latest `HH:mm`: `channel,day,minute` and
 /// twelve counts.
 pub fn q16(events: &DataStream<Event>) -> DataStream<String> {
-    let per_channel_day = bids(events).key_by(|b: &Bid| format!("{},{}", b.channel, day(b.date_time)));
-    at_end(&per_channel_day, DailyStats { with_minute: true }, "channel-stats")
+    let per_channel_day = bids(events)
+        .map(|b: Bid| ChannelBid {
+            bid: PricedBid::from(&b),
+            channel: b.channel,
+        })
+        .key_by(|b: &ChannelBid| ChannelOnDay {
+            channel: b.channel.clone(),
+            day: Day::of(b.bid.date_time),
+        });
+    at_end(&per_channel_day, ChannelStats, "channel-stats")
 }
 
 /// The aggregate of a q17 group.
@@ -122,10 +190,10 @@ impl Default for PriceStats {
 #[derive(Clone)]
 struct AuctionStats;
 
-impl FinalAggregate<(i64, String), Bid> for AuctionStats {
+impl FinalAggregate<(i64, Day), PricedBid> for AuctionStats {
     type Acc = PriceStats;
 
-    fn add(&self, s: &mut PriceStats, bid: Bid) {
+    fn add(&self, s: &mut PriceStats, bid: PricedBid) {
         s.bids[0] += 1;
         s.bids[price_rank(bid.price)] += 1;
         s.min = s.min.min(bid.price);
@@ -133,7 +201,7 @@ impl FinalAggregate<(i64, String), Bid> for AuctionStats {
         s.sum += bid.price;
     }
 
-    fn emit(&self, (auction, day): &(i64, String), s: PriceStats, out: &mut Collector<'_, String>) {
+    fn emit(&self, (auction, day): &(i64, Day), s: PriceStats, out: &mut Collector<'_, String>) {
         let [total, r1, r2, r3] = s.bids;
         out.collect(format!(
             "{auction},{day},{total},{r1},{r2},{r3},{},{},{},{}",
@@ -148,6 +216,6 @@ impl FinalAggregate<(i64, String), Bid> for AuctionStats {
 /// q17: per auction and day, bid counts (total and per price rank) and min, max,
 /// average and sum of prices.
 pub fn q17(events: &DataStream<Event>) -> DataStream<String> {
-    let per_auction_day = bids(events).key_by(|b: &Bid| (b.auction, day(b.date_time)));
+    let per_auction_day = priced_bids(events).key_by(|b: &PricedBid| (b.auction, Day::of(b.date_time)));
     at_end(&per_auction_day, AuctionStats, "auction-stats")
 }

@@ -3,6 +3,7 @@
 //! ids), q22 (URL directories).
 
 use super::bids;
+use crate::csv_line::CsvLine;
 use crate::format::euros_between_1m_and_50m;
 use crate::model::{Bid, Event};
 use crate::rows;
@@ -22,7 +23,7 @@ pub fn q1(events: &DataStream<Event>) -> DataStream<String> {
 pub fn q2(events: &DataStream<Event>) -> DataStream<String> {
     bids(events)
         .filter(|b: &Bid| b.auction % 123 == 0)
-        .map(|b: Bid| format!("{},{}", b.auction, b.price))
+        .map(|b: Bid| CsvLine::with_capacity(24).int(b.auction).int(b.price).finish())
 }
 
 /// q10: every bid with its partition columns `dt` (`yyyy-MM-dd`) and `hm` (`HH:mm`).
