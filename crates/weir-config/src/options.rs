@@ -203,6 +203,9 @@ config_options! {
     TASKMANAGER_DATA_IDLE_TIMEOUT: Duration = ("taskmanager.data.idle-timeout", Some("5 min"),
         "Weir only: how long a data connection that serves no channel may stay silent before the data server, or the TaskManager that opened it, closes it.");
 
+    PARTITION_RELEASE_DURING_JOB_EXECUTION: bool = ("jobmanager.partition.release-during-job-execution", Some("true"),
+        "Whether a BATCH job's blocking result partitions are released while the job runs, as soon as every region reading them finished (freeing their memory and spill files); false keeps them until the job ends.");
+
     // --- failover -----------------------------------------------------------------------
     FAILOVER_STRATEGY: FailoverStrategy = ("jobmanager.execution.failover-strategy", Some("region"),
         "Which tasks a task failure restarts: 'region' restarts the pipelined regions the failure touches (subtasks connected through data exchanges), each restored from the latest checkpoint; 'full' restarts the whole job.");

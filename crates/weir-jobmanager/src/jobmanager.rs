@@ -290,6 +290,11 @@ impl JobManager {
                 .get(&weir_config::options::FAILOVER_STRATEGY)
                 .map_err(|e| SubmissionError(e.to_string()))?,
         );
+        jm.set_partition_release_during_job_execution(
+            config
+                .get(&weir_config::options::PARTITION_RELEASE_DURING_JOB_EXECUTION)
+                .map_err(|e| SubmissionError(e.to_string()))?,
+        );
         // Every job has a coordinator: savepoints need one even without periodic
         // checkpoints.
         jm.enable_checkpointing(checkpoint_config, vertices);

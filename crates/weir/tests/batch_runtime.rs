@@ -285,6 +285,33 @@ fn each_stages_spilled_partitions_are_deleted_once_the_next_stage_finished_not_a
 }
 
 #[test]
+fn with_release_during_job_execution_off_no_partition_is_released_before_the_job_ends() {
+    let spilling = SpillingCluster::start(&[], "0");
+    let (cluster, tmp, log, output) = (&spilling.cluster, &spilling.tmp, &spilling.log, &spilling.output);
+    let mut job = keyed_sum("BATCH", 20_000, output, &[]);
+    job["config"]["pipeline.operator-chaining.enabled"] = json!("false");
+    job["config"]["jobmanager.partition.release-during-job-execution"] = json!("false");
+    let jid = cluster.submit(job);
+    assert_eq!(cluster.wait_terminal(&jid, Duration::from_secs(60)), "FINISHED");
+    assert_eq!(sorted_parts(output), keyed_sum_output(50, 42, 20_000));
+    assert!(
+        !spill_files(log).is_empty(),
+        "nothing spilled: {}",
+        std::fs::read_to_string(log).unwrap()
+    );
+    let released = logged(
+        log,
+        "released a blocking partition: its consumers finished",
+        "partition",
+    );
+    assert!(released.is_empty(), "released during the job: {released:?}");
+    // They go with the job.
+    wait_until(Duration::from_secs(30), || {
+        std::fs::read_dir(tmp).unwrap().next().is_none()
+    });
+}
+
+#[test]
 fn a_spill_file_cut_short_before_a_rerun_fails_it_naming_the_partition_the_file_and_the_offset() {
     let restart = [
         "restart-strategy.type=fixed-delay",

@@ -11,8 +11,9 @@
 //! ([`RegionSchedulingStrategy::regions_to_restart`]); restarted consumers read the
 //! producers' blocking partitions again.
 //!
-//! Blocking partitions are released during the job (Flink's
-//! `jobmanager.partition.release-during-job-execution`): once every region consuming a
+//! Blocking partitions are released during the job unless Flink's
+//! `jobmanager.partition.release-during-job-execution` is false (then they go with the
+//! job, as the TaskManagers release a job's partitions when it ends): once every region consuming a
 //! partition finished, the TaskManager holding it is told to release it
 //! ([`Action::ReleasePartitions`]), which frees its memory and deletes its spill file.
 //! Regions about to restart do not count as finished meanwhile, so what they will
@@ -49,6 +50,9 @@ pub(super) struct BatchScheduling {
     lost: BTreeSet<SubtaskRef>,
     /// Since when regions wait while the job holds no slot.
     waiting_since: Option<i64>,
+    /// Whether partitions are released once their consumers finished
+    /// (`jobmanager.partition.release-during-job-execution`); else with the job.
+    release_during_execution: bool,
 }
 
 impl BatchScheduling {
@@ -66,6 +70,7 @@ impl BatchScheduling {
                 locations: HashMap::new(),
                 lost: BTreeSet::new(),
                 waiting_since: None,
+                release_during_execution: true,
             })
     }
 
@@ -126,6 +131,15 @@ impl JobMaster {
     /// True for a job scheduled stage by stage.
     pub fn is_scheduled_stage_by_stage(&self) -> bool {
         self.batch.is_some()
+    }
+
+    /// Whether a stage-by-stage job releases its blocking partitions once their
+    /// consumers finished (the default) or keeps them until it ends
+    /// (`jobmanager.partition.release-during-job-execution`).
+    pub fn set_partition_release_during_job_execution(&mut self, release: bool) {
+        if let Some(batch) = self.batch.as_mut() {
+            batch.release_during_execution = release;
+        }
     }
 
     /// Deploys the regions whose blocking inputs all finished, as far as free slots
@@ -217,7 +231,9 @@ impl JobMaster {
         let mut releasable = Vec::new();
         if state == ExecutionState::Finished {
             batch.strategy.on_finished(subtask);
-            releasable = batch.strategy.partitions_to_release(subtask);
+            if batch.release_during_execution {
+                releasable = batch.strategy.partitions_to_release(subtask);
+            }
         }
         if region_done {
             for slot in batch.held.remove(&region).unwrap_or_default() {

@@ -110,6 +110,23 @@ fn each_stages_partitions_are_released_where_they_live_once_the_next_stage_finis
 }
 
 #[test]
+fn with_release_during_execution_off_the_partitions_go_only_with_the_job() {
+    let mut slots = cluster(2, 1);
+    let mut jm = three_stages(RestartStrategyConfig::NoRestart);
+    jm.set_partition_release_during_job_execution(false);
+    let source = deployments(&jm.start(&mut slots, 0));
+    let after_source = run_to(&mut jm, &source[0], ExecutionState::Finished, &mut slots);
+    let aggregate = deployments(&after_source);
+    let after_aggregate = run_to(&mut jm, &aggregate[0], ExecutionState::Finished, &mut slots);
+    assert!(released(&after_aggregate).is_empty(), "{after_aggregate:?}");
+    let sink = deployments(&after_aggregate);
+    let last = run_to(&mut jm, &sink[0], ExecutionState::Finished, &mut slots);
+    assert!(released(&last).is_empty(), "{last:?}");
+    assert_eq!(jm.status, JobStatus::Finished);
+    assert!(matches!(last.last(), Some(Action::ReleaseJob { .. })), "{last:?}");
+}
+
+#[test]
 fn an_all_to_all_partition_waits_for_every_consumer_and_a_failed_one_keeps_it() {
     let mut slots = cluster(1, 4);
     let mut jm = batch_job(
