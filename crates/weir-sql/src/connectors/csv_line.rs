@@ -91,12 +91,11 @@ impl CsvLineParser {
     }
 
     /// The fields of a line without quotes and with exactly one field per column, each
-    /// converting; `None` (with `out` holding part of the line) for any other line.
+    /// converting; `None` (with `out` holding part of the line) for any other line. A
+    /// fast reader takes no quote, so a quote is seen in the field the general
+    /// conversion would get.
     fn parse_plain(&mut self, line: &str, out: &mut Vec<Value>) -> Option<()> {
         let bytes = line.as_bytes();
-        if memchr::memchr(b'"', bytes).is_some() {
-            return None;
-        }
         let last = self.readers.len().checked_sub(1)?;
         let mut at = 0;
         for i in 0..=last {
@@ -112,6 +111,10 @@ impl CsvLineParser {
                 Some(end) => end,
                 None => {
                     let end = memchr::memchr(b',', &bytes[at..]).map_or(bytes.len(), |n| at + n);
+                    // A quote may hide commas: the general parser reads that line.
+                    if memchr::memchr(b'"', &bytes[at..end]).is_some() {
+                        return None;
+                    }
                     out.push(field_value(&line[at..end], false, self.types[i]).ok()?);
                     end
                 }
