@@ -25,6 +25,7 @@ pub enum GroupKey {
 
 impl GroupKey {
     /// The key of these values.
+    #[inline]
     pub fn of(values: &[Value]) -> Self {
         match values {
             [v] => GroupKey::One(v.clone()),
@@ -33,6 +34,7 @@ impl GroupKey {
     }
 
     /// The key's values.
+    #[inline]
     pub fn values(&self) -> &[Value] {
         match self {
             GroupKey::One(v) => std::slice::from_ref(v),

@@ -202,6 +202,13 @@ impl<'a> Reader<'a> {
     #[inline]
     fn varint64(&mut self, max_bits: u32) -> Result<u64, RowCodecError> {
         let start = self.at;
+        // One byte holds seven bits, within every `max_bits` used (32 or 64).
+        if let Some(&b) = self.bytes.get(start) {
+            if b < 0x80 && max_bits >= 7 {
+                self.at += 1;
+                return Ok(u64::from(b));
+            }
+        }
         let mut v: u64 = 0;
         let mut shift = 0u32;
         let mut excess = false;
@@ -236,7 +243,8 @@ impl<'a> Reader<'a> {
         Ok(unzigzag(self.varint(bits)?))
     }
 
-    fn value(&mut self) -> Result<Value, RowCodecError> {
+    /// Reads one field and appends its value to `out` (built in place, not moved).
+    fn value_into(&mut self, out: &mut Vec<Value>) -> Result<(), RowCodecError> {
         let at = self.at;
         let byte = self.byte()?;
         let tag = *TAGS.get(usize::from(byte)).ok_or(RowCodecError::UnknownTag {
@@ -244,7 +252,7 @@ impl<'a> Reader<'a> {
             value: byte,
             at,
         })?;
-        Ok(match tag {
+        out.push(match tag {
             Tag::Null => Value::Null,
             Tag::False => Value::Bool(false),
             Tag::True => Value::Bool(true),
@@ -271,7 +279,8 @@ impl<'a> Reader<'a> {
             Tag::Time => Value::Time(self.signed64(32)? as i32),
             Tag::Timestamp => Value::Timestamp(self.signed64(64)?),
             Tag::Interval => Value::Interval(self.signed64(64)?),
-        })
+        });
+        Ok(())
     }
 }
 
@@ -299,7 +308,7 @@ pub fn decode_row(bytes: &[u8]) -> Result<Row, RowCodecError> {
     }
     let mut values = Vec::with_capacity(n);
     for _ in 0..n {
-        values.push(r.value()?);
+        r.value_into(&mut values)?;
     }
     if r.at != bytes.len() {
         return Err(RowCodecError::TrailingBytes(bytes.len() - r.at));

@@ -8,8 +8,9 @@
 //! at the end of input); it takes only insert-only input.
 
 use super::check_options;
+use super::csv_line::CsvLineParser;
 use super::file_rows::FileRowsSource;
-use super::format::{parse_csv_into, parse_json, to_csv, to_json};
+use super::format::{parse_json, to_csv, to_json};
 use super::row_source::{add_row_source, Completer};
 use crate::error::{Result, SqlError};
 use crate::plan::ResolvedTable;
@@ -125,10 +126,11 @@ pub fn source(env: &StreamExecutionEnvironment, t: Arc<ResolvedTable>) -> Result
         let types: Vec<DataType> = t.physical.iter().map(|(_, ty)| *ty).collect();
         let op = format!("Source: {}", t.name);
         let completer = Completer::new(t.clone());
+        let mut csv = CsvLineParser::new(&types);
         let convert = Box::new(move |line: &str| {
             let parsed = if format == "csv" {
                 let mut values = Vec::with_capacity(types.len().max(completer.width()));
-                parse_csv_into(line, &types, &mut values).map(|()| values)
+                csv.parse_into(line, &mut values).map(|()| values)
             } else {
                 parse_json(line, &t.physical)
             };

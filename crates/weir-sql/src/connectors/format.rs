@@ -51,7 +51,7 @@ fn for_each_csv_field(line: &str, mut field: impl FnMut(&str, bool)) {
 /// The value of type `t` a field's text holds: as `CAST(text AS t)`, with integers,
 /// doubles and timestamps read straight from the text (the cast, with its error
 /// message, judges what they do not read).
-fn field_value(text: &str, quoted: bool, t: DataType) -> Result<Value, String> {
+pub(super) fn field_value(text: &str, quoted: bool, t: DataType) -> Result<Value, String> {
     if !quoted && (text.is_empty() && !t.is_string()) {
         return Ok(Value::Null);
     }
@@ -86,7 +86,7 @@ fn plain_integer(text: &str) -> Option<i64> {
 }
 
 /// Exact powers of ten as doubles (all below 2^53, so exactly representable).
-const POWERS_OF_TEN: [f64; 16] = [
+pub(super) const POWERS_OF_TEN: [f64; 16] = [
     1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
 ];
 

@@ -4,6 +4,7 @@
 //! computed columns evaluated) and, for a table with a watermark, record timestamps
 //! from the rowtime column and bounded-out-of-orderness watermarks.
 
+pub mod csv_line;
 pub mod datagen;
 pub mod file_rows;
 pub mod filesystem;
