@@ -6,6 +6,7 @@ pub mod acc;
 pub mod calc;
 pub mod collect;
 pub mod group_agg;
+pub mod int_key_index;
 pub mod radix_sort;
 pub mod slice_assigner;
 pub mod slice_snapshot;
@@ -18,6 +19,7 @@ pub mod window_agg;
 mod tests;
 
 use crate::error::Result;
+use crate::expr::Expr;
 use crate::key::GroupKey;
 use crate::plan::{PlanKind, PlanNode, WindowKind};
 use crate::value::Row;
@@ -46,6 +48,9 @@ pub fn compile(node: &PlanNode, env: &StreamExecutionEnvironment) -> Result<Data
             filter,
             desc,
         } => {
+            if let Some(fused) = fused_window_projection(input, exprs, filter.as_ref(), desc, env) {
+                return fused;
+            }
             let upstream = compile(input, env)?;
             let spec = Arc::new(CalcSpec {
                 name: desc.clone(),
@@ -93,6 +98,7 @@ pub fn compile(node: &PlanNode, env: &StreamExecutionEnvironment) -> Result<Data
                         assigner,
                         keys: *keys,
                         aggs: Arc::new(aggs.clone()),
+                        projection: None,
                     };
                     keyed.transform(desc.clone(), slicing_window_factory(spec))
                 }
@@ -122,6 +128,54 @@ pub fn compile(node: &PlanNode, env: &StreamExecutionEnvironment) -> Result<Data
             first.union(&streams)
         }
     })
+}
+
+/// A Calc that only selects columns of a slicing window aggregate (the usual
+/// `SELECT window_start, key, COUNT(*) ... GROUP BY window_start, window_end, key`)
+/// compiled into the aggregate: it emits the selected columns as it fires, so no row of
+/// all its columns is built to be cut down. The operator is named as the chain of the
+/// two (`WindowAggregate(...) -> Calc(...)`) is; `None` for any other Calc.
+fn fused_window_projection(
+    input: &PlanNode,
+    exprs: &[Expr],
+    filter: Option<&Expr>,
+    desc: &str,
+    env: &StreamExecutionEnvironment,
+) -> Option<Result<DataStream<Row>>> {
+    let PlanKind::WindowAggregate {
+        input: agg_input,
+        window,
+        keys,
+        aggs,
+        desc: agg_desc,
+    } = &input.kind
+    else {
+        return None;
+    };
+    let assigner = SliceAssigner::of(*window)?;
+    let width = 3 + keys + aggs.len();
+    let projection = exprs
+        .iter()
+        .map(|e| match e {
+            Expr::Column(c) if *c < width => Some(*c),
+            _ => None,
+        })
+        .collect::<Option<Vec<usize>>>()?;
+    if filter.is_some() {
+        return None;
+    }
+    let spec = WindowAggSpec {
+        name: agg_desc.clone(),
+        assigner,
+        keys: *keys,
+        aggs: Arc::new(aggs.clone()),
+        projection: Some(projection),
+    };
+    Some(compile(agg_input, env).map(|upstream| {
+        upstream
+            .key_by(key_of(*keys))
+            .transform(format!("{agg_desc} -> {desc}"), slicing_window_factory(spec))
+    }))
 }
 
 /// The factory of the slicing window aggregate of `spec`: each subtask restores the

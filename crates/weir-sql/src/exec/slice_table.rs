@@ -13,7 +13,7 @@
 //! `i`, and a key is in it once. A table is probed with a row's key columns
 //! (`&[Value]`), so a key is copied only when it is first seen.
 
-use super::radix_sort::ascending_order;
+use super::int_key_index::IntKeyIndex;
 use super::typed_acc::AccColumn;
 use crate::exec::acc::Acc;
 use crate::key::GroupKey;
@@ -25,7 +25,7 @@ use rustc_hash::FxHashMap;
 #[derive(Debug, Clone)]
 enum Keys {
     /// Keys of one integer column.
-    Ints { index: FxHashMap<i64, u32>, keys: Vec<i64> },
+    Ints { index: IntKeyIndex, keys: Vec<i64> },
     /// Any keys.
     General {
         index: FxHashMap<GroupKey, u32>,
@@ -36,7 +36,7 @@ enum Keys {
 impl Default for Keys {
     fn default() -> Self {
         Keys::Ints {
-            index: FxHashMap::default(),
+            index: IntKeyIndex::default(),
             keys: Vec::new(),
         }
     }
@@ -55,7 +55,7 @@ impl Keys {
     fn entry(&mut self, key: &[Value]) -> (usize, bool) {
         if let (Keys::Ints { index, keys }, [Value::Int(k)]) = (&mut *self, key) {
             let next = keys.len() as u32;
-            let i = *index.entry(*k).or_insert(next);
+            let i = index.get_or_insert(*k, next);
             if i == next {
                 keys.push(*k);
             }
@@ -96,7 +96,7 @@ impl Keys {
 
     fn contains(&self, key: &GroupKey) -> bool {
         match (self, key) {
-            (Keys::Ints { index, .. }, GroupKey::One(Value::Int(k))) => index.contains_key(k),
+            (Keys::Ints { index, .. }, GroupKey::One(Value::Int(k))) => index.get(*k).is_some(),
             (Keys::Ints { .. }, _) => false,
             (Keys::General { index, .. }, key) => index.contains_key(key),
         }
@@ -112,15 +112,46 @@ pub struct SliceTable {
 }
 
 impl SliceTable {
-    /// An empty table with room for `keys` integer keys (a slice of as many keys as the
-    /// one before grows without rehashing).
-    pub fn with_capacity(keys: usize) -> Self {
-        SliceTable {
-            keys: Keys::Ints {
-                index: FxHashMap::with_capacity_and_hasher(keys, Default::default()),
-                keys: Vec::with_capacity(keys),
-            },
-            accs: Vec::new(),
+    /// An empty table made for keys like those of `before` (the slice before, whose
+    /// keys the next slice's are likely to resemble: it takes as many without growing,
+    /// and integer keys of the same range without hashing).
+    pub fn like(before: &SliceTable) -> Self {
+        let mut table = SliceTable::default();
+        table.reset_like(Some(before), &[]);
+        table
+    }
+
+    /// Empties the table (a fired slice's, for the next slice) for keys like those of
+    /// `before` (or its own, when `None`) and accumulators of `aggs`, keeping its
+    /// memory.
+    pub fn reset_like(&mut self, before: Option<&SliceTable>, aggs: &[AggCall]) {
+        let (mut index, mut keys) = match std::mem::take(&mut self.keys) {
+            Keys::Ints { index, keys } => (index, keys),
+            Keys::General { keys, .. } => (IntKeyIndex::default(), Vec::with_capacity(keys.len())),
+        };
+        let room = match before.map(|b| &b.keys) {
+            Some(Keys::Ints { keys: like, .. }) => {
+                index.reset_for(like);
+                like.len()
+            }
+            Some(Keys::General { keys: like, .. }) => {
+                index.reset_for(&[]);
+                like.len()
+            }
+            None => {
+                index.reset_for(&keys);
+                keys.len()
+            }
+        };
+        keys.clear();
+        keys.reserve(room);
+        self.keys = Keys::Ints { index, keys };
+        if self.accs.len() == aggs.len() {
+            for (column, call) in self.accs.iter_mut().zip(aggs) {
+                column.clear(call);
+            }
+        } else {
+            self.accs.clear();
         }
     }
 
@@ -185,7 +216,7 @@ impl SliceTable {
     /// timers fired in).
     pub fn sorted_order(&self) -> Vec<u32> {
         match &self.keys {
-            Keys::Ints { keys, .. } => ascending_order(keys),
+            Keys::Ints { index, keys } => index.ascending(keys),
             Keys::General { keys, .. } => {
                 let mut order: Vec<u32> = (0..keys.len() as u32).collect();
                 order.sort_unstable_by(|a, b| keys[*a as usize].cmp(&keys[*b as usize]));
@@ -200,6 +231,25 @@ impl SliceTable {
         match &self.keys {
             Keys::Ints { keys, .. } => out.push(Value::Int(keys[i])),
             Keys::General { keys, .. } => out.extend(keys[i].values().iter().cloned()),
+        }
+    }
+
+    /// Value `k` of entry `i`'s key (NULL past the key's values).
+    #[inline]
+    pub fn key_value(&self, i: usize, k: usize) -> Value {
+        match &self.keys {
+            Keys::Ints { keys, .. } if k == 0 => Value::Int(keys[i]),
+            Keys::Ints { .. } => Value::Null,
+            Keys::General { keys, .. } => keys[i].values().get(k).cloned().unwrap_or_default(),
+        }
+    }
+
+    /// The result of aggregate `a` of `aggs` for entry `i` (NULL past the aggregates).
+    #[inline]
+    pub fn result(&self, i: usize, a: usize, aggs: &[AggCall]) -> Value {
+        match (self.accs.get(a), aggs.get(a)) {
+            (Some(column), Some(call)) => column.result(call, i),
+            _ => Value::Null,
         }
     }
 

@@ -46,6 +46,10 @@ pub struct WindowAggSpec {
     pub keys: usize,
     /// The aggregate calls over the input row.
     pub aggs: Arc<Vec<AggCall>>,
+    /// The columns of `window_start, window_end, window_time, keys..., aggregates...`
+    /// an output row holds, in order (a projection after the aggregate, compiled into
+    /// it); `None` for all of them.
+    pub projection: Option<Vec<usize>>,
 }
 
 /// The slicing window aggregate of one subtask.
@@ -54,6 +58,9 @@ pub struct SlicingWindowOperator {
     slices: BTreeMap<i64, SliceTable>,
     /// Ends of the windows still to fire.
     pending: BTreeSet<i64>,
+    /// The table of the last slice fired, kept for the next slice's (which then
+    /// neither allocates nor grows).
+    spare: Option<SliceTable>,
     watermark: i64,
     max_parallelism: u32,
     out: Box<dyn Output<Row>>,
@@ -75,6 +82,7 @@ impl SlicingWindowOperator {
             spec,
             slices: BTreeMap::new(),
             pending: BTreeSet::new(),
+            spare: None,
             watermark,
             max_parallelism,
             out,
@@ -128,13 +136,18 @@ impl SlicingWindowOperator {
             return Ok(());
         }
         self.register_windows(slice_end);
-        // Room for as many keys as the latest slice holds (consecutive slices of a
-        // stream hold much the same keys).
-        let room = self.slices.last_key_value().map_or(0, |(_, t)| t.len());
-        let table = self
-            .slices
-            .entry(slice_end)
-            .or_insert_with(|| SliceTable::with_capacity(room));
+        // Made for keys like the latest slice's, or the last fired one's (consecutive
+        // slices of a stream hold much the same keys).
+        let latest = self.slices.last_key_value().map(|(_, t)| t);
+        let fresh = match (self.spare.take(), latest) {
+            (Some(mut spare), latest) => {
+                spare.reset_like(latest, &self.spec.aggs);
+                spare
+            }
+            (None, Some(latest)) => SliceTable::like(latest),
+            (None, None) => SliceTable::default(),
+        };
+        let table = self.slices.entry(slice_end).or_insert(fresh);
         table.accumulate(key, &self.spec.aggs, &row.values, retract);
         Ok(())
     }
@@ -180,19 +193,38 @@ impl SlicingWindowOperator {
             }
         };
         let time = end.saturating_sub(1);
+        let times = [start, end, time];
+        let keys = self.spec.keys;
         for i in window.sorted_order() {
             let i = i as usize;
-            let mut values = Vec::with_capacity(3 + window.key_width(i) + aggs.len());
-            values.push(Value::Timestamp(start));
-            values.push(Value::Timestamp(end));
-            values.push(Value::Timestamp(time));
-            window.push_key(i, &mut values);
-            window.push_results(i, &aggs, &mut values);
+            let values = match &self.spec.projection {
+                None => {
+                    let mut values = Vec::with_capacity(3 + window.key_width(i) + aggs.len());
+                    values.extend(times.map(Value::Timestamp));
+                    window.push_key(i, &mut values);
+                    window.push_results(i, &aggs, &mut values);
+                    values
+                }
+                Some(columns) => {
+                    // A push per branch: each value is written in place, not built
+                    // aside and copied.
+                    let mut values = Vec::with_capacity(columns.len());
+                    for &c in columns {
+                        match c {
+                            0..=2 => values.push(Value::Timestamp(times[c])),
+                            c if c < 3 + keys => values.push(window.key_value(i, c - 3)),
+                            c => values.push(window.result(i, c - 3 - keys, &aggs)),
+                        }
+                    }
+                    values
+                }
+            };
             self.out.collect(StreamRecord {
                 value: Row::insert(values),
                 timestamp: Some(time),
             })?;
         }
+        self.spare = Some(window);
         while let Some((&e, _)) = self.slices.first_key_value() {
             if assigner.last_window_end(e) > end {
                 break;

@@ -46,6 +46,20 @@ impl AccColumn {
         }
     }
 
+    /// Empties the column for accumulators of `call`, keeping its memory when it has
+    /// the form a new column of `call` has.
+    pub fn clear(&mut self, call: &AggCall) {
+        match (&mut *self, AccColumn::create(call)) {
+            (AccColumn::Count(n), AccColumn::Count(_)) => n.clear(),
+            (AccColumn::DoubleSum { sums, counts }, AccColumn::DoubleSum { .. }) => {
+                sums.clear();
+                counts.clear();
+            }
+            (AccColumn::General(accs), AccColumn::General(_)) => accs.clear(),
+            (_, fresh) => *self = fresh,
+        }
+    }
+
     /// Accumulators held.
     pub fn len(&self) -> usize {
         match self {

@@ -58,6 +58,7 @@ fn spec(assigner: SliceAssigner) -> WindowAggSpec {
             call(AggFunc::Count, None, DataType::BigInt),
             call(AggFunc::Sum, Some(1), DataType::Double),
         ]),
+        projection: None,
     }
 }
 
@@ -68,9 +69,13 @@ struct Harness {
 }
 
 fn harness(assigner: SliceAssigner, restored: RestoredSlices) -> Harness {
+    harness_of(spec(assigner), restored)
+}
+
+fn harness_of(spec: WindowAggSpec, restored: RestoredSlices) -> Harness {
     let sink = Sink::default();
     let late = Counter::default();
-    let op = SlicingWindowOperator::new(spec(assigner), restored, 128, Box::new(sink.clone()), late.clone());
+    let op = SlicingWindowOperator::new(spec, restored, 128, Box::new(sink.clone()), late.clone());
     Harness { op, sink, late }
 }
 
@@ -281,4 +286,73 @@ fn a_snapshot_of_another_operators_state_is_refused_with_a_clear_reason() {
         .push((3, vec![(slice_snapshot::SLICES_STATE.into(), vec![0xff; 3])]));
     let err = slice_snapshot::restore(&corrupt, &spec(SliceAssigner::Tumble { size: 10 }).aggs).unwrap_err();
     assert!(err.contains("key group 3"), "{err}");
+}
+
+#[test]
+fn a_projection_compiled_into_the_aggregate_emits_only_the_selected_columns_in_its_order() {
+    let mut spec = spec(SliceAssigner::Tumble { size: 10 });
+    spec.projection = Some(vec![0, 3, 4, 5]);
+    let mut h = harness_of(spec.clone(), RestoredSlices::default());
+    h.row(7, 1.5, 1);
+    h.row(-2, 2.0, 3);
+    h.row(7, 0.25, 5);
+    let row = |values: Vec<Value>| Emitted::Row(values, Some(9));
+    assert_eq!(
+        h.watermark(9),
+        vec![
+            row(vec![
+                Value::Timestamp(0),
+                Value::Int(-2),
+                Value::Int(1),
+                Value::Double(2.0)
+            ]),
+            row(vec![
+                Value::Timestamp(0),
+                Value::Int(7),
+                Value::Int(2),
+                Value::Double(1.75)
+            ]),
+            Emitted::Watermark(9),
+        ]
+    );
+    spec.projection = Some(vec![5, 3, 1, 3, 2]);
+    let mut h = harness_of(spec, RestoredSlices::default());
+    h.row(4, 1.0, 2);
+    assert_eq!(
+        h.watermark(9),
+        vec![
+            row(vec![
+                Value::Double(1.0),
+                Value::Int(4),
+                Value::Timestamp(10),
+                Value::Int(4),
+                Value::Timestamp(9),
+            ]),
+            Emitted::Watermark(9),
+        ]
+    );
+}
+
+#[test]
+fn each_window_of_a_tumble_counts_only_its_own_rows_when_fired_tables_are_reused() {
+    let mut h = harness(SliceAssigner::Tumble { size: 10 }, RestoredSlices::default());
+    let windows: [&[i64]; 4] = [&[3, 1, 3, 2], &[1 << 40, 5, -(1 << 40)], &[7], &[2, 9_000, 2]];
+    for (w, keys) in windows.iter().enumerate() {
+        let start = 10 * w as i64;
+        for (n, key) in keys.iter().enumerate() {
+            h.row(*key, n as f64, start + n as i64);
+        }
+        let mut expected: Vec<Emitted> = Vec::new();
+        let mut distinct: Vec<i64> = keys.to_vec();
+        distinct.sort_unstable();
+        distinct.dedup();
+        for key in distinct {
+            let positions: Vec<usize> = (0..keys.len()).filter(|n| keys[*n] == key).collect();
+            let sum = positions.iter().map(|n| *n as f64).sum();
+            expected.push(out(start, start + 10, key, positions.len() as i64, sum));
+        }
+        expected.push(Emitted::Watermark(start + 9));
+        assert_eq!(h.watermark(start + 9), expected, "window {w}");
+        assert_eq!(h.op.num_slices(), 0);
+    }
 }

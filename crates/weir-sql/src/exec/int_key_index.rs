@@ -1,0 +1,259 @@
+//! The index of a slice's integer group keys: key → entry number. Keys in a compact
+//! range (user ids, item ids, small codes) are held in a dense array of entry numbers
+//! over the range `[base, base + slots.len())`, so a probe is a subtraction and a load
+//! (no hashing) and walking the array visits the keys in ascending order (no sort);
+//! keys spread wider than the array may grow to turn the index into a hash map.
+//!
+//! Invariants: every key held maps to one entry number and no two keys to the same
+//! one; a dense array holds [`ABSENT`] in every slot of a key not held and is never
+//! longer than [`IntKeyIndex::allowance`] allows for the keys it holds (or the keys
+//! its table was made for), so its memory stays proportional to the keys.
+
+use rustc_hash::FxHashMap;
+
+/// A slot of the dense array whose key is not held.
+const ABSENT: u32 = u32::MAX;
+
+/// Slots a dense array may always hold, whatever few keys it holds (16 KiB).
+const SLACK: i128 = 4096;
+
+/// Slots a dense array may hold per key.
+const SLOTS_PER_KEY: i128 = 4;
+
+#[derive(Debug, Clone)]
+enum Repr {
+    /// Entry numbers of the keys `base..base + slots.len()`.
+    Dense { base: i64, slots: Vec<u32> },
+    /// Keys spread too wide for an array.
+    Hashed(FxHashMap<i64, u32>),
+}
+
+/// Integer keys → entry numbers.
+#[derive(Debug, Clone)]
+pub struct IntKeyIndex {
+    repr: Repr,
+    /// The keys expected (those of the slice before), which the allowance counts.
+    room: usize,
+}
+
+impl Default for IntKeyIndex {
+    fn default() -> Self {
+        IntKeyIndex {
+            repr: Repr::Dense {
+                base: 0,
+                slots: Vec::new(),
+            },
+            room: 0,
+        }
+    }
+}
+
+impl IntKeyIndex {
+    /// An empty index for keys like `like` (the keys of the slice before, whose range
+    /// and number the next slice's keys are likely to share).
+    pub fn for_keys_like(like: &[i64]) -> Self {
+        let mut index = Self::default();
+        index.reset_for(like);
+        index
+    }
+
+    /// Empties the index and makes it [`IntKeyIndex::for_keys_like`] `like`, reusing
+    /// its memory.
+    pub fn reset_for(&mut self, like: &[i64]) {
+        self.room = like.len();
+        let (lo, hi) = match (like.iter().min(), like.iter().max()) {
+            (Some(&lo), Some(&hi)) => (lo, hi),
+            _ => (0, -1),
+        };
+        let span = hi as i128 - lo as i128 + 1;
+        if span > Self::allowance(self.room) {
+            match &mut self.repr {
+                Repr::Hashed(map) => map.clear(),
+                Repr::Dense { .. } => {
+                    self.repr = Repr::Hashed(FxHashMap::with_capacity_and_hasher(self.room, Default::default()))
+                }
+            }
+            return;
+        }
+        let mut slots = match std::mem::replace(&mut self.repr, Repr::Hashed(FxHashMap::default())) {
+            Repr::Dense { slots, .. } => slots,
+            Repr::Hashed(_) => Vec::new(),
+        };
+        slots.clear();
+        slots.resize(span as usize, ABSENT);
+        self.repr = Repr::Dense { base: lo, slots };
+    }
+
+    /// The most slots a dense array holding `keys` keys may have.
+    fn allowance(keys: usize) -> i128 {
+        SLOTS_PER_KEY * keys as i128 + SLACK
+    }
+
+    /// The entry number of `key`, if held.
+    #[inline]
+    pub fn get(&self, key: i64) -> Option<u32> {
+        match &self.repr {
+            Repr::Dense { base, slots } => {
+                let offset = key.wrapping_sub(*base) as u64;
+                let i = *slots.get(usize::try_from(offset).ok()?)?;
+                (i != ABSENT).then_some(i)
+            }
+            Repr::Hashed(map) => map.get(&key).copied(),
+        }
+    }
+
+    /// The entry number of `key`, which becomes `next` (the number of keys held) if the
+    /// key is not held yet.
+    #[inline]
+    pub fn get_or_insert(&mut self, key: i64, next: u32) -> u32 {
+        if let Repr::Dense { base, slots } = &mut self.repr {
+            let offset = key.wrapping_sub(*base) as u64;
+            if offset < slots.len() as u64 {
+                let slot = &mut slots[offset as usize];
+                if *slot == ABSENT {
+                    *slot = next;
+                }
+                return *slot;
+            }
+            self.widen(key, next as usize);
+            return self.get_or_insert(key, next);
+        }
+        match &mut self.repr {
+            Repr::Hashed(map) => *map.entry(key).or_insert(next),
+            Repr::Dense { .. } => unreachable!("a dense index was probed above"),
+        }
+    }
+
+    /// Makes room for `key`, outside the dense array's range, when `held` keys are
+    /// held: the range grows (at least doubling, so keys coming in ascending or
+    /// descending order are not copied again and again) while the allowance permits,
+    /// else the index turns into a hash map.
+    #[cold]
+    fn widen(&mut self, key: i64, held: usize) {
+        let Repr::Dense { base, slots } = &mut self.repr else {
+            return;
+        };
+        if slots.is_empty() {
+            *base = key;
+            slots.push(ABSENT);
+            return;
+        }
+        let allowed = Self::allowance(held.max(self.room) + 1);
+        let (lo, hi) = (*base as i128, *base as i128 + slots.len() as i128 - 1);
+        let len = slots.len() as i128;
+        let (lo, hi) = if (key as i128) < lo {
+            (
+                (key as i128).min(lo - len).max(hi + 1 - allowed).max(i64::MIN as i128),
+                hi,
+            )
+        } else {
+            (
+                lo,
+                (key as i128).max(hi + len).min(lo + allowed - 1).min(i64::MAX as i128),
+            )
+        };
+        if hi - lo < allowed && lo <= key as i128 && key as i128 <= hi {
+            let mut grown = vec![ABSENT; (hi - lo + 1) as usize];
+            let shift = (*base as i128 - lo) as usize;
+            grown[shift..shift + slots.len()].copy_from_slice(slots);
+            *base = lo as i64;
+            *slots = grown;
+            return;
+        }
+        let mut map = FxHashMap::with_capacity_and_hasher(held.max(self.room) + 1, Default::default());
+        for (offset, &i) in slots.iter().enumerate() {
+            if i != ABSENT {
+                map.insert(base.wrapping_add(offset as i64), i);
+            }
+        }
+        self.repr = Repr::Hashed(map);
+    }
+
+    /// The entry numbers in ascending order of their keys, `keys` being the keys by
+    /// entry number.
+    pub fn ascending(&self, keys: &[i64]) -> Vec<u32> {
+        match &self.repr {
+            Repr::Dense { slots, .. } => {
+                let mut order = Vec::with_capacity(keys.len());
+                order.extend(slots.iter().copied().filter(|i| *i != ABSENT));
+                order
+            }
+            Repr::Hashed(_) => super::radix_sort::ascending_order(keys),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Inserts `keys` in order, checking each gets the next entry number once.
+    fn insert_all(index: &mut IntKeyIndex, keys: &[i64]) {
+        let mut held: Vec<i64> = Vec::new();
+        for &k in keys {
+            let next = held.len() as u32;
+            let i = index.get_or_insert(k, next);
+            match held.iter().position(|h| *h == k) {
+                Some(p) => assert_eq!(i, p as u32, "key {k} held at {p}"),
+                None => {
+                    assert_eq!(i, next, "new key {k}");
+                    held.push(k);
+                }
+            }
+        }
+        for (p, k) in held.iter().enumerate() {
+            assert_eq!(index.get(*k), Some(p as u32));
+        }
+        let mut sorted: Vec<u32> = (0..held.len() as u32).collect();
+        sorted.sort_by_key(|i| held[*i as usize]);
+        assert_eq!(index.ascending(&held), sorted);
+    }
+
+    #[test]
+    fn keys_of_a_compact_range_stay_in_a_dense_array_in_any_order() {
+        let mut index = IntKeyIndex::default();
+        let keys: Vec<i64> = (0..20_000).map(|s| (s * 7919) % 4_000).collect();
+        insert_all(&mut index, &keys);
+        assert!(matches!(index.repr, Repr::Dense { .. }));
+        assert_eq!(index.get(4_000), None);
+        assert_eq!(index.get(-1), None);
+
+        let mut ascending = IntKeyIndex::default();
+        insert_all(&mut ascending, &(0..50_000).collect::<Vec<_>>());
+        let mut descending = IntKeyIndex::default();
+        insert_all(&mut descending, &(-50_000..0).rev().collect::<Vec<_>>());
+        assert!(matches!(ascending.repr, Repr::Dense { .. }));
+        assert!(matches!(descending.repr, Repr::Dense { .. }));
+    }
+
+    #[test]
+    fn keys_spread_wide_turn_the_index_into_a_map_that_keeps_every_entry() {
+        let mut index = IntKeyIndex::default();
+        insert_all(&mut index, &[5, 3, 5, i64::MAX, 4, i64::MIN, 3, 1 << 40, -9]);
+        assert!(matches!(index.repr, Repr::Hashed(_)));
+        let mut extremes = IntKeyIndex::default();
+        insert_all(&mut extremes, &[i64::MAX, i64::MAX - 1, i64::MIN, i64::MIN + 1]);
+    }
+
+    #[test]
+    fn an_index_made_for_the_keys_before_takes_them_without_growing() {
+        let before: Vec<i64> = (1_000..7_000).rev().collect();
+        let mut index = IntKeyIndex::for_keys_like(&before);
+        let Repr::Dense { base, slots } = &index.repr else {
+            panic!("compact keys give a dense index");
+        };
+        assert_eq!((*base, slots.len()), (1_000, 6_000));
+        insert_all(&mut index, &before);
+        let mut wide = IntKeyIndex::for_keys_like(&[0, 1 << 30]);
+        assert!(matches!(wide.repr, Repr::Hashed(_)));
+        insert_all(&mut wide, &[1 << 30, 8, 0]);
+        wide.reset_for(&[1 << 30]);
+        assert!(matches!(wide.repr, Repr::Dense { .. }));
+        assert_eq!(wide.get(8), None);
+        insert_all(&mut wide, &[3, 1 << 30]);
+        index.reset_for(&[-5, 5]);
+        assert_eq!(index.get(1_000), None);
+        insert_all(&mut index, &[5, -5, 0]);
+        assert!(matches!(IntKeyIndex::for_keys_like(&[]).repr, Repr::Dense { .. }));
+    }
+}
