@@ -9,8 +9,10 @@
 //! table is passed in so that allocation is part of the same decision.
 
 pub mod adaptive_batch;
+mod attempt_metrics;
 mod batch_scheduling;
 mod checkpointing;
+mod global_failover;
 mod operator_metrics;
 mod rates;
 mod region_failover;
@@ -18,12 +20,13 @@ mod savepoints;
 #[cfg(test)]
 mod test_support;
 
+pub use attempt_metrics::{AttemptMetrics, VertexMetricsTotals};
 pub use checkpointing::{vertex_infos, SUBSUMED_BY_NEWER, TRIGGER_NOT_DELIVERED};
 pub use operator_metrics::{OperatorMetrics, OperatorRates};
 pub use rates::AttemptRates;
 pub use savepoints::{SavepointOperation, SavepointRefused, SavepointRequest, SavepointStatus, NO_SAVEPOINT_DIRECTORY};
 
-use crate::restart_strategy::{RestartBackoffTimeStrategy, RestartDecision};
+use crate::restart_strategy::RestartBackoffTimeStrategy;
 use crate::slot_assignment::assign_slots;
 use crate::slot_table::{SlotRef, SlotTable};
 use std::collections::{BTreeMap, HashMap};
@@ -147,48 +150,6 @@ pub struct Failure {
     pub location: Option<(String, String)>,
 }
 
-/// The counters an attempt reported last (live with heartbeats, final when it finished).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct AttemptMetrics {
-    /// Records read from the network.
-    pub records_in: u64,
-    /// Records written to the network.
-    pub records_out: u64,
-    /// Milliseconds busy.
-    pub busy_ms: u64,
-    /// Milliseconds waiting for input.
-    pub idle_ms: u64,
-    /// Milliseconds waiting for output buffers.
-    pub backpressured_ms: u64,
-    /// Bytes read from the network.
-    pub bytes_in: u64,
-    /// Bytes written to the network.
-    pub bytes_out: u64,
-    /// The watermark the input is at (for totals: the least over the subtasks), once
-    /// there is one.
-    pub input_watermark: Option<i64>,
-    /// The last watermark sent downstream (for totals: the least), once there is one.
-    pub output_watermark: Option<i64>,
-    /// Used share of the input buffer pool in thousandths (live reports only).
-    pub in_pool_usage_permille: u32,
-    /// Used share of the output buffer pool in thousandths (live reports only).
-    pub out_pool_usage_permille: u32,
-    /// A two-input task's watermark of each input, once it has one (both `None` for a
-    /// task of one input).
-    pub input_watermarks: [Option<i64>; 2],
-    /// The counters of each operator of the chain, head first (none for totals).
-    pub operators: Vec<OperatorMetrics>,
-}
-
-/// Totals of a vertex's current attempts.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct VertexMetricsTotals {
-    /// Sum over subtasks.
-    pub totals: AttemptMetrics,
-    /// True when every subtask has finished and reported its final counters.
-    pub complete: bool,
-}
-
 /// Where a deployed attempt runs.
 #[derive(Debug, Clone)]
 struct Deployed {
@@ -227,8 +188,8 @@ pub struct JobMaster {
     generation: u32,
     attempts: HashMap<String, Deployed>,
     metrics: HashMap<String, AttemptMetrics>,
-    /// Per attempt: the sample before the last one, with its time, for rates.
-    previous_metrics: HashMap<String, (i64, AttemptMetrics, i64)>,
+    /// Per attempt: the sample before the last one, for rates.
+    previous_metrics: HashMap<String, attempt_metrics::PreviousSample>,
     restart_at: Option<i64>,
     checkpoints: Option<weir_checkpoint::CheckpointCoordinator>,
     checkpoint_settings: Option<weir_rpc::CheckpointingSettings>,
@@ -619,128 +580,6 @@ impl JobMaster {
         self.handle_task_failure(failure, &hit, slots, now_ms)
     }
 
-    /// Cancels every live attempt (on TaskManagers still registered), then frees the
-    /// job's slots and tells their TaskManagers to release the job.
-    fn stop_all(&mut self, slots: &mut SlotTable, now_ms: i64) -> Vec<Action> {
-        let mut actions = Vec::new();
-        for (id, d) in &self.attempts {
-            let Some(ev) = self.execution_graph.execution_vertex_mut(d.vertex, d.subtask) else {
-                continue;
-            };
-            if ev.current.attempt_id.to_string() != *id || ev.current.state.is_terminal() {
-                continue;
-            }
-            let _ = ev.current.transition(ExecutionState::Canceled, now_ms);
-            if let Some(tm) = slots.get(&d.slot.resource_id) {
-                actions.push(Action::Cancel {
-                    rpc_address: tm.registration.rpc_address.clone(),
-                    attempt_id: id.clone(),
-                });
-            }
-        }
-        actions.extend(self.release(slots));
-        actions
-    }
-
-    fn release(&mut self, slots: &mut SlotTable) -> Vec<Action> {
-        self.slots = None;
-        if let Some(batch) = self.batch.as_mut() {
-            batch.reset_all();
-        }
-        let mut tms = slots.release_job(self.job_id);
-        // A job scheduled stage by stage gave slots back as stages finished; their
-        // TaskManagers still hold its blocking partitions.
-        tms.extend(self.attempts.values().map(|d| d.slot.resource_id.clone()));
-        tms.sort_unstable();
-        tms.dedup();
-        let rpc_addresses = tms
-            .iter()
-            .filter_map(|t| slots.get(t))
-            .map(|t| t.registration.rpc_address.clone())
-            .collect();
-        vec![Action::ReleaseJob {
-            job_id: self.job_id.to_string(),
-            below_generation: self.generation + 1,
-            rpc_addresses,
-        }]
-    }
-
-    /// A global failover: every task is cancelled and, if the restart strategy allows,
-    /// the whole job restarts after its delay.
-    fn handle_failure(&mut self, failure: Failure, slots: &mut SlotTable, now_ms: i64) -> Vec<Action> {
-        self.region_restart = None;
-        let mut actions = self.checkpoints_abort_all("The job fails over.", slots, now_ms);
-        actions.extend(self.stop_all(slots, now_ms));
-        match self.restart.on_failure(now_ms) {
-            RestartDecision::Restart { delay_ms } => {
-                self.record_exception(&failure, None, now_ms);
-                self.set_status(JobStatus::Restarting, now_ms);
-                self.restart_at = Some(now_ms + delay_ms);
-            }
-            RestartDecision::Suppressed { reason } => {
-                actions.extend(self.fail_job(&failure, &reason, slots, now_ms));
-            }
-        }
-        actions
-    }
-
-    /// The restart strategy gave up: the job is FAILED with `failure` as its cause (the
-    /// tasks are already cancelled).
-    fn fail_job(&mut self, failure: &Failure, reason: &str, slots: &mut SlotTable, now_ms: i64) -> Vec<Action> {
-        self.record_exception(failure, Some(reason), now_ms);
-        self.set_status(JobStatus::Failing, now_ms);
-        self.set_status(JobStatus::Failed, now_ms);
-        self.checkpoints_shutdown(weir_checkpoint::JobTermination::Failed, slots, now_ms)
-    }
-
-    /// Adds `failure` to the exception history; `suppressed` is the restart strategy's
-    /// reason when it gave up (the entry is then Flink's JobException around it).
-    fn record_exception(&mut self, failure: &Failure, suppressed: Option<&str>, now_ms: i64) {
-        let (endpoint, taskmanager_id) = match &failure.location {
-            Some((e, t)) => (Some(e.clone()), Some(t.clone())),
-            None => (None, None),
-        };
-        let (exception_name, stacktrace) = match suppressed {
-            None => (failure.name.clone(), format!("{}: {}", failure.name, failure.message)),
-            Some(reason) => (
-                "weir.runtime.JobException".to_string(),
-                format!(
-                    "weir.runtime.JobException: {reason}\nCaused by: {}: {}",
-                    failure.name, failure.message
-                ),
-            ),
-        };
-        self.exceptions.push(ExceptionEntry {
-            exception_name,
-            stacktrace,
-            timestamp: now_ms,
-            task_name: failure.task_name.clone(),
-            endpoint,
-            taskmanager_id,
-        });
-    }
-
-    fn restart_now(&mut self, slots: &mut SlotTable, now_ms: i64) -> Vec<Action> {
-        self.restart_at = None;
-        self.generation += 1;
-        self.base_generation = self.generation;
-        self.vertex_generation.clear();
-        self.attempts.clear();
-        self.metrics.clear();
-        self.previous_metrics.clear();
-        for v in &mut self.execution_graph.job_vertices {
-            for t in &mut v.task_vertices {
-                let _ = t.reset_for_new_execution(now_ms);
-            }
-        }
-        if let Err(failure) = self.plan_restore(now_ms, true) {
-            return self.handle_failure(failure, slots, now_ms);
-        }
-        self.set_status(JobStatus::Running, now_ms);
-        self.slot_request_since = Some(now_ms);
-        self.try_schedule(slots, now_ms)
-    }
-
     /// Cancels the job (`PATCH /jobs/:jid?mode=cancel`).
     pub fn cancel(&mut self, slots: &mut SlotTable, now_ms: i64) -> Vec<Action> {
         if self.is_globally_terminal() {
@@ -754,75 +593,6 @@ impl JobMaster {
         self.set_status(JobStatus::Canceled, now_ms);
         actions.extend(self.checkpoints_shutdown(weir_checkpoint::JobTermination::Cancelled, slots, now_ms));
         actions
-    }
-
-    /// Counters reported by an attempt of this job (stale attempts are ignored).
-    pub fn record_metrics(&mut self, attempt_id: &str, metrics: AttemptMetrics, now_ms: i64) {
-        if !self.attempts.contains_key(attempt_id) {
-            return;
-        }
-        let last_time = self.previous_metrics.get(attempt_id).map(|p| p.2);
-        if let (Some(prev), Some(at)) = (self.metrics.get(attempt_id).cloned(), last_time) {
-            self.previous_metrics.insert(attempt_id.to_string(), (at, prev, now_ms));
-        } else {
-            self.previous_metrics
-                .insert(attempt_id.to_string(), (now_ms, metrics.clone(), now_ms));
-        }
-        self.metrics.insert(attempt_id.to_string(), metrics);
-    }
-
-    /// Per subtask of `vertex`: the shares of time (back-pressured, idle, busy) over the
-    /// last two samples; `(0, 0, NaN)` until two samples exist.
-    pub fn vertex_time_ratios(&self, vertex: usize) -> Vec<(f64, f64, f64)> {
-        let Some(v) = self.execution_graph.job_vertices.get(vertex) else {
-            return Vec::new();
-        };
-        v.task_vertices
-            .iter()
-            .map(|t| match self.attempt_rates(&t.current.attempt_id.to_string()) {
-                Some(r) => (
-                    r.backpressured_ms_per_second / 1000.0,
-                    r.idle_ms_per_second / 1000.0,
-                    r.busy_ms_per_second / 1000.0,
-                ),
-                None => (0.0, 0.0, f64::NAN),
-            })
-            .collect()
-    }
-
-    /// Totals of the current attempts of `vertex`.
-    pub fn vertex_metrics(&self, vertex: usize) -> VertexMetricsTotals {
-        let Some(v) = self.execution_graph.job_vertices.get(vertex) else {
-            return VertexMetricsTotals::default();
-        };
-        let mut out = VertexMetricsTotals {
-            totals: AttemptMetrics::default(),
-            complete: true,
-        };
-        for t in &v.task_vertices {
-            if t.current.state != ExecutionState::Finished {
-                out.complete = false;
-            }
-            if let Some(m) = self.metrics.get(&t.current.attempt_id.to_string()) {
-                out.totals.records_in += m.records_in;
-                out.totals.records_out += m.records_out;
-                out.totals.busy_ms += m.busy_ms;
-                out.totals.idle_ms += m.idle_ms;
-                out.totals.backpressured_ms += m.backpressured_ms;
-                out.totals.bytes_in += m.bytes_in;
-                out.totals.bytes_out += m.bytes_out;
-                out.totals.input_watermark = least(out.totals.input_watermark, m.input_watermark);
-                out.totals.output_watermark = least(out.totals.output_watermark, m.output_watermark);
-            } else {
-                out.complete = false;
-            }
-        }
-        out
-    }
-
-    /// The counters attempt `attempt_id` reported last.
-    pub fn attempt_metrics(&self, attempt_id: &str) -> Option<AttemptMetrics> {
-        self.metrics.get(attempt_id).cloned()
     }
 
     /// The restart strategy, as Flink prints it.
@@ -845,11 +615,3 @@ impl JobMaster {
 
 #[cfg(test)]
 mod tests;
-
-/// The smaller of two watermarks, either of which may not exist yet.
-fn least(a: Option<i64>, b: Option<i64>) -> Option<i64> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    }
-}

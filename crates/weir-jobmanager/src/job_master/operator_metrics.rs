@@ -46,7 +46,8 @@ impl JobMaster {
     /// The rates of each operator of attempt `attempt_id`, head first; `None` until two
     /// reports at different times exist.
     pub fn operator_rates(&self, attempt_id: &str) -> Option<Vec<OperatorRates>> {
-        let (from, prev, to) = self.previous_metrics.get(attempt_id)?;
+        let sample = self.previous_metrics.get(attempt_id)?;
+        let (from, prev, to) = (sample.at_ms, &sample.counters, sample.latest_at_ms);
         let last = self.metrics.get(attempt_id)?;
         if to <= from || prev.operators.len() != last.operators.len() {
             return None;

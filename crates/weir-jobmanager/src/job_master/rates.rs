@@ -32,7 +32,8 @@ impl JobMaster {
     /// The rates of attempt `attempt_id` over its last two reports; `None` until two
     /// reports at different times exist.
     pub fn attempt_rates(&self, attempt_id: &str) -> Option<AttemptRates> {
-        let (from, prev, to) = self.previous_metrics.get(attempt_id)?;
+        let sample = self.previous_metrics.get(attempt_id)?;
+        let (from, prev, to) = (sample.at_ms, &sample.counters, sample.latest_at_ms);
         let last = self.metrics.get(attempt_id)?;
         if to <= from {
             return None;
