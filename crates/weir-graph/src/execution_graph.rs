@@ -75,6 +75,13 @@ impl Execution {
         Ok(())
     }
 
+    /// Moves a live attempt to CANCELED at `now_ms` (every live state may); false,
+    /// and nothing changes, for an attempt that already ended.
+    pub fn cancel(&mut self, now_ms: i64) -> bool {
+        // The lifecycle lets every live state cancel, so it refuses only an ended attempt.
+        self.transition(ExecutionState::Canceled, now_ms).is_ok()
+    }
+
     /// Moves to FAILED at `now_ms` and records `cause`.
     pub fn fail(&mut self, cause: impl Into<String>, now_ms: i64) -> Result<(), GraphError> {
         self.transition(ExecutionState::Failed, now_ms)?;
@@ -526,6 +533,32 @@ mod tests {
         }
         .to_string();
         assert_eq!(msg, "illegal execution state transition from FINISHED to RUNNING");
+    }
+
+    #[test]
+    fn cancelling_moves_a_live_attempt_and_leaves_an_ended_one_alone() {
+        for s in [
+            Created,
+            Scheduled,
+            Deploying,
+            Initializing,
+            Running,
+            Reconciling,
+            Canceling,
+        ] {
+            let mut e = Execution::new(0, 0);
+            e.state = s;
+            assert!(e.cancel(7), "{s}");
+            assert_eq!(e.state, Canceled);
+            assert_eq!(e.state_timestamp(Canceled), Some(7));
+        }
+        for s in [Finished, Canceled, Failed] {
+            let mut e = Execution::new(0, 0);
+            e.state = s;
+            assert!(!e.cancel(7), "{s}");
+            assert_eq!(e.state, s);
+            assert_eq!(e.state_timestamp(Canceled), None);
+        }
     }
 
     #[test]

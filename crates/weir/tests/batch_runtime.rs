@@ -239,27 +239,44 @@ fn a_second_stage_task_that_fails_once_reruns_only_its_stage() {
     assert_eq!(entries.len(), 2, "{exceptions}");
 }
 
-#[test]
-fn each_stages_spilled_partitions_are_deleted_once_the_next_stage_finished_not_at_the_job_end() {
-    let spilling = SpillingCluster::start(&[], "0");
-    let (cluster, tmp, log, output) = (&spilling.cluster, &spilling.tmp, &spilling.log, &spilling.output);
-    // Without chaining: source -> Sum -> Map -> Sink, four stages of two subtasks.
+/// Runs keyed-sum without chaining (source -> Sum -> Map -> Sink: four stages of two
+/// subtasks) on `spilling` with the job options `config`, checks its output, and
+/// returns its id.
+fn run_four_spilling_stages(spilling: &SpillingCluster, config: &[(&str, &str)]) -> String {
+    let (cluster, output) = (&spilling.cluster, &spilling.output);
     let mut job = keyed_sum("BATCH", 20_000, output, &[]);
     job["config"]["pipeline.operator-chaining.enabled"] = json!("false");
+    for (key, value) in config {
+        job["config"][*key] = json!(value);
+    }
     let jid = cluster.submit(job);
     assert_eq!(cluster.wait_terminal(&jid, Duration::from_secs(60)), "FINISHED");
     assert_eq!(sorted_parts(output), keyed_sum_output(50, 42, 20_000));
     assert_eq!(vertex_ids(&cluster.rest, &jid).len(), 4);
+    jid
+}
+
+/// The partitions the TaskManager logging into `log` released because the JobMaster
+/// told it their consumers finished (the release with the job is not logged so).
+fn released_during_the_job(log: &std::path::Path) -> Vec<String> {
+    logged(
+        log,
+        "released a blocking partition: its consumers finished",
+        "partition",
+    )
+}
+
+#[test]
+fn each_stages_spilled_partitions_are_deleted_once_the_next_stage_finished_not_at_the_job_end() {
+    let spilling = SpillingCluster::start(&[], "0");
+    let (tmp, log) = (&spilling.tmp, &spilling.log);
+    let jid = run_four_spilling_stages(&spilling, &[]);
 
     let spilled: std::collections::HashMap<String, String> = logged(log, "spilling blocking partition", "partition")
         .into_iter()
         .zip(logged(log, "spilling blocking partition", "path"))
         .collect();
-    let released = logged(
-        log,
-        "released a blocking partition: its consumers finished",
-        "partition",
-    );
+    let released = released_during_the_job(log);
     let of_edge = |edge: u32| -> Vec<String> {
         (0..2)
             .map(|i| format!("{jid}/edge-{edge}/subtask-{i}/attempt-0"))
@@ -287,23 +304,17 @@ fn each_stages_spilled_partitions_are_deleted_once_the_next_stage_finished_not_a
 #[test]
 fn with_release_during_job_execution_off_no_partition_is_released_before_the_job_ends() {
     let spilling = SpillingCluster::start(&[], "0");
-    let (cluster, tmp, log, output) = (&spilling.cluster, &spilling.tmp, &spilling.log, &spilling.output);
-    let mut job = keyed_sum("BATCH", 20_000, output, &[]);
-    job["config"]["pipeline.operator-chaining.enabled"] = json!("false");
-    job["config"]["jobmanager.partition.release-during-job-execution"] = json!("false");
-    let jid = cluster.submit(job);
-    assert_eq!(cluster.wait_terminal(&jid, Duration::from_secs(60)), "FINISHED");
-    assert_eq!(sorted_parts(output), keyed_sum_output(50, 42, 20_000));
+    let (tmp, log) = (&spilling.tmp, &spilling.log);
+    run_four_spilling_stages(
+        &spilling,
+        &[("jobmanager.partition.release-during-job-execution", "false")],
+    );
     assert!(
         !spill_files(log).is_empty(),
         "nothing spilled: {}",
         std::fs::read_to_string(log).unwrap()
     );
-    let released = logged(
-        log,
-        "released a blocking partition: its consumers finished",
-        "partition",
-    );
+    let released = released_during_the_job(log);
     assert!(released.is_empty(), "released during the job: {released:?}");
     // They go with the job.
     wait_until(Duration::from_secs(30), || {

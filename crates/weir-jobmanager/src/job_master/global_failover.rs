@@ -8,7 +8,6 @@
 use super::{Action, ExceptionEntry, Failure, JobMaster};
 use crate::restart_strategy::RestartDecision;
 use crate::slot_table::SlotTable;
-use weir_graph::ExecutionState;
 use weir_rest::JobStatus;
 
 impl JobMaster {
@@ -20,10 +19,9 @@ impl JobMaster {
             let Some(ev) = self.execution_graph.execution_vertex_mut(d.vertex, d.subtask) else {
                 continue;
             };
-            if ev.current.attempt_id.to_string() != *id || ev.current.state.is_terminal() {
+            if ev.current.attempt_id.to_string() != *id || !ev.current.cancel(now_ms) {
                 continue;
             }
-            let _ = ev.current.transition(ExecutionState::Canceled, now_ms);
             if let Some(tm) = slots.get(&d.slot.resource_id) {
                 actions.push(Action::Cancel {
                     rpc_address: tm.registration.rpc_address.clone(),
