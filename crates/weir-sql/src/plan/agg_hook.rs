@@ -3,7 +3,7 @@
 //! calls are bound to the aggregation's output columns; aggregate arguments are bound
 //! over the input and collected for the Calc before the aggregation.
 
-use super::query::WindowTvf;
+use super::window_tvf::{check_time_attribute, window_of, WindowTvf};
 use super::{AggCall, AggFunc, PlanNode};
 use crate::error::{Result, SqlError};
 use crate::expr::bind::{bind, is_aggregate, BindHook, Bound, Scope};
@@ -51,8 +51,8 @@ pub fn legacy_window(g: &Ast, input: &PlanNode) -> Result<Option<WindowTvf>> {
         .map(|a| crate::expr::bind::interval_millis(a))
         .collect::<Option<_>>()
         .ok_or_else(usage)?;
-    let w = super::query::window_of(&name, col.value.clone(), &intervals).ok_or_else(usage)?;
-    super::query::check_time_attribute(input, &col.value)?;
+    let w = window_of(&name, col.value.clone(), &intervals).ok_or_else(usage)?;
+    check_time_attribute(input, &col.value)?;
     Ok(Some(w))
 }
 

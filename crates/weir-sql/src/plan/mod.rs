@@ -8,6 +8,7 @@ pub mod explain;
 pub mod query;
 pub mod select;
 pub mod table;
+pub mod window_tvf;
 
 #[cfg(test)]
 mod tests;

@@ -4,21 +4,20 @@
 //! are bound to the aggregation's output columns by an [`AggHook`].
 
 use super::agg_hook::{contains_aggregate, key_text, legacy_window, AggHook};
-use super::query::{plan_from, WindowTvf};
+use super::window_tvf::WindowTvf;
 use super::{PlanKind, PlanNode, WindowKind};
-use crate::catalog::Catalog;
 use crate::error::{Result, SqlError};
 use crate::expr::bind::{bind, bind_with, Scope, ScopeColumn};
 use crate::expr::Expr;
 use crate::types::DataType;
 use sqlparser::ast::{Expr as Ast, GroupByExpr, Select, SelectItem};
 
-/// Plans one SELECT block.
-pub fn bind_select(s: &Select, catalog: &Catalog) -> Result<PlanNode> {
+/// Plans one SELECT block over its planned FROM clause (`input`, and the window TVF
+/// applied there, if any).
+pub fn bind_select(s: &Select, input: PlanNode, tvf: Option<WindowTvf>) -> Result<PlanNode> {
     if s.distinct.is_some() {
         return Err(SqlError::unsupported("SELECT DISTINCT"));
     }
-    let (input, tvf) = plan_from(&s.from, catalog)?;
     let scope = Scope {
         columns: input.schema.clone(),
     };
