@@ -159,6 +159,16 @@ impl PipelinedRegions {
             .flat_map(|r| r.iter().copied())
     }
 
+    /// The regions reading any blocking result partition a subtask of region `region`
+    /// produces (its consumer regions; none before their parallelism is decided).
+    pub fn consumer_regions_of(&self, region: usize) -> BTreeSet<usize> {
+        self.consumers
+            .iter()
+            .filter(|(partition, _)| self.region_index(partition.producer) == Some(region))
+            .flat_map(|(_, regions)| regions.iter().copied())
+            .collect()
+    }
+
     /// Number of regions.
     pub fn len(&self) -> usize {
         self.regions.len()

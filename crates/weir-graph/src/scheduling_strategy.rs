@@ -12,7 +12,8 @@
 //! It also decides, with a [`RegionPartitionReleaseStrategy`], which blocking
 //! partitions may be released once their consumers finished
 //! ([`RegionSchedulingStrategy::partitions_to_release`]); a failover that resets a
-//! consumer of a released partition reruns its producer first.
+//! consumer of a released partition reruns its producer first, and a rerun producer
+//! reruns its consumers.
 
 use crate::pipelined_region::{PipelinedRegions, ResultPartitionRef, SubtaskRef};
 use crate::region_partition_release::RegionPartitionReleaseStrategy;
@@ -126,11 +127,12 @@ impl RegionSchedulingStrategy {
         self.release.reset_all();
     }
 
-    /// The regions a failover of `failed` must restart: the regions holding them, plus,
-    /// transitively, the producer regions whose results are `lost` (their TaskManager
-    /// died, or a consumer found them missing) or were released, since the restarted
-    /// consumers must read them again (Flink's `RestartPipelinedRegionFailoverStrategy`
-    /// with a `PartitionException`).
+    /// The regions a failover of `failed` must restart (Flink's
+    /// `RestartPipelinedRegionFailoverStrategy`): the regions holding them; transitively,
+    /// the producer regions of an involved region whose results are `lost` (their
+    /// TaskManager died, or a consumer found them missing) or were released, since it
+    /// must read them again; and every consumer region of an involved region, since the
+    /// results it read (or is reading) are written anew.
     pub fn regions_to_restart(&self, failed: &[SubtaskRef], lost: &BTreeSet<SubtaskRef>) -> BTreeSet<usize> {
         let mut out = BTreeSet::new();
         let mut todo: Vec<usize> = failed.iter().filter_map(|s| self.regions.region_index(*s)).collect();
@@ -144,6 +146,7 @@ impl RegionSchedulingStrategy {
                     todo.extend(self.regions.region_index(input));
                 }
             }
+            todo.extend(self.regions.consumer_regions_of(r));
         }
         out
     }
@@ -205,5 +208,38 @@ mod tests {
         assert_eq!(s.schedulable(), vec![producer]);
         s.on_finished((0, 1));
         assert_eq!(s.schedulable(), vec![consumer]);
+    }
+
+    #[test]
+    fn a_rerun_producer_reruns_every_consumer_region_downstream_finished_or_not() {
+        // source (2) --hash--> aggregate (2) --hash--> sink (1)
+        let jg = job_in(Batch, &[2, 2, 1], &[Partitioner::Hash, Partitioner::Hash]);
+        let mut s = RegionSchedulingStrategy::new(PipelinedRegions::compute(&jg));
+        let region = |s: &RegionSchedulingStrategy, t| s.regions().region_index(t).unwrap();
+        let _ = s.schedulable();
+        s.on_finished((0, 0));
+        s.on_finished((0, 1));
+        assert_eq!(s.schedulable().len(), 2);
+        s.on_finished((1, 0));
+
+        // Aggregate 1 fails while reading source 1's result, which was lost: source 1
+        // reruns, so both aggregates (one finished) and the sink (not yet deployed) do.
+        let lost = BTreeSet::from([(0, 1)]);
+        let restart = s.regions_to_restart(&[(1, 1)], &lost);
+        let expected: BTreeSet<usize> = [(0, 1), (1, 0), (1, 1), (2, 0)]
+            .into_iter()
+            .map(|t| region(&s, t))
+            .collect();
+        assert_eq!(restart, expected);
+        assert!(!restart.contains(&region(&s, (0, 0))), "source 0's result is intact");
+
+        // Without a lost input only the failed aggregate and what reads it restart.
+        let alone = s.regions_to_restart(&[(1, 1)], &BTreeSet::new());
+        assert_eq!(alone, BTreeSet::from([region(&s, (1, 1)), region(&s, (2, 0))]));
+
+        s.reset(&restart);
+        assert_eq!(s.schedulable(), vec![region(&s, (0, 1))]);
+        s.on_finished((0, 1));
+        assert_eq!(s.schedulable(), vec![region(&s, (1, 0)), region(&s, (1, 1))]);
     }
 }

@@ -169,7 +169,7 @@ fn a_consumer_that_finds_its_input_partition_missing_reruns_its_producer_first()
     jm.record_missing_partition(&aggregates[0].attempt_id, &stale);
     jm.record_missing_partition(&aggregates[0].attempt_id, &partition(0, sources[0].generation));
     jm.on_task_state(&aggregates[0].attempt_id, ExecutionState::Running, None, &mut slots, 25);
-    jm.on_task_state(
+    let failover = jm.on_task_state(
         &aggregates[0].attempt_id,
         ExecutionState::Failed,
         Some((
@@ -180,6 +180,18 @@ fn a_consumer_that_finds_its_input_partition_missing_reruns_its_producer_first()
         30,
     );
     assert_eq!(jm.status, JobStatus::Running, "a region failover");
+    let cancelled: Vec<&str> = failover
+        .iter()
+        .filter_map(|a| match a {
+            Action::Cancel { attempt_id, .. } => Some(attempt_id.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        cancelled,
+        vec![aggregates[1].attempt_id.as_str()],
+        "the other consumer of the source that reruns is cancelled"
+    );
     let rerun = deployments(&jm.tick(&mut slots, 40));
     let at: Vec<(u32, u32, u32)> = rerun
         .iter()
@@ -191,17 +203,23 @@ fn a_consumer_that_finds_its_input_partition_missing_reruns_its_producer_first()
         .iter()
         .map(|t| (t.vertex_index, t.subtask_index, t.attempt_number))
         .collect();
-    assert_eq!(at, vec![(1, 0, 1)]);
-    let generations: Vec<u32> = consumer[0]
-        .inputs
-        .iter()
-        .filter_map(|i| i.partition.as_ref().map(|p| p.attempt))
-        .collect();
     assert_eq!(
-        generations,
-        vec![rerun[0].generation, sources[1].generation],
-        "it reads the new partition of source 0 and the kept one of source 1"
+        at,
+        vec![(1, 0, 1), (1, 1, 1)],
+        "both consumers of the rerun source run again, the failed one and the one still running"
     );
+    for c in &consumer {
+        let generations: Vec<u32> = c
+            .inputs
+            .iter()
+            .filter_map(|i| i.partition.as_ref().map(|p| p.attempt))
+            .collect();
+        assert_eq!(
+            generations,
+            vec![rerun[0].generation, sources[1].generation],
+            "it reads the new partition of source 0 and the kept one of source 1"
+        );
+    }
     assert!(jm.exceptions[0].stacktrace.contains("PartitionNotFoundException"));
 }
 
