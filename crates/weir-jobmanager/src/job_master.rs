@@ -388,9 +388,16 @@ impl JobMaster {
         now_ms: i64,
     ) -> Option<Action> {
         let tm = slots.get(&slot.resource_id)?;
+        let job_id = self.job_id;
         let ev = self.execution_graph.execution_vertex_mut(vi, i)?;
-        let _ = ev.current.transition(ExecutionState::Scheduled, now_ms);
-        let _ = ev.current.transition(ExecutionState::Deploying, now_ms);
+        let deploying = ev
+            .current
+            .transition(ExecutionState::Scheduled, now_ms)
+            .and_then(|()| ev.current.transition(ExecutionState::Deploying, now_ms));
+        if let Err(e) = deploying {
+            tracing::error!(job = %job_id, vertex = vi, subtask = i, error = %e, "not deploying an attempt that is not new");
+            return None;
+        }
         let attempt_id = ev.current.attempt_id.to_string();
         let attempt_number = ev.current.attempt_number;
         let job = self.job_id.to_string();
@@ -495,7 +502,10 @@ impl JobMaster {
         if state == ExecutionState::Failed {
             let (name, message) =
                 failure.unwrap_or_else(|| ("weir.runtime.TaskException".into(), "task failed".into()));
-            let _ = ev.current.fail(message.clone(), now_ms);
+            if ev.current.fail(message.clone(), now_ms).is_err() {
+                // Unreachable: every live state may fail, and the attempt is live.
+                return Vec::new();
+            }
             let location = slots.get(&d.slot.resource_id).map(|tm| {
                 (
                     tm.registration.data_address.clone(),
@@ -510,10 +520,20 @@ impl JobMaster {
             };
             return self.handle_task_failure(failure, &[(d.vertex, d.subtask)], slots, now_ms);
         }
-        if ev.current.state == ExecutionState::Deploying && state == ExecutionState::Running {
-            let _ = ev.current.transition(ExecutionState::Initializing, now_ms);
+        let reported = if ev.current.state == ExecutionState::Deploying && state == ExecutionState::Running {
+            ev.current
+                .transition(ExecutionState::Initializing, now_ms)
+                .and_then(|()| ev.current.transition(state, now_ms))
+        } else {
+            ev.current.transition(state, now_ms)
+        };
+        if let Err(e) = reported {
+            // A repeated report changes nothing; any other the lifecycle refuses is ignored.
+            if ev.current.state != state {
+                tracing::warn!(job = %self.job_id, attempt = attempt_id, error = %e, "ignoring a task state report");
+            }
+            return Vec::new();
         }
-        let _ = ev.current.transition(state, now_ms);
         let mut actions = Vec::new();
         if self.batch.is_some() && state.is_terminal() {
             actions = self.batch_subtask_ended((d.vertex, d.subtask), state, slots);

@@ -8,6 +8,7 @@
 use super::{Action, ExceptionEntry, Failure, JobMaster};
 use crate::restart_strategy::RestartDecision;
 use crate::slot_table::SlotTable;
+use weir_graph::ExecutionState;
 use weir_rest::JobStatus;
 
 impl JobMaster {
@@ -130,8 +131,15 @@ impl JobMaster {
         self.metrics.clear();
         self.previous_metrics.clear();
         for v in &mut self.execution_graph.job_vertices {
-            for t in &mut v.task_vertices {
-                let _ = t.reset_for_new_execution(now_ms);
+            // stop_all ended every attempt that was deployed; one still CREATED (a batch
+            // stage that never ran) is already new.
+            for t in v.task_vertices.iter_mut() {
+                if t.current.state == ExecutionState::Created {
+                    continue;
+                }
+                if let Err(e) = t.reset_for_new_execution(now_ms) {
+                    tracing::error!(job = %self.job_id, vertex = t.job_vertex, subtask = t.subtask_index, error = %e, "a live attempt survived the global failover");
+                }
             }
         }
         if let Err(failure) = self.plan_restore(now_ms, true) {

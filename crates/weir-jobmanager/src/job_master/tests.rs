@@ -112,6 +112,26 @@ fn all_tasks_finished_finishes_the_job_and_frees_its_slots() {
 }
 
 #[test]
+fn a_state_report_the_lifecycle_refuses_changes_nothing_and_the_job_goes_on() {
+    let mut slots = cluster(1, 2);
+    let mut jm = job(1, RestartStrategyConfig::NoRestart);
+    let tdds = deployments(&jm.start(&mut slots, 0));
+    report_all(&mut jm, &tdds, ExecutionState::Running, &mut slots);
+    let state = |jm: &JobMaster| jm.execution_graph.execution_vertex(0, 0).unwrap().current.state;
+    for refused in [
+        ExecutionState::Running,
+        ExecutionState::Scheduled,
+        ExecutionState::Created,
+    ] {
+        let actions = jm.on_task_state(&tdds[0].attempt_id, refused, None, &mut slots, 20);
+        assert!(actions.is_empty(), "{refused}: {actions:?}");
+        assert_eq!(state(&jm), ExecutionState::Running, "after a {refused} report");
+    }
+    report_all(&mut jm, &tdds, ExecutionState::Finished, &mut slots);
+    assert_eq!(jm.status, JobStatus::Finished);
+}
+
+#[test]
 fn waiting_for_slots_fails_after_the_timeout_with_the_numbers() {
     let mut slots = cluster(1, 2);
     let mut jm = job(3, RestartStrategyConfig::NoRestart);
