@@ -8,6 +8,7 @@
 pub mod admission;
 pub mod checkpoint;
 pub mod codec;
+pub mod collect_batch;
 pub mod element;
 pub mod error;
 pub mod excerpt;

@@ -20,6 +20,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Mutex, MutexGuard};
+use weir_core::collect_batch::CollectBatch;
 use weir_core::ids::JobId;
 
 /// The most rows one batch may carry.
@@ -30,31 +31,6 @@ pub const MAX_BATCH_BYTES: u64 = 3 << 20;
 
 /// The largest buffer a sink may ask for.
 pub const MAX_BUFFER_BYTES: u64 = 256 << 20;
-
-/// One batch a sink subtask offers.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CollectBatchOffer {
-    /// The sink subtask.
-    pub subtask: u32,
-    /// The sink's parallelism.
-    pub parallelism: u32,
-    /// The subtask's attempt number.
-    pub attempt_number: u32,
-    /// Rows this attempt offered before this batch.
-    pub offset: u64,
-    /// The rows, each one JSON array.
-    pub rows: Vec<String>,
-    /// The subtask's input ended with this batch.
-    pub end_of_results: bool,
-    /// The buffer the sink asks the coordinator to keep, in bytes.
-    pub buffer_bytes: u64,
-}
-
-impl CollectBatchOffer {
-    fn bytes(&self) -> u64 {
-        self.rows.iter().map(|r| r.len() as u64).sum()
-    }
-}
 
 /// What became of an offered batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -179,24 +155,24 @@ impl CollectSinkOperatorCoordinator {
     }
 
     /// Checks a batch against the protocol's limits before anything is decided.
-    pub fn check(offer: &CollectBatchOffer) -> Result<(), CollectError> {
+    pub fn check(offer: &CollectBatch) -> Result<(), CollectError> {
         let invalid = |reason: String| CollectError::InvalidBatch {
-            subtask: offer.subtask,
+            subtask: offer.subtask_index,
             reason,
         };
-        if offer.parallelism == 0 || offer.subtask >= offer.parallelism {
+        if offer.parallelism == 0 || offer.subtask_index >= offer.parallelism {
             return Err(invalid(format!(
                 "subtask index {} is not below the parallelism {}",
-                offer.subtask, offer.parallelism
+                offer.subtask_index, offer.parallelism
             )));
         }
         if offer.rows.len() > MAX_BATCH_ROWS {
             return Err(invalid(format!("{} rows, at most {MAX_BATCH_ROWS}", offer.rows.len())));
         }
-        if offer.bytes() > MAX_BATCH_BYTES {
+        if offer.row_bytes() > MAX_BATCH_BYTES {
             return Err(invalid(format!(
                 "{} bytes of rows, at most {MAX_BATCH_BYTES}",
-                offer.bytes()
+                offer.row_bytes()
             )));
         }
         if offer.buffer_bytes == 0 || offer.buffer_bytes > MAX_BUFFER_BYTES {
@@ -209,14 +185,14 @@ impl CollectSinkOperatorCoordinator {
     }
 
     /// Takes `offer` into the buffer if there is room.
-    pub fn offer(&mut self, offer: CollectBatchOffer) -> Result<OfferOutcome, CollectError> {
+    pub fn offer(&mut self, offer: CollectBatch) -> Result<OfferOutcome, CollectError> {
         Self::check(&offer)?;
         if let Some(f) = &self.failure {
             return Err(CollectError::Failed(f.clone()));
         }
         if offer.parallelism as usize != self.subtasks.len() {
             return Err(CollectError::InvalidBatch {
-                subtask: offer.subtask,
+                subtask: offer.subtask_index,
                 reason: format!(
                     "parallelism {} where the sink started with {}",
                     offer.parallelism,
@@ -224,10 +200,10 @@ impl CollectSinkOperatorCoordinator {
                 ),
             });
         }
-        let progress = &mut self.subtasks[offer.subtask as usize];
+        let progress = &mut self.subtasks[offer.subtask_index as usize];
         if offer.attempt_number < progress.attempt_number {
             return Err(CollectError::StaleAttempt {
-                subtask: offer.subtask,
+                subtask: offer.subtask_index,
                 attempt: offer.attempt_number,
                 current: progress.attempt_number,
             });
@@ -235,7 +211,7 @@ impl CollectSinkOperatorCoordinator {
         if offer.attempt_number > progress.attempt_number {
             if progress.accepted > 0 {
                 let e = CollectError::SinkRestarted {
-                    subtask: offer.subtask,
+                    subtask: offer.subtask_index,
                     attempt: offer.attempt_number,
                     rows: progress.accepted,
                 };
@@ -255,7 +231,7 @@ impl CollectSinkOperatorCoordinator {
                 Ok(OfferOutcome::Accepted)
             } else {
                 Err(CollectError::InvalidBatch {
-                    subtask: offer.subtask,
+                    subtask: offer.subtask_index,
                     reason: format!(
                         "rows {}..{} overlap the {} rows taken before",
                         offer.offset,
@@ -267,7 +243,7 @@ impl CollectSinkOperatorCoordinator {
         }
         if offer.offset > progress.accepted {
             return Err(CollectError::InvalidBatch {
-                subtask: offer.subtask,
+                subtask: offer.subtask_index,
                 reason: format!(
                     "rows from {} where {} were taken: rows are missing",
                     offer.offset, progress.accepted
@@ -276,11 +252,11 @@ impl CollectSinkOperatorCoordinator {
         }
         if progress.ended {
             return Err(CollectError::InvalidBatch {
-                subtask: offer.subtask,
+                subtask: offer.subtask_index,
                 reason: "rows after the end of its results".into(),
             });
         }
-        let bytes = offer.bytes();
+        let bytes = offer.row_bytes();
         if self.buffered_bytes > 0 && self.buffered_bytes + bytes > self.capacity_bytes {
             return Ok(OfferOutcome::Full);
         }

@@ -1,8 +1,9 @@
 use super::*;
+use weir_core::collect_batch::CollectBatch;
 
-fn batch(subtask: u32, attempt: u32, offset: u64, rows: &[&str], end: bool) -> CollectBatchOffer {
-    CollectBatchOffer {
-        subtask,
+fn batch(subtask: u32, attempt: u32, offset: u64, rows: &[&str], end: bool) -> CollectBatch {
+    CollectBatch {
+        subtask_index: subtask,
         parallelism: 2,
         attempt_number: attempt,
         offset,
@@ -142,7 +143,7 @@ fn batches_beyond_the_protocol_limits_are_refused() {
     let mut c = coordinator();
     let mut wrong_subtask = batch(2, 0, 0, &["a"], false);
     assert!(c.offer(wrong_subtask.clone()).is_err());
-    wrong_subtask.subtask = 0;
+    wrong_subtask.subtask_index = 0;
     wrong_subtask.buffer_bytes = MAX_BUFFER_BYTES + 1;
     assert!(c.offer(wrong_subtask).is_err());
     let mut too_many = batch(0, 0, 0, &[], false);

@@ -8,8 +8,9 @@
 //! with no rows; an operator outside the graph has no coordinator (404). The
 //! coordinators have their own lock, taken after the JobManager's when both are held.
 
-use crate::collect_coordinator::{CollectBatchOffer, CollectError, CollectSinkOperatorCoordinator, OfferOutcome};
+use crate::collect_coordinator::{CollectError, CollectSinkOperatorCoordinator, OfferOutcome};
 use crate::jobmanager::JobManager;
+use weir_core::collect_batch::CollectBatch;
 use weir_core::ids::JobId;
 use weir_rest::coordination::no_coordinator;
 use weir_rest::{CoordinationRequest, CoordinationResponse, RestError};
@@ -55,7 +56,7 @@ impl JobManager {
         job: JobId,
         operator: &str,
         attempt_id: &str,
-        offer: CollectBatchOffer,
+        offer: CollectBatch,
     ) -> Result<OfferOutcome, CollectBatchRefused> {
         CollectSinkOperatorCoordinator::check(&offer)?;
         {

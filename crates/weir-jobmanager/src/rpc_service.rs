@@ -1,7 +1,7 @@
 //! The JobManager's gRPC services: `ResourceManager` (registration, heartbeats) and
 //! `JobMasterGateway` (task state reports, checkpoint reports, collect sink batches).
 
-use crate::collect_coordinator::{CollectBatchOffer, CollectError, OfferOutcome};
+use crate::collect_coordinator::{CollectError, OfferOutcome};
 use crate::collect_results::CollectBatchRefused;
 use crate::job_master::{AttemptMetrics, OperatorMetrics};
 use crate::jobmanager::JobManager;
@@ -234,8 +234,8 @@ impl JobMasterGateway for JobManagerRpc {
             return Err(Status::invalid_argument(format!("bad operator id '{}'", r.operator_id)));
         }
         let operator = r.operator_id.to_ascii_lowercase();
-        let offer = CollectBatchOffer {
-            subtask: r.subtask_index,
+        let offer = weir_core::collect_batch::CollectBatch {
+            subtask_index: r.subtask_index,
             parallelism: r.parallelism,
             attempt_number: r.attempt_number,
             offset: r.offset,

@@ -51,11 +51,12 @@ pub struct AttemptEventGateway {
 }
 
 impl OperatorEventGateway for AttemptEventGateway {
-    fn send_collect_batch(&self, batch: &CollectBatchEvent) -> Result<bool, String> {
+    fn send_collect_batch(&self, event: &CollectBatchEvent) -> Result<bool, String> {
+        let batch = &event.batch;
         let request = CollectBatch {
             job_id: self.job_id.clone(),
             attempt_id: self.attempt_id.clone(),
-            operator_id: batch.operator_id.to_string(),
+            operator_id: event.operator_id.to_string(),
             subtask_index: batch.subtask_index,
             parallelism: batch.parallelism,
             attempt_number: batch.attempt_number,

@@ -4,27 +4,16 @@
 //! event so far is a collect sink's batch of result rows; a send blocks until the
 //! JobMaster answered.
 
+use weir_core::collect_batch::CollectBatch;
 use weir_core::ids::OperatorId;
 
-/// A batch of a collect sink subtask's result rows for its coordinator.
+/// A collect sink's batch of result rows for its coordinator.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CollectBatchEvent {
     /// The sink operator.
     pub operator_id: OperatorId,
-    /// The sink subtask.
-    pub subtask_index: u32,
-    /// The sink's parallelism.
-    pub parallelism: u32,
-    /// The subtask's attempt number.
-    pub attempt_number: u32,
-    /// Rows this attempt sent before this batch.
-    pub offset: u64,
-    /// The rows, each one JSON array.
-    pub rows: Vec<String>,
-    /// The subtask's input ended: no rows follow.
-    pub end_of_results: bool,
-    /// The coordinator's buffer the sink asks for, in bytes.
-    pub buffer_bytes: u64,
+    /// The rows and where they come from.
+    pub batch: CollectBatch,
 }
 
 /// Sends operator events from a task to the JobMaster.

@@ -14,6 +14,7 @@ use crate::types::DataType;
 use crate::value::{Row, Value};
 use std::sync::Arc;
 use std::time::Duration;
+use weir_core::collect_batch::CollectBatch;
 use weir_core::ids::OperatorId;
 use weir_core::{StreamRecord, Watermark};
 use weir_runtime::operator::context::TaskContext;
@@ -90,13 +91,15 @@ impl CollectSink {
             gateway,
             batch: CollectBatchEvent {
                 operator_id,
-                subtask_index: ctx.subtask_index,
-                parallelism: ctx.parallelism,
-                attempt_number: ctx.attempt_number,
-                offset: 0,
-                rows: Vec::new(),
-                end_of_results: false,
-                buffer_bytes: max_batch_bytes.saturating_mul(BUFFER_BATCHES),
+                batch: CollectBatch {
+                    subtask_index: ctx.subtask_index,
+                    parallelism: ctx.parallelism,
+                    attempt_number: ctx.attempt_number,
+                    offset: 0,
+                    rows: Vec::new(),
+                    end_of_results: false,
+                    buffer_bytes: max_batch_bytes.saturating_mul(BUFFER_BATCHES),
+                },
             },
             batch_bytes: 0,
             max_batch_bytes,
@@ -112,14 +115,14 @@ impl CollectSink {
 
     /// Offers the batch until the coordinator takes it.
     fn send(&mut self, end_of_results: bool) -> Result<(), TaskError> {
-        self.batch.end_of_results = end_of_results;
+        self.batch.batch.end_of_results = end_of_results;
         let mut pause = Duration::from_millis(1);
         while !self.gateway.send_collect_batch(&self.batch).map_err(Self::error)? {
             std::thread::sleep(pause);
             pause = (pause * 2).min(Duration::from_millis(50));
         }
-        self.batch.offset += self.batch.rows.len() as u64;
-        self.batch.rows.clear();
+        self.batch.batch.offset += self.batch.batch.rows.len() as u64;
+        self.batch.batch.rows.clear();
         self.batch_bytes = 0;
         self.wakeup_at = None;
         Ok(())
@@ -130,11 +133,11 @@ impl Output<Row> for CollectSink {
     fn collect(&mut self, record: StreamRecord<Row>) -> Result<(), TaskError> {
         let line = encode(&record.value, &self.types);
         let len = line.len() as u64;
-        if !self.batch.rows.is_empty() && self.batch_bytes + len > self.max_batch_bytes {
+        if !self.batch.batch.rows.is_empty() && self.batch_bytes + len > self.max_batch_bytes {
             self.send(false)?;
         }
         self.batch_bytes += len;
-        self.batch.rows.push(line);
+        self.batch.batch.rows.push(line);
         if self.wakeup_at.is_none() {
             let at = self.timers.current_processing_time() + LINGER_MS;
             self.timers.register_wakeup(at);
@@ -143,7 +146,7 @@ impl Output<Row> for CollectSink {
         Ok(())
     }
     fn emit_watermark(&mut self, _watermark: Watermark) -> Result<(), TaskError> {
-        if self.batch.rows.is_empty() {
+        if self.batch.batch.rows.is_empty() {
             return Ok(());
         }
         self.send(false)
