@@ -1,7 +1,8 @@
 //! Projection pushdown (Flink's `PushProjectIntoTableSourceScanRule`): a Calc that
 //! only selects columns of a scan, without a filter, becomes the scan of just those
 //! columns, so that the source evaluates no computed column the query does not read
-//! and no operator moves the columns afterwards.
+//! and no operator moves the columns afterwards; one that selects every column in
+//! order (`SELECT *`) is dropped, as Flink removes a trivial Calc.
 //!
 //! Only sources that build each row from its physical values and stamp the records
 //! themselves take a projection: `datagen`'s (see `connectors::datagen`). The plan
@@ -80,6 +81,14 @@ fn project_scan(node: PlanNode) -> PlanNode {
     };
     if picked.iter().any(|&c| c >= table.schema.len()) {
         return node;
+    }
+    // Every column in order: the Calc does nothing, and the scan reads what it reads.
+    if picked.iter().copied().eq(0..table.schema.len()) {
+        return PlanNode {
+            kind: PlanKind::Scan(table.clone()),
+            schema: node.schema,
+            updates_from: None,
+        };
     }
     PlanNode {
         kind: PlanKind::Scan(Arc::new(table.project(&picked))),

@@ -123,6 +123,10 @@ fn a_calc_only_selecting_datagen_columns_becomes_the_scan_of_those_columns() {
         "+- TableSourceScan(table=[[default_catalog, default_database, orders, project=[user_id, amount]]], fields=[user_id, amount])",
         "{p}"
     );
+    assert_eq!(
+        plan("SELECT * FROM orders").unwrap(),
+        "TableSourceScan(table=[[default_catalog, default_database, orders]], fields=[user_id, amount, ts_millis, ts])\n"
+    );
     // A filter, a computed projection or a column selected twice keeps its Calc.
     for sql in [
         "SELECT user_id FROM orders WHERE amount > 500",
