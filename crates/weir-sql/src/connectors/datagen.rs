@@ -5,15 +5,17 @@
 //! row index.
 
 use super::check_options;
-use super::row_source::{add_row_source, Completer, RowSource};
+use super::row_source::{add_declared_source, Completer, RowSource, SourceDecl};
 use crate::catalog::qualified;
 use crate::error::{Result, SqlError};
 use crate::plan::ResolvedTable;
 use crate::types::DataType;
 use crate::value::{Row, Value};
+use smallvec::SmallVec;
 use std::sync::Arc;
 use weir_api::prelude::*;
 use weir_connectors::source::GeneratorSource;
+use weir_core::StreamRecord;
 
 #[derive(Debug, Clone)]
 enum FieldGen {
@@ -76,7 +78,14 @@ fn value_of(g: &FieldGen, ty: DataType, index: u64, rng: &mut Rng) -> Value {
     }
 }
 
-/// The source of a datagen table.
+/// One generated row's physical values (few: kept off the heap).
+type Physical = SmallVec<[Value; 4]>;
+
+/// The seed of every row's random values: row `i`'s come from `Rng::for_index(SEED, i)`.
+const SEED: u64 = 42;
+
+/// The source of a datagen table: rows of its emitted columns only (a projection
+/// pushed into the scan is evaluated here), stamped with their rowtime.
 pub fn source(env: &StreamExecutionEnvironment, t: Arc<ResolvedTable>) -> Result<DataStream<Row>> {
     let mut allowed = vec!["rows-per-second".to_string(), "number-of-rows".to_string()];
     for (f, _) in &t.physical {
@@ -133,21 +142,31 @@ pub fn source(env: &StreamExecutionEnvironment, t: Arc<ResolvedTable>) -> Result
     };
     let count = rows.unwrap_or(u64::MAX);
     let gens = Arc::new(gens);
-    let width = t.columns.len();
-    let f: weir_connectors::source::generator::GeneratorFn<Vec<Value>> = Arc::new(move |i, rng: &mut Rng| {
-        // Room for the computed columns, which `complete` adds in place.
-        let mut values = Vec::with_capacity(width);
-        values.extend(gens.iter().map(|(g, ty)| value_of(g, *ty, i, rng)));
-        values
-    });
+    // The generator yields row indexes only; each row is built from its index on the
+    // converting side, its physical values kept on the stack.
+    let index: weir_connectors::source::generator::GeneratorFn<u64> = Arc::new(|i, _| i);
     let table = t.clone();
-    let name = format!("{}[datagen]", t.name);
-    Ok(add_row_source(env, &t, name, boundedness, move |ctx| {
-        let inner = GeneratorSource::new(count, 42, f.clone(), ctx.subtask_index, ctx.parallelism).with_rate(rate);
+    let decl = SourceDecl {
+        description: format!("{}[datagen]", t.name),
+        boundedness,
+        stamped: true,
+    };
+    Ok(add_declared_source(env, &t, decl, move |ctx| {
+        let inner =
+            GeneratorSource::new(count, SEED, index.clone(), ctx.subtask_index, ctx.parallelism).with_rate(rate);
         let completer = Completer::new(table.clone());
+        let gens = gens.clone();
         Ok(Box::new(RowSource::new(
             Box::new(inner),
-            Arc::new(move |v| completer.complete(v).map(Some)),
+            move |r: StreamRecord<u64>| {
+                let i = r.value;
+                let mut rng = Rng::for_index(SEED, i);
+                let mut physical: Physical = SmallVec::new();
+                for (g, ty) in gens.iter() {
+                    physical.push(value_of(g, *ty, i, &mut rng));
+                }
+                completer.record(&physical, r.timestamp).map(Some)
+            },
         )))
     }))
 }

@@ -1,6 +1,11 @@
 //! A source of rows over a source of raw records (lines, generated values): each
 //! record is converted (parsed, computed columns evaluated) on the source's thread.
 //! Positions for checkpoints are the inner source's.
+//!
+//! A table's rows are complete when they hold its emitted columns (its schema); a
+//! table with a projection pushed into its scan evaluates only the columns the query
+//! reads, and its rowtime, when the query does not read it, only for the record's
+//! timestamp.
 
 use crate::expr::kernel::Compiled;
 use crate::plan::table::ColumnSource;
@@ -13,35 +18,36 @@ use weir_core::{StreamRecord, Watermark};
 use weir_runtime::operator::{Output, SourceFunction, SourceStatus};
 use weir_runtime::TaskError;
 
-/// Converts one raw record into a row, or `None` to skip it (a malformed line the
-/// table ignores).
-pub type Convert<X> = Arc<dyn Fn(X) -> Result<Option<Row>, TaskError> + Send + Sync>;
-
-/// Rows from the records of `inner`.
-pub struct RowSource<X> {
+/// Rows from the records of `inner`, each converted by `convert` into a row record
+/// (with its timestamp), or `None` to skip it.
+pub struct RowSource<X, C> {
     inner: Box<dyn SourceFunction<X>>,
-    convert: Convert<X>,
+    convert: C,
 }
 
-impl<X> RowSource<X> {
+impl<X, C> RowSource<X, C>
+where
+    C: Fn(StreamRecord<X>) -> Result<Option<StreamRecord<Row>>, TaskError>,
+{
     /// Rows of `inner`'s records, converted by `convert`.
-    pub fn new(inner: Box<dyn SourceFunction<X>>, convert: Convert<X>) -> Self {
+    pub fn new(inner: Box<dyn SourceFunction<X>>, convert: C) -> Self {
         Self { inner, convert }
     }
 }
 
-struct Converting<'a, X> {
+struct Converting<'a, C> {
     out: &'a mut dyn Output<Row>,
-    convert: &'a Convert<X>,
+    convert: &'a C,
 }
 
-impl<X> Output<X> for Converting<'_, X> {
+impl<X, C> Output<X> for Converting<'_, C>
+where
+    C: Fn(StreamRecord<X>) -> Result<Option<StreamRecord<Row>>, TaskError>,
+{
+    #[inline]
     fn collect(&mut self, record: StreamRecord<X>) -> Result<(), TaskError> {
-        match (self.convert)(record.value)? {
-            Some(row) => self.out.collect(StreamRecord {
-                value: row,
-                timestamp: record.timestamp,
-            }),
+        match (self.convert)(record)? {
+            Some(row) => self.out.collect(row),
             None => Ok(()),
         }
     }
@@ -56,7 +62,11 @@ impl<X> Output<X> for Converting<'_, X> {
     }
 }
 
-impl<X> SourceFunction<Row> for RowSource<X> {
+impl<X, C> SourceFunction<Row> for RowSource<X, C>
+where
+    C: Fn(StreamRecord<X>) -> Result<Option<StreamRecord<Row>>, TaskError> + Send,
+    X: 'static,
+{
     fn poll_next(&mut self, output: &mut dyn Output<Row>) -> Result<SourceStatus, TaskError> {
         let mut c = Converting {
             out: output,
@@ -79,10 +89,29 @@ impl<X> SourceFunction<Row> for RowSource<X> {
     }
 }
 
+/// Where one column of a complete row comes from.
+enum Slot {
+    /// The physical value at this index, copied.
+    Physical(usize),
+    /// A computed column.
+    Computed(Compiled),
+}
+
+/// The epoch milliseconds of a rowtime value; `i64::MIN` for a NULL.
+fn rowtime_millis(v: &Value) -> i64 {
+    match v {
+        Value::Timestamp(ms) => *ms,
+        _ => i64::MIN,
+    }
+}
+
 /// Completes rows of one table: its computed columns compiled once.
 pub struct Completer {
     table: Arc<ResolvedTable>,
-    computed: Vec<Option<Compiled>>,
+    /// For every column of the table's `columns`.
+    slots: Vec<Slot>,
+    /// The number of columns a complete row has (the table's schema's).
+    emitted: usize,
     in_place: bool,
     /// The physical columns come first, in declaration order, then only computed ones.
     appends: bool,
@@ -91,29 +120,34 @@ pub struct Completer {
 impl Completer {
     /// The completer of `table`'s rows.
     pub fn new(table: Arc<ResolvedTable>) -> Self {
-        let computed = table
+        let slots = table
             .columns
             .iter()
             .map(|c| match c {
-                ColumnSource::Computed(e) => Some(Compiled::new(e.clone())),
-                ColumnSource::Physical(_) => None,
+                ColumnSource::Computed(e) => Slot::Computed(Compiled::new(e.clone())),
+                ColumnSource::Physical(p) => Slot::Physical(*p),
             })
             .collect();
-        let in_place = table.columns.len() == table.physical.len()
+        let emitted = table.schema.len();
+        let physical = table.physical.len();
+        let all_emitted = table.columns.len() == emitted;
+        let in_place = all_emitted
+            && emitted == physical
             && table
                 .columns
                 .iter()
                 .enumerate()
                 .all(|(i, c)| matches!(c, ColumnSource::Physical(p) if *p == i));
-        let physical = table.physical.len();
-        let appends = table.columns.len() >= physical
+        let appends = all_emitted
+            && emitted >= physical
             && table.columns.iter().enumerate().all(|(i, c)| match c {
                 ColumnSource::Physical(p) => i < physical && *p == i,
                 ColumnSource::Computed(_) => i >= physical,
             });
         Self {
             table,
-            computed,
+            slots,
+            emitted,
             in_place,
             appends,
         }
@@ -121,7 +155,16 @@ impl Completer {
 
     /// The number of columns of a complete row.
     pub fn width(&self) -> usize {
-        self.table.columns.len()
+        self.emitted
+    }
+
+    /// The value of `slot` for a row of `physical` values.
+    #[inline]
+    fn value(&self, slot: &Slot, physical: &[Value]) -> Result<Value, TaskError> {
+        match slot {
+            Slot::Computed(e) => e.eval(physical).map_err(|e| self.failed(e)),
+            Slot::Physical(i) => Ok(physical.get(*i).cloned().unwrap_or_default()),
+        }
     }
 
     /// The complete row from its physical values: computed columns evaluated. The row
@@ -134,27 +177,40 @@ impl Completer {
         }
         let n = self.table.physical.len();
         if self.appends && physical.len() == n {
-            physical.reserve(self.computed.len() - n);
-            for compiled in &self.computed[n..] {
-                let value = match compiled {
-                    Some(e) => e.eval(&physical[..n]).map_err(|e| self.failed(e))?,
-                    None => Value::Null,
-                };
+            physical.reserve(self.emitted - n);
+            for slot in &self.slots[n..] {
+                let value = self.value(slot, &physical[..n])?;
                 physical.push(value);
             }
             return Ok(Row::insert(physical));
         }
-        let mut values: SmallVec<[Value; 8]> = SmallVec::with_capacity(self.table.columns.len());
-        for (c, compiled) in self.table.columns.iter().zip(&self.computed) {
-            values.push(match (c, compiled) {
-                (_, Some(e)) => e.eval(&physical).map_err(|e| self.failed(e))?,
-                (ColumnSource::Physical(i), None) => physical.get(*i).cloned().unwrap_or_default(),
-                (ColumnSource::Computed(_), None) => Value::Null,
-            });
+        let mut values: SmallVec<[Value; 8]> = SmallVec::with_capacity(self.emitted);
+        for slot in &self.slots[..self.emitted] {
+            values.push(self.value(slot, &physical)?);
         }
         physical.clear();
         physical.extend(values);
         Ok(Row::insert(physical))
+    }
+
+    /// The record of the complete row of `physical` values, in a vector of its exact
+    /// width: stamped with its rowtime when the table has one (evaluated for the
+    /// stamp only when the row does not hold it), else with `timestamp`.
+    #[inline]
+    pub fn record(&self, physical: &[Value], timestamp: Option<i64>) -> Result<StreamRecord<Row>, TaskError> {
+        let mut values = Vec::with_capacity(self.emitted);
+        for slot in &self.slots[..self.emitted] {
+            values.push(self.value(slot, physical)?);
+        }
+        let timestamp = match self.table.rowtime {
+            Some(r) if r < self.emitted => Some(rowtime_millis(&values[r])),
+            Some(r) => Some(rowtime_millis(&self.value(&self.slots[r], physical)?)),
+            None => timestamp,
+        };
+        Ok(StreamRecord {
+            value: Row::insert(values),
+            timestamp,
+        })
     }
 
     fn failed(&self, cause: crate::expr::EvalError) -> TaskError {
@@ -162,31 +218,75 @@ impl Completer {
     }
 }
 
+/// Builds one subtask's source of rows.
+pub trait BuildRowSource:
+    Fn(&weir_runtime::operator::TaskContext) -> Result<Box<dyn SourceFunction<Row>>, TaskError> + Send + Sync + 'static
+{
+}
+
+impl<F> BuildRowSource for F where
+    F: Fn(&weir_runtime::operator::TaskContext) -> Result<Box<dyn SourceFunction<Row>>, TaskError>
+        + Send
+        + Sync
+        + 'static
+{
+}
+
+/// How a table's source is added.
+pub struct SourceDecl {
+    /// The source's name.
+    pub description: String,
+    /// Whether it ends (what BATCH needs and AUTOMATIC decides by).
+    pub boundedness: weir_api::Boundedness,
+    /// Its records come stamped with their rowtime (see [`Completer::record`]); else
+    /// the rowtime is read from the rows, which must hold it.
+    pub stamped: bool,
+}
+
 /// Adds the source of table `t` to `env`: with the rowtime column's values as record
 /// timestamps and bounded-out-of-orderness watermarks when `t` has a watermark.
 /// `boundedness` says whether it ends (what BATCH needs and AUTOMATIC decides by).
+/// The rows must hold the rowtime column (`t` is not projected without it).
 pub fn add_row_source(
     env: &weir_api::StreamExecutionEnvironment,
-    t: &crate::plan::ResolvedTable,
+    t: &ResolvedTable,
     description: String,
     boundedness: weir_api::Boundedness,
-    build: impl Fn(&weir_runtime::operator::TaskContext) -> Result<Box<dyn SourceFunction<Row>>, TaskError>
-        + Send
-        + Sync
-        + 'static,
+    build: impl BuildRowSource,
+) -> weir_api::DataStream<Row> {
+    let decl = SourceDecl {
+        description,
+        boundedness,
+        stamped: false,
+    };
+    add_declared_source(env, t, decl, build)
+}
+
+/// Adds the source of table `t` to `env` as `decl` says: with record timestamps and
+/// bounded-out-of-orderness watermarks when `t` has a watermark.
+pub fn add_declared_source(
+    env: &weir_api::StreamExecutionEnvironment,
+    t: &ResolvedTable,
+    decl: SourceDecl,
+    build: impl BuildRowSource,
 ) -> weir_api::DataStream<Row> {
     let stream = match t.rowtime {
         Some(i) => {
             let strategy = weir_api::watermark::WatermarkStrategy::for_bounded_out_of_orderness(
                 std::time::Duration::from_millis(t.watermark_delay_ms.max(0) as u64),
-            )
-            .with_timestamp_assigner(move |row: &Row, _| match row.values.get(i) {
-                Some(crate::value::Value::Timestamp(ms)) => *ms,
-                _ => i64::MIN,
-            });
-            env.from_source(build, strategy, description)
+            );
+            let strategy = if decl.stamped {
+                strategy
+            } else {
+                strategy.with_timestamp_assigner(move |row: &Row, _| row.values.get(i).map_or(i64::MIN, rowtime_millis))
+            };
+            env.from_source(build, strategy, decl.description)
         }
-        None => env.add_source(description, None, build),
+        None => env.add_source(decl.description, None, build),
     };
-    stream.set_boundedness(boundedness)
+    stream.set_boundedness(decl.boundedness)
 }
+
+#[cfg(test)]
+#[path = "row_source_tests.rs"]
+mod tests;

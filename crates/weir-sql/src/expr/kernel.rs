@@ -4,7 +4,9 @@
 //!
 //! Every node's kind of number is known when it is compiled (a column's is read from
 //! its value), so each closure returns its plain number and calls its children
-//! directly; an operand that is a constant is captured, not called.
+//! directly; an operand that is a constant is captured, not called. An integer column
+//! through constant-operand arithmetic and narrowing CASTs is one closure over an
+//! `IntChain` of steps (`super::chain`).
 //!
 //! Invariant: a kernel computes exactly what [`Expr::eval`] computes (Java's wrapping
 //! integer arithmetic narrowed to the result type, doubles as doubles), or gives up on
@@ -13,6 +15,7 @@
 //! expression whose kernel would give up on every row gets none.
 
 use super::cast::narrow;
+use super::chain::{arith_parts, double_constant, int_constant, kind, IntChain, Kind};
 use super::func::ScalarFn;
 use super::{ArithOp, EvalResult, Expr};
 use crate::types::DataType;
@@ -22,43 +25,6 @@ use std::sync::Arc;
 
 /// A compiled node: its number for a row, or `None` to leave the row to the tree.
 type Kernel<T> = Arc<dyn Fn(&[Value]) -> Option<T> + Send + Sync>;
-
-/// The kind of number a node gives, when it does not depend on the row.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Kind {
-    Int,
-    Double,
-    Timestamp,
-}
-
-fn is_double(t: DataType) -> bool {
-    matches!(t, DataType::Float | DataType::Double)
-}
-
-/// The operands of an arithmetic node (`MOD` included), with its result type.
-fn arith_parts(e: &Expr) -> Option<(ArithOp, &Expr, &Expr, DataType)> {
-    match e {
-        Expr::Arith(op, a, b, t) if t.is_integer() || is_double(*t) => Some((*op, a, b, *t)),
-        Expr::Call(ScalarFn::Mod(t), args) if args.len() == 2 && (t.is_integer() || is_double(*t)) => {
-            Some((ArithOp::Mod, &args[0], &args[1], *t))
-        }
-        _ => None,
-    }
-}
-
-/// The kind of `e`'s number; `None` for a column (its value says) or an expression
-/// without a kernel.
-fn kind(e: &Expr) -> Option<Kind> {
-    match e {
-        Expr::Literal(Value::Int(_)) => Some(Kind::Int),
-        Expr::Literal(Value::Double(_)) => Some(Kind::Double),
-        Expr::Call(ScalarFn::ToTimestampLtz(_), args) if args.len() == 1 => Some(Kind::Timestamp),
-        Expr::Cast { to, .. } if to.is_integer() => Some(Kind::Int),
-        Expr::Cast { to, .. } if is_double(*to) => Some(Kind::Double),
-        Expr::Cast { to, .. } if to.is_timestamp() => Some(Kind::Timestamp),
-        e => arith_parts(e).map(|(_, _, _, t)| if t.is_integer() { Kind::Int } else { Kind::Double }),
-    }
-}
 
 /// Integer `x op y` of type `t`, as [`super::arith`] computes it; `None` for a zero
 /// divisor.
@@ -115,25 +81,13 @@ fn column<T: 'static>(c: usize, read: impl Fn(&Value) -> Option<T> + Send + Sync
     Arc::new(move |r| read(r.get(c)?))
 }
 
-fn int_constant(e: &Expr) -> Option<i64> {
-    match e {
-        Expr::Literal(Value::Int(i)) => Some(*i),
-        _ => None,
-    }
-}
-
-fn double_constant(e: &Expr) -> Option<f64> {
-    match e {
-        Expr::Literal(Value::Int(i)) => Some(*i as f64),
-        Expr::Literal(Value::Double(d)) => Some(*d),
-        _ => None,
-    }
-}
-
 /// `e` as an integer (where the tree's value is an `Int`).
 fn int_kernel(e: &Expr) -> Option<Kernel<i64>> {
     if let Some(i) = int_constant(e) {
         return Some(Arc::new(move |_| Some(i)));
+    }
+    if let Some(chain) = IntChain::of(e).filter(IntChain::has_steps) {
+        return Some(Arc::new(move |r| chain.eval(r)));
     }
     match e {
         Expr::Column(c) => Some(column(*c, |v| match v {
@@ -160,14 +114,7 @@ fn int_kernel(e: &Expr) -> Option<Kernel<i64>> {
             }
         }
         e => match arith_parts(e)? {
-            (op, a, b, t) if t.is_integer() => match (a, int_constant(b)) {
-                // A column and a constant (`seq * 10`): one closure.
-                (Expr::Column(c), Some(y)) => Some(column(*c, move |v| match v {
-                    Value::Int(x) => int_op(op, *x, y, t),
-                    _ => None,
-                })),
-                _ => binary(a, b, int_kernel, int_constant, move |x, y| int_op(op, x, y, t)),
-            },
+            (op, a, b, t) if t.is_integer() => binary(a, b, int_kernel, int_constant, move |x, y| int_op(op, x, y, t)),
             _ => None,
         },
     }
@@ -325,6 +272,10 @@ mod tests {
             "d * 3 - seq",
             "CAST(d AS INT) + 1",
             "CAST(d AS BIGINT) % 7",
+            "100 - seq * 3",
+            "CAST(seq * 40000 AS SMALLINT) + 1",
+            "MOD(seq * 7, 0)",
+            "1000 / (n - 3)",
         ];
         let rows = [
             vec![Value::Int(1), Value::Int(3), Value::Double(2.5)],

@@ -6,6 +6,7 @@
 pub mod bind;
 pub mod bind_fn;
 pub mod cast;
+mod chain;
 pub mod func;
 pub mod kernel;
 pub mod time;

@@ -5,6 +5,7 @@
 
 pub mod agg_hook;
 pub mod explain;
+pub mod pushdown;
 pub mod query;
 pub mod select;
 pub mod table;
@@ -143,11 +144,18 @@ impl PlanNode {
     /// The node's description.
     pub fn describe(&self) -> String {
         match &self.kind {
-            PlanKind::Scan(t) => format!(
-                "TableSourceScan(table=[[default_catalog, default_database, {}]], fields=[{}])",
-                t.name,
-                t.schema.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ")
-            ),
+            PlanKind::Scan(t) => {
+                let fields = t.schema.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", ");
+                let project = if t.projected {
+                    format!(", project=[{fields}]")
+                } else {
+                    String::new()
+                };
+                format!(
+                    "TableSourceScan(table=[[default_catalog, default_database, {}{project}]], fields=[{fields}])",
+                    t.name
+                )
+            }
             PlanKind::Calc { desc, .. }
             | PlanKind::GroupAggregate { desc, .. }
             | PlanKind::WindowAggregate { desc, .. } => desc.clone(),

@@ -2,6 +2,7 @@
 //! TVFs), with joins and the rest refused as not supported yet. SELECT lists and
 //! aggregation are in [`super::select`].
 
+use super::pushdown::push_projection;
 use super::select::bind_select;
 use super::table::ResolvedTable;
 use super::window_tvf::{check_time_attribute, window_of, WindowTvf};
@@ -33,7 +34,7 @@ fn plan_set_expr(body: &SetExpr, catalog: &Catalog) -> Result<PlanNode> {
     match body {
         SetExpr::Select(s) => {
             let (input, tvf) = plan_from(&s.from, catalog)?;
-            bind_select(s, input, tvf)
+            bind_select(s, input, tvf).map(push_projection)
         }
         SetExpr::Query(q) => plan_query(q, catalog),
         SetExpr::SetOperation {

@@ -1,5 +1,10 @@
 //! A table resolved for reading and writing: its physical columns, its computed
 //! columns bound over them, its rowtime column and watermark delay.
+//!
+//! A table read with a projection pushed into its scan (Flink's `project=[..]`) has
+//! as its schema only the columns the query reads; its rowtime column, when the query
+//! does not read it, follows them in `columns` (evaluated for the records' timestamps,
+//! never emitted).
 
 use crate::error::{Result, SqlError};
 use crate::expr::bind::{bind, interval_millis, Scope, ScopeColumn};
@@ -17,16 +22,22 @@ pub struct ResolvedTable {
     pub name: String,
     /// Physical columns (what the connector reads or writes), in order.
     pub physical: Vec<(String, DataType)>,
-    /// For every column of [`Self::schema`], where its value comes from.
+    /// For every column of [`Self::schema`], where its value comes from; for a
+    /// projected table whose query does not read the rowtime column, then the rowtime
+    /// column's.
     pub columns: Vec<ColumnSource>,
-    /// All columns: physical and computed, in declaration order.
+    /// All columns: physical and computed, in declaration order (a projected table's:
+    /// the columns the query reads, in its order).
     pub schema: Vec<ScopeColumn>,
-    /// The rowtime column (with a watermark), if any.
+    /// The rowtime column (with a watermark), if any: an index into
+    /// [`Self::columns`], past [`Self::schema`] when it is evaluated but not emitted.
     pub rowtime: Option<usize>,
     /// The watermark's delay behind the largest rowtime seen, in ms.
     pub watermark_delay_ms: i64,
     /// The `WITH` options.
     pub options: BTreeMap<String, String>,
+    /// Whether a projection was pushed into the scan (see [`Self::project`]).
+    pub projected: bool,
 }
 
 /// Where a column's value comes from.
@@ -126,7 +137,38 @@ impl ResolvedTable {
             rowtime,
             watermark_delay_ms: delay,
             options: def.options.clone(),
+            projected: false,
         })
+    }
+
+    /// The table as a scan reading only `picked` (indexes into [`Self::schema`], in
+    /// output order, each at most once): Flink's projection pushdown. The rowtime
+    /// column, when not picked, is kept past the picked ones.
+    pub fn project(&self, picked: &[usize]) -> ResolvedTable {
+        let mut columns: Vec<ColumnSource> = picked.iter().map(|&c| self.columns[c].clone()).collect();
+        let schema = picked.iter().map(|&c| self.schema[c].clone()).collect();
+        let rowtime = self.rowtime.map(|r| match picked.iter().position(|&c| c == r) {
+            Some(i) => i,
+            None => {
+                columns.push(self.columns[r].clone());
+                columns.len() - 1
+            }
+        });
+        ResolvedTable {
+            name: self.name.clone(),
+            physical: self.physical.clone(),
+            columns,
+            schema,
+            rowtime,
+            watermark_delay_ms: self.watermark_delay_ms,
+            options: self.options.clone(),
+            projected: true,
+        }
+    }
+
+    /// The rowtime column, if the table emits it.
+    pub fn emitted_rowtime(&self) -> Option<usize> {
+        self.rowtime.filter(|&r| r < self.schema.len())
     }
 }
 

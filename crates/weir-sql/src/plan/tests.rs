@@ -104,3 +104,40 @@ fn the_legacy_group_window_plans_a_window_aggregate_with_its_start_and_end() {
             .contains("time attribute")
     );
 }
+
+#[test]
+fn a_calc_only_selecting_datagen_columns_becomes_the_scan_of_those_columns() {
+    let p = plan("SELECT amount, ts FROM orders").unwrap();
+    assert_eq!(
+        p,
+        "TableSourceScan(table=[[default_catalog, default_database, orders, project=[amount, ts]]], fields=[amount, ts])\n"
+    );
+    let p = plan(
+        "SELECT window_start, user_id, SUM(amount) FROM TABLE(TUMBLE(TABLE orders, DESCRIPTOR(ts), INTERVAL '1' MINUTE)) \
+         GROUP BY window_start, window_end, user_id",
+    )
+    .unwrap();
+    let below_exchange = p.lines().skip_while(|l| !l.contains("Exchange(")).nth(1).unwrap();
+    assert_eq!(
+        below_exchange.trim_start(),
+        "+- TableSourceScan(table=[[default_catalog, default_database, orders, project=[user_id, amount]]], fields=[user_id, amount])",
+        "{p}"
+    );
+    assert_eq!(
+        plan("SELECT * FROM orders").unwrap(),
+        "TableSourceScan(table=[[default_catalog, default_database, orders]], fields=[user_id, amount, ts_millis, ts])\n"
+    );
+    // A filter, a computed projection or a column selected twice keeps its Calc.
+    for sql in [
+        "SELECT user_id FROM orders WHERE amount > 500",
+        "SELECT user_id + 1 FROM orders",
+        "SELECT user_id, user_id AS u FROM orders",
+    ] {
+        let p = plan(sql).unwrap();
+        assert!(p.starts_with("Calc(select=["), "{sql}: {p}");
+        assert!(
+            p.contains("TableSourceScan(table=[[default_catalog, default_database, orders]], fields=[user_id, amount, ts_millis, ts])"),
+            "{sql}: {p}"
+        );
+    }
+}

@@ -101,7 +101,7 @@ pub fn check_time_attribute(input: &PlanNode, col: &str) -> Result<()> {
 /// The rowtime column of a plan's output, if it kept one.
 pub fn rowtime_of(node: &PlanNode) -> Option<usize> {
     match &node.kind {
-        PlanKind::Scan(t) => t.rowtime,
+        PlanKind::Scan(t) => t.emitted_rowtime(),
         PlanKind::Calc { input, exprs, .. } => {
             let r = rowtime_of(input)?;
             exprs.iter().position(|e| matches!(e, Expr::Column(i) if *i == r))
