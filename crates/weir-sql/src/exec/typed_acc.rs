@@ -60,6 +60,18 @@ impl AccColumn {
         }
     }
 
+    /// Makes room for `additional` more accumulators.
+    pub fn reserve(&mut self, additional: usize) {
+        match self {
+            AccColumn::Count(n) => n.reserve(additional),
+            AccColumn::DoubleSum { sums, counts } => {
+                sums.reserve(additional);
+                counts.reserve(additional);
+            }
+            AccColumn::General(accs) => accs.reserve(additional),
+        }
+    }
+
     /// Accumulators held.
     pub fn len(&self) -> usize {
         match self {
