@@ -57,7 +57,7 @@ impl Keys {
     }
 
     /// The entry of `key` and whether it was added now.
-    #[inline]
+    #[inline(always)]
     fn entry(&mut self, key: &[Value]) -> (usize, bool) {
         if let (Keys::Ints { index, keys }, [Value::Int(k)]) = (&mut *self, key) {
             let next = keys.len() as u32;
@@ -194,7 +194,7 @@ impl SliceTable {
     }
 
     /// The entry of `key`, made with empty accumulators of `aggs` if the key is new.
-    #[inline]
+    #[inline(always)]
     fn entry(&mut self, key: &[Value], aggs: &[AggCall]) -> usize {
         if self.accs.len() != aggs.len() {
             self.accs = aggs.iter().map(AccColumn::create).collect();
@@ -210,7 +210,7 @@ impl SliceTable {
 
     /// Adds (`retract` false) or takes back `row` to the accumulators of `aggs` of the
     /// key whose values are `key`.
-    #[inline]
+    #[inline(always)]
     pub fn accumulate(&mut self, key: &[Value], aggs: &[AggCall], row: &[Value], retract: bool) {
         let i = self.entry(key, aggs);
         for (column, call) in self.accs.iter_mut().zip(aggs) {
@@ -244,7 +244,10 @@ impl SliceTable {
     /// timers fired in).
     pub fn sorted_order(&self) -> Vec<u32> {
         match &self.keys {
-            Keys::Ints { index: Some(index), keys } => index.ascending(keys),
+            Keys::Ints {
+                index: Some(index),
+                keys,
+            } => index.ascending(keys),
             Keys::Ints { index: None, keys } => super::radix_sort::ascending_order(keys),
             Keys::General { keys, .. } => {
                 let mut order: Vec<u32> = (0..keys.len() as u32).collect();
@@ -343,6 +346,14 @@ mod tests {
             .collect()
     }
 
+    /// What [`counts`] gives for integer keys with these counts.
+    fn int_counts(pairs: &[(i64, i64)]) -> Vec<(Vec<Value>, Value)> {
+        pairs
+            .iter()
+            .map(|(k, n)| (vec![Value::Int(*k)], Value::Int(*n)))
+            .collect()
+    }
+
     #[test]
     fn rows_of_one_key_update_one_entry_and_entries_sort_by_key() {
         let aggs = [count()];
@@ -416,30 +427,14 @@ mod tests {
         let released = t.release_index();
         assert!(released.is_some());
         assert!(t.release_index().is_none());
-        assert_eq!(
-            counts(&t),
-            vec![
-                (vec![Value::Int(-3)], Value::Int(1)),
-                (vec![Value::Int(9)], Value::Int(1)),
-                (vec![Value::Int(40)], Value::Int(2)),
-            ]
-        );
+        assert_eq!(counts(&t), int_counts(&[(-3, 1), (9, 1), (40, 2)]));
         t.accumulate(&[Value::Int(9)], &aggs, &[], false);
         t.accumulate(&[Value::Int(0)], &aggs, &[], false);
         assert_eq!(t.len(), 4);
         assert!(t.release_index().is_some());
         assert!(!t.insert(GroupKey::of(&[Value::Int(40)]), vec![Acc::Count(1)], &aggs));
         assert!(t.insert(GroupKey::of(&[Value::Int(1)]), vec![Acc::Count(5)], &aggs));
-        assert_eq!(
-            counts(&t),
-            vec![
-                (vec![Value::Int(-3)], Value::Int(1)),
-                (vec![Value::Int(0)], Value::Int(1)),
-                (vec![Value::Int(1)], Value::Int(5)),
-                (vec![Value::Int(9)], Value::Int(2)),
-                (vec![Value::Int(40)], Value::Int(2)),
-            ]
-        );
+        assert_eq!(counts(&t), int_counts(&[(-3, 1), (0, 1), (1, 5), (9, 2), (40, 2)]));
         // The released index, reused by a new table, holds none of the old keys.
         let mut next = SliceTable::default();
         next.reset_like(Some(&t), &aggs, released);

@@ -87,7 +87,7 @@ impl AccColumn {
     }
 
     /// Appends the empty accumulator of `call` (a new key).
-    #[inline]
+    #[inline(always)]
     pub fn push_empty(&mut self, call: &AggCall) {
         match self {
             AccColumn::Count(n) => n.push(0),
@@ -145,7 +145,7 @@ impl AccColumn {
     }
 
     /// Adds (`retract` false) or takes back the argument of `call` in `row` to entry `i`.
-    #[inline]
+    #[inline(always)]
     pub fn update(&mut self, call: &AggCall, i: usize, row: &[Value], retract: bool) {
         let sign = if retract { -1 } else { 1 };
         match self {
