@@ -10,9 +10,10 @@
 //!
 //! The index of integer keys may be released ([`SliceTable::release_index`]) once a
 //! slice is unlikely to take new keys (the window operator releases those of all but
-//! its latest slices, and reuses their memory for the next slice's index: in BATCH
-//! mode, where every slice is held until the end, only a few indexes then exist at a
-//! time); it is rebuilt from the key column when a key comes after all.
+//! its latest slices, and reuses their memory for the next slice's index); it is
+//! rebuilt from the key column when a key comes after all (in BATCH mode, which reads
+//! a subtask's input subpartitions one after the other, once per slice on the second
+//! one).
 //!
 //! Invariants: entry `i` is key `i` of the key column and accumulator `i` of every
 //! accumulator column (all as long as the key column); the index, when held, maps
