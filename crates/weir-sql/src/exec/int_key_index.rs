@@ -68,7 +68,10 @@ impl IntKeyIndex {
         let span = hi as i128 - lo as i128 + 1;
         if span > Self::allowance(self.room) {
             match &mut self.repr {
-                Repr::Hashed(map) => map.clear(),
+                Repr::Hashed(map) => {
+                    map.clear();
+                    map.reserve(self.room);
+                }
                 Repr::Dense { .. } => {
                     self.repr = Repr::Hashed(FxHashMap::with_capacity_and_hasher(self.room, Default::default()))
                 }

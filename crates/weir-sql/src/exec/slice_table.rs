@@ -8,9 +8,16 @@
 //! The accumulators are columns, one [`AccColumn`] per aggregate call, typed where the
 //! call allows it.
 //!
+//! The index of integer keys may be released ([`SliceTable::release_index`]) once a
+//! slice is unlikely to take new keys (the window operator releases those of all but
+//! its latest slices, and reuses their memory for the next slice's index); it is
+//! rebuilt from the key column when a key comes after all (in BATCH mode, which reads
+//! a subtask's input subpartitions one after the other, once per slice on the second
+//! one).
+//!
 //! Invariants: entry `i` is key `i` of the key column and accumulator `i` of every
-//! accumulator column (all as long as the key column); the index maps every key to its
-//! `i`, and a key is in it once. A table is probed with a row's key columns
+//! accumulator column (all as long as the key column); the index, when held, maps
+//! every key to its `i`, and a key is in it once. A table is probed with a row's key columns
 //! (`&[Value]`), so a key is copied only when it is first seen.
 
 use super::int_key_index::IntKeyIndex;
@@ -24,8 +31,8 @@ use rustc_hash::FxHashMap;
 /// The keys of a table, in the order they were first seen.
 #[derive(Debug, Clone)]
 enum Keys {
-    /// Keys of one integer column.
-    Ints { index: IntKeyIndex, keys: Vec<i64> },
+    /// Keys of one integer column; the index `None` when released.
+    Ints { index: Option<IntKeyIndex>, keys: Vec<i64> },
     /// Any keys.
     General {
         index: FxHashMap<GroupKey, u32>,
@@ -36,7 +43,7 @@ enum Keys {
 impl Default for Keys {
     fn default() -> Self {
         Keys::Ints {
-            index: IntKeyIndex::default(),
+            index: Some(IntKeyIndex::default()),
             keys: Vec::new(),
         }
     }
@@ -51,11 +58,11 @@ impl Keys {
     }
 
     /// The entry of `key` and whether it was added now.
-    #[inline]
+    #[inline(always)]
     fn entry(&mut self, key: &[Value]) -> (usize, bool) {
         if let (Keys::Ints { index, keys }, [Value::Int(k)]) = (&mut *self, key) {
             let next = keys.len() as u32;
-            let i = index.get_or_insert(*k, next);
+            let i = index.get_or_insert_with(|| rebuilt_index(keys)).get_or_insert(*k, next);
             if i == next {
                 keys.push(*k);
             }
@@ -94,13 +101,26 @@ impl Keys {
         }
     }
 
-    fn contains(&self, key: &GroupKey) -> bool {
+    fn contains(&mut self, key: &GroupKey) -> bool {
         match (self, key) {
-            (Keys::Ints { index, .. }, GroupKey::One(Value::Int(k))) => index.get(*k).is_some(),
+            (Keys::Ints { index, keys }, GroupKey::One(Value::Int(k))) => {
+                index.get_or_insert_with(|| rebuilt_index(keys)).get(*k).is_some()
+            }
             (Keys::Ints { .. }, _) => false,
             (Keys::General { index, .. }, key) => index.contains_key(key),
         }
     }
+}
+
+/// The index of `keys` (distinct keys, by entry number).
+#[cold]
+#[inline(never)]
+fn rebuilt_index(keys: &[i64]) -> IntKeyIndex {
+    let mut index = IntKeyIndex::for_keys_like(keys);
+    for (i, k) in (0u32..).zip(keys) {
+        index.get_or_insert(*k, i);
+    }
+    index
 }
 
 /// The keys and accumulators of one slice (or one merged window).
@@ -112,22 +132,16 @@ pub struct SliceTable {
 }
 
 impl SliceTable {
-    /// An empty table made for keys like those of `before` (the slice before, whose
-    /// keys the next slice's are likely to resemble: it takes as many without growing,
-    /// and integer keys of the same range without hashing).
-    pub fn like(before: &SliceTable) -> Self {
-        let mut table = SliceTable::default();
-        table.reset_like(Some(before), &[]);
-        table
-    }
-
-    /// Empties the table (a fired slice's, for the next slice) for keys like those of
-    /// `before` (or its own, when `None`) and accumulators of `aggs`, keeping its
-    /// memory.
-    pub fn reset_like(&mut self, before: Option<&SliceTable>, aggs: &[AggCall]) {
+    /// Empties the table (a fired slice's, or a new one, for the next slice) for keys
+    /// like those of `before` (the slice before, whose keys the next slice's are likely
+    /// to resemble: it takes as many without growing, and integer keys of the same
+    /// range without hashing; or its own, when `None`) and accumulators of `aggs`, keeping its
+    /// memory; its index is `recycled` (one another table released) when it holds
+    /// none of its own.
+    pub fn reset_like(&mut self, before: Option<&SliceTable>, aggs: &[AggCall], recycled: Option<IntKeyIndex>) {
         let (mut index, mut keys) = match std::mem::take(&mut self.keys) {
-            Keys::Ints { index, keys } => (index, keys),
-            Keys::General { keys, .. } => (IntKeyIndex::default(), Vec::with_capacity(keys.len())),
+            Keys::Ints { index, keys } => (index.or(recycled).unwrap_or_default(), keys),
+            Keys::General { keys, .. } => (recycled.unwrap_or_default(), Vec::with_capacity(keys.len())),
         };
         let room = match before.map(|b| &b.keys) {
             Some(Keys::Ints { keys: like, .. }) => {
@@ -143,15 +157,30 @@ impl SliceTable {
                 keys.len()
             }
         };
+        // Room for a few more keys than the slice before held, so a slice of about
+        // as many keys is not copied to grow.
+        let room = room + room / 8;
         keys.clear();
         keys.reserve(room);
-        self.keys = Keys::Ints { index, keys };
-        if self.accs.len() == aggs.len() {
-            for (column, call) in self.accs.iter_mut().zip(aggs) {
-                column.clear(call);
-            }
-        } else {
-            self.accs.clear();
+        self.keys = Keys::Ints {
+            index: Some(index),
+            keys,
+        };
+        if self.accs.len() != aggs.len() {
+            self.accs = aggs.iter().map(AccColumn::create).collect();
+        }
+        for (column, call) in self.accs.iter_mut().zip(aggs) {
+            column.clear(call);
+            column.reserve(room);
+        }
+    }
+
+    /// Takes the index of integer keys out of the table (which rebuilds it if a key
+    /// comes after all), for another table to reuse; `None` if the table holds none.
+    pub fn release_index(&mut self) -> Option<IntKeyIndex> {
+        match &mut self.keys {
+            Keys::Ints { index, .. } => index.take(),
+            Keys::General { .. } => None,
         }
     }
 
@@ -166,7 +195,7 @@ impl SliceTable {
     }
 
     /// The entry of `key`, made with empty accumulators of `aggs` if the key is new.
-    #[inline]
+    #[inline(always)]
     fn entry(&mut self, key: &[Value], aggs: &[AggCall]) -> usize {
         if self.accs.len() != aggs.len() {
             self.accs = aggs.iter().map(AccColumn::create).collect();
@@ -182,7 +211,7 @@ impl SliceTable {
 
     /// Adds (`retract` false) or takes back `row` to the accumulators of `aggs` of the
     /// key whose values are `key`.
-    #[inline]
+    #[inline(always)]
     pub fn accumulate(&mut self, key: &[Value], aggs: &[AggCall], row: &[Value], retract: bool) {
         let i = self.entry(key, aggs);
         for (column, call) in self.accs.iter_mut().zip(aggs) {
@@ -216,7 +245,11 @@ impl SliceTable {
     /// timers fired in).
     pub fn sorted_order(&self) -> Vec<u32> {
         match &self.keys {
-            Keys::Ints { index, keys } => index.ascending(keys),
+            Keys::Ints {
+                index: Some(index),
+                keys,
+            } => index.ascending(keys),
+            Keys::Ints { index: None, keys } => super::radix_sort::ascending_order(keys),
             Keys::General { keys, .. } => {
                 let mut order: Vec<u32> = (0..keys.len() as u32).collect();
                 order.sort_unstable_by(|a, b| keys[*a as usize].cmp(&keys[*b as usize]));
@@ -314,6 +347,14 @@ mod tests {
             .collect()
     }
 
+    /// What [`counts`] gives for integer keys with these counts.
+    fn int_counts(pairs: &[(i64, i64)]) -> Vec<(Vec<Value>, Value)> {
+        pairs
+            .iter()
+            .map(|(k, n)| (vec![Value::Int(*k)], Value::Int(*n)))
+            .collect()
+    }
+
     #[test]
     fn rows_of_one_key_update_one_entry_and_entries_sort_by_key() {
         let aggs = [count()];
@@ -375,6 +416,31 @@ mod tests {
                 (vec![Value::Int(4)], Value::Int(2)),
             ]
         );
+    }
+
+    #[test]
+    fn a_table_whose_index_was_released_rebuilds_it_for_a_key_that_comes_after_all() {
+        let aggs = [count()];
+        let mut t = SliceTable::default();
+        for k in [40, -3, 40, 9] {
+            t.accumulate(&[Value::Int(k)], &aggs, &[], false);
+        }
+        let released = t.release_index();
+        assert!(released.is_some());
+        assert!(t.release_index().is_none());
+        assert_eq!(counts(&t), int_counts(&[(-3, 1), (9, 1), (40, 2)]));
+        t.accumulate(&[Value::Int(9)], &aggs, &[], false);
+        t.accumulate(&[Value::Int(0)], &aggs, &[], false);
+        assert_eq!(t.len(), 4);
+        assert!(t.release_index().is_some());
+        assert!(!t.insert(GroupKey::of(&[Value::Int(40)]), vec![Acc::Count(1)], &aggs));
+        assert!(t.insert(GroupKey::of(&[Value::Int(1)]), vec![Acc::Count(5)], &aggs));
+        assert_eq!(counts(&t), int_counts(&[(-3, 1), (0, 1), (1, 5), (9, 2), (40, 2)]));
+        // The released index, reused by a new table, holds none of the old keys.
+        let mut next = SliceTable::default();
+        next.reset_like(Some(&t), &aggs, released);
+        next.accumulate(&[Value::Int(40)], &aggs, &[], false);
+        assert_eq!(counts(&next), vec![(vec![Value::Int(40)], Value::Int(1))]);
     }
 
     #[test]

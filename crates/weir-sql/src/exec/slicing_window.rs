@@ -35,6 +35,11 @@ use weir_runtime::operator::metric_group::Counter;
 use weir_runtime::operator::Output;
 use weir_state::OperatorSnapshot;
 
+/// The latest slices whose key index is kept when a new slice comes (an older one's
+/// is released for the new slice to reuse: rows of a stream mostly go to its latest
+/// slices).
+const INDEXED_SLICES: usize = 4;
+
 /// What defines one window aggregation.
 #[derive(Debug, Clone)]
 pub struct WindowAggSpec {
@@ -131,22 +136,27 @@ impl SlicingWindowOperator {
         let retract = !row.kind.is_accumulate();
         let key = row.values.get(..self.spec.keys).unwrap_or(&row.values);
         let aggs = &self.spec.aggs;
-        if let Some(table) = self.slices.get_mut(&slice_end) {
+        // Rows of a stream mostly go to its latest slice, reached without a search.
+        let is_latest = self.slices.last_key_value().is_some_and(|(e, _)| *e == slice_end);
+        let table = match is_latest {
+            true => self.slices.last_entry().map(|e| e.into_mut()),
+            false => self.slices.get_mut(&slice_end),
+        };
+        if let Some(table) = table {
             table.accumulate(key, aggs, &row.values, retract);
             return Ok(());
         }
         self.register_windows(slice_end);
+        let recycled = self
+            .slices
+            .values_mut()
+            .nth_back(INDEXED_SLICES - 1)
+            .and_then(SliceTable::release_index);
         // Made for keys like the latest slice's, or the last fired one's (consecutive
         // slices of a stream hold much the same keys).
         let latest = self.slices.last_key_value().map(|(_, t)| t);
-        let fresh = match (self.spare.take(), latest) {
-            (Some(mut spare), latest) => {
-                spare.reset_like(latest, &self.spec.aggs);
-                spare
-            }
-            (None, Some(latest)) => SliceTable::like(latest),
-            (None, None) => SliceTable::default(),
-        };
+        let mut fresh = self.spare.take().unwrap_or_default();
+        fresh.reset_like(latest, &self.spec.aggs, recycled);
         let table = self.slices.entry(slice_end).or_insert(fresh);
         table.accumulate(key, &self.spec.aggs, &row.values, retract);
         Ok(())

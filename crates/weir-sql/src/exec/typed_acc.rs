@@ -60,6 +60,18 @@ impl AccColumn {
         }
     }
 
+    /// Makes room for `additional` more accumulators.
+    pub fn reserve(&mut self, additional: usize) {
+        match self {
+            AccColumn::Count(n) => n.reserve(additional),
+            AccColumn::DoubleSum { sums, counts } => {
+                sums.reserve(additional);
+                counts.reserve(additional);
+            }
+            AccColumn::General(accs) => accs.reserve(additional),
+        }
+    }
+
     /// Accumulators held.
     pub fn len(&self) -> usize {
         match self {
@@ -75,7 +87,7 @@ impl AccColumn {
     }
 
     /// Appends the empty accumulator of `call` (a new key).
-    #[inline]
+    #[inline(always)]
     pub fn push_empty(&mut self, call: &AggCall) {
         match self {
             AccColumn::Count(n) => n.push(0),
@@ -133,7 +145,7 @@ impl AccColumn {
     }
 
     /// Adds (`retract` false) or takes back the argument of `call` in `row` to entry `i`.
-    #[inline]
+    #[inline(always)]
     pub fn update(&mut self, call: &AggCall, i: usize, row: &[Value], retract: bool) {
         let sign = if retract { -1 } else { 1 };
         match self {

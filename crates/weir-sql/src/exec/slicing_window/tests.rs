@@ -356,3 +356,31 @@ fn each_window_of_a_tumble_counts_only_its_own_rows_when_fired_tables_are_reused
         assert_eq!(h.op.num_slices(), 0);
     }
 }
+
+#[test]
+fn rows_coming_to_slices_whose_index_was_released_still_find_their_keys_when_all_fire_at_the_end() {
+    let mut h = harness(SliceAssigner::Tumble { size: 10 }, RestoredSlices::default());
+    let windows = 3 * INDEXED_SLICES as i64;
+    // Keys 0, 7, 14, ... of each window first, then (once every later slice exists)
+    // the same keys again and one key more, in reverse window order.
+    for w in 0..windows {
+        for k in 0..5 {
+            h.row(k * 7, 1.0, 10 * w + k);
+        }
+    }
+    for w in (0..windows).rev() {
+        for k in 0..6 {
+            h.row(k * 7, 2.0, 10 * w + 9);
+        }
+    }
+    let mut expected = Vec::new();
+    for w in 0..windows {
+        for k in 0..5 {
+            expected.push(out(10 * w, 10 * w + 10, k * 7, 2, 3.0));
+        }
+        expected.push(out(10 * w, 10 * w + 10, 35, 1, 2.0));
+    }
+    expected.push(Emitted::Watermark(i64::MAX));
+    assert_eq!(h.watermark(i64::MAX), expected);
+    assert_eq!(h.op.num_slices(), 0);
+}
