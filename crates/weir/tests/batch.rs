@@ -68,6 +68,42 @@ fn a_batch_sql_aggregate_on_a_two_taskmanager_cluster_writes_only_final_rows_equ
     assert!(exchanges.iter().all(|e| *e == "blocking"), "{plan}");
 }
 
+#[test]
+fn a_csv_file_read_by_three_source_subtasks_in_byte_ranges_gives_every_row_once() {
+    let cluster = Cluster::start(2, 2, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let csv = orders_csv(dir.path(), 5_000);
+    let out_dir = dir.path().join("per-user");
+    // Auto-parallelism off: every vertex runs at 3, so the one file is cut into three
+    // byte ranges, each read by its own subtask.
+    let sql = format!(
+        "{}CREATE TABLE per_user (user_id BIGINT, cnt BIGINT, total DECIMAL(38, 2))\n\
+         WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'csv');\n\
+         SET 'execution.runtime-mode' = 'batch';\n\
+         SET 'execution.batch.adaptive.auto-parallelism.enabled' = 'false';\n\
+         SET 'parallelism.default' = '3';\n\
+         SET 'table.dml-sync' = 'true';\n\
+         INSERT INTO per_user SELECT user_id, COUNT(*), SUM(amount) FROM orders GROUP BY user_id;\n",
+        orders_ddl(&csv),
+        out_dir.display()
+    );
+    let (code, out, err) = run_sql(dir.path(), &sql, &["-m", &cluster.rest]);
+    assert_eq!(code, 0, "{out}\n{err}");
+    let mut rows = read_parts(&out_dir);
+    rows.sort();
+    assert_eq!(rows, direct_orders_per_user(&csv));
+
+    let jid = job_id_line(&out);
+    let (_, job) = get(&cluster.rest, &format!("/jobs/{jid}"));
+    let source = job["vertices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"].as_str().is_some_and(|n| n.starts_with("Source: orders")))
+        .unwrap_or_else(|| panic!("no source vertex in {job}"));
+    assert_eq!(source["parallelism"], 3, "{job}");
+}
+
 /// `SELECT user_id, COUNT(*) .. GROUP BY user_id` over 400 orders in runtime mode `mode`,
 /// shown by `weir sql`.
 fn count_per_user(mode: &str) -> String {

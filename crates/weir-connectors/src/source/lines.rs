@@ -11,6 +11,7 @@
 //! the split set has been told so before every snapshot.
 
 use super::bounded_line::{self, LineRead, DEFAULT_MAX_LINE_LENGTH};
+use super::line_errors::{self, SkippedLines};
 use super::{SplitSet, SOURCE_BATCH};
 use std::fs::File;
 use std::io::{BufReader, Seek, SeekFrom};
@@ -28,8 +29,7 @@ pub struct LineSplitReader {
     splits: SplitSet,
     max_line_length: usize,
     skip_malformed: bool,
-    skipped_invalid_utf8: u64,
-    skipped_too_long: u64,
+    skipped: SkippedLines,
 }
 
 impl LineSplitReader {
@@ -44,8 +44,7 @@ impl LineSplitReader {
             splits: SplitSet::fresh(subtask, parallelism),
             max_line_length: DEFAULT_MAX_LINE_LENGTH,
             skip_malformed: false,
-            skipped_invalid_utf8: 0,
-            skipped_too_long: 0,
+            skipped: SkippedLines::default(),
         }
     }
 
@@ -64,52 +63,7 @@ impl LineSplitReader {
 
     /// How many owned lines were skipped as not valid UTF-8 so far.
     pub fn skipped_invalid_utf8(&self) -> u64 {
-        self.skipped_invalid_utf8
-    }
-
-    fn invalid_utf8(&self, line_index: u64, e: std::str::Utf8Error) -> TaskError {
-        TaskError::user(
-            self.name,
-            format!(
-                "line {} of {}: not valid UTF-8 (first invalid byte at column {})",
-                line_index + 1,
-                self.path.display(),
-                e.valid_up_to() + 1
-            ),
-        )
-    }
-
-    fn too_long(&self, line_index: u64, read_so_far: usize) -> TaskError {
-        TaskError::user(
-            self.name,
-            format!(
-                "line {} of {} is longer than the limit of {} bytes ({read_so_far} bytes read so far); \
-                 raise the source's max line length or skip malformed lines",
-                line_index + 1,
-                self.path.display(),
-                self.max_line_length
-            ),
-        )
-    }
-
-    fn warn_skipped(&self) {
-        if self.skipped_invalid_utf8 > 0 {
-            tracing::warn!(
-                skipped = self.skipped_invalid_utf8,
-                "{} skipped lines of {} that are not valid UTF-8",
-                self.name,
-                self.path.display()
-            );
-        }
-        if self.skipped_too_long > 0 {
-            tracing::warn!(
-                skipped = self.skipped_too_long,
-                max_line_length = self.max_line_length,
-                "{} skipped lines of {} longer than the limit",
-                self.name,
-                self.path.display()
-            );
-        }
+        self.skipped.invalid_utf8
     }
 
     fn error(&self, e: std::io::Error) -> TaskError {
@@ -143,7 +97,7 @@ impl LineSplitReader {
             let read = bounded_line::read_line(reader, &mut line, self.max_line_length);
             let (consumed, too_long) = match read.map_err(|e| self.error(e))? {
                 LineRead::End => {
-                    self.warn_skipped();
+                    self.skipped.warn(self.name, &self.path, self.max_line_length);
                     return Ok(SourceStatus::Finished);
                 }
                 LineRead::Line { consumed } => (consumed, false),
@@ -153,13 +107,19 @@ impl LineSplitReader {
             self.byte_offset += consumed as u64;
             if too_long {
                 if self.splits.owns(index) && !self.skip_malformed {
-                    return Err(self.too_long(index, consumed));
+                    return Err(line_errors::too_long(
+                        self.name,
+                        &self.path,
+                        index + 1,
+                        self.max_line_length,
+                        consumed,
+                    ));
                 }
                 let rest = self.reader.as_mut().map_or(Ok(0), bounded_line::skip_rest_of_line);
                 self.byte_offset += rest.map_err(|e| self.error(e))? as u64;
                 self.line_no += 1;
                 if self.splits.owns(index) {
-                    self.skipped_too_long += 1;
+                    self.skipped.too_long += 1;
                 }
                 continue;
             }
@@ -172,8 +132,15 @@ impl LineSplitReader {
             }
             match std::str::from_utf8(&line) {
                 Ok(text) => emit(index, text)?,
-                Err(_) if self.skip_malformed => self.skipped_invalid_utf8 += 1,
-                Err(e) => return Err(self.invalid_utf8(index, e)),
+                Err(_) if self.skip_malformed => self.skipped.invalid_utf8 += 1,
+                Err(e) => {
+                    return Err(line_errors::invalid_utf8(
+                        self.name,
+                        &self.path,
+                        index + 1,
+                        e.valid_up_to() + 1,
+                    ))
+                }
             }
         }
         Ok(SourceStatus::More)

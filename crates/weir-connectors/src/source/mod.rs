@@ -1,8 +1,11 @@
-//! Sources: collections, seeded generators, text files (plain or with line numbers).
+//! Sources: collections, seeded generators, text files (plain or with line numbers, or
+//! by byte ranges of a file).
 
 pub mod bounded_line;
 pub mod collection;
 pub mod generator;
+mod line_errors;
+pub mod line_range;
 pub mod lines;
 pub mod numbered_lines;
 pub mod position;
@@ -11,6 +14,7 @@ pub mod text_file;
 pub use bounded_line::DEFAULT_MAX_LINE_LENGTH;
 pub use collection::CollectionSource;
 pub use generator::GeneratorSource;
+pub use line_range::{ByteRange, RangeLineReader};
 pub use numbered_lines::NumberedLinesSource;
 pub use position::{SplitPosition, SplitSet};
 pub use text_file::TextFileSource;

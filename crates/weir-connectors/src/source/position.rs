@@ -94,6 +94,12 @@ impl SplitSet {
         Ok(Self { num_splits, splits })
     }
 
+    /// The positions of the splits, in split order (for readers that track each split
+    /// by its own position, such as byte ranges of a file).
+    pub fn into_positions(self) -> Vec<SplitPosition> {
+        self.splits
+    }
+
     /// True when this subtask has nothing to read.
     pub fn is_empty(&self) -> bool {
         self.splits.is_empty()

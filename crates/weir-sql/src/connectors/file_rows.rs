@@ -1,10 +1,10 @@
 //! The rows of a filesystem table's files: each file's lines, read for this subtask's
-//! splits, one file after the other, and each line converted to a row in place (the
-//! line is borrowed from the reader's buffer; no string per line). Positions for
-//! checkpoints exist for a single file only, as before.
+//! byte-range split of it ([`RangeLineReader`]), one file after the other, and each
+//! line converted to a row in place (the line is borrowed from the reader's buffer; no
+//! string per line). Positions for checkpoints exist for a single file only.
 
 use std::path::PathBuf;
-use weir_connectors::source::lines::LineSplitReader;
+use weir_connectors::source::RangeLineReader;
 use weir_core::StreamRecord;
 use weir_runtime::operator::{Output, SourceFunction, SourceStatus};
 use weir_runtime::TaskError;
@@ -17,14 +17,14 @@ pub type LineToRow = Box<dyn FnMut(&str) -> Result<Option<Row>, TaskError> + Sen
 
 /// Rows of the lines of several files, one file after the other.
 pub struct FileRowsSource {
-    files: Vec<LineSplitReader>,
+    files: Vec<RangeLineReader>,
     current: usize,
     convert: LineToRow,
 }
 
 impl FileRowsSource {
-    /// Subtask `subtask` of `parallelism` over `files` (each split among the subtasks
-    /// by lines), skipping or failing on malformed lines, lines bounded by `max_line`.
+    /// Subtask `subtask` of `parallelism` over `files` (each cut into one byte range per
+    /// subtask), skipping or failing on malformed lines, lines bounded by `max_line`.
     pub fn new(
         files: Vec<PathBuf>,
         subtask: u32,
@@ -36,7 +36,7 @@ impl FileRowsSource {
         let files = files
             .into_iter()
             .map(|f| {
-                LineSplitReader::new(f, "text file source", subtask, parallelism)
+                RangeLineReader::new(f, "text file source", subtask, parallelism)
                     .skip_malformed_lines(skip_malformed)
                     .max_line_length(max_line)
             })
@@ -53,7 +53,7 @@ impl SourceFunction<Row> for FileRowsSource {
     fn poll_next(&mut self, output: &mut dyn Output<Row>) -> Result<SourceStatus, TaskError> {
         let convert = &mut self.convert;
         while let Some(f) = self.files.get_mut(self.current) {
-            let status = f.read_batch(|_, line| match convert(line)? {
+            let status = f.read_batch(|line| match convert(line)? {
                 Some(row) => output.collect(StreamRecord::new(row)),
                 None => Ok(()),
             })?;

@@ -157,18 +157,29 @@ pub fn source(env: &StreamExecutionEnvironment, t: Arc<ResolvedTable>) -> Result
         )))
     };
     let stream = add_row_source(env, &t, name, weir_api::Boundedness::Bounded, build);
-    // A file is one split, as Flink's file source reads a CSV or JSON file whole; a
-    // path not readable now fails the job when the source opens it.
+    // A path not readable now fails the job when the source opens it.
     Ok(match split_count(&t.options["path"]) {
         Some(splits) => stream.set_source_splits(splits),
         None => stream,
     })
 }
 
-/// The number of input files under `path` when it can be listed now.
+/// The bytes of a file one source subtask is expected to read when the parallelism is
+/// inferred: 128 MiB (Spark's `maxPartitionBytes`, HDFS's block size).
+const SPLIT_BYTES: u64 = 128 * 1024 * 1024;
+
+/// The number of splits of the input files under `path` when they can be listed now:
+/// one per started 128 MiB of each file, at least one per file. Flink reads a CSV or
+/// JSON file whole, as one split; Weir cuts a file into byte ranges at line boundaries
+/// ([`RangeLineReader`](weir_connectors::source::RangeLineReader)), so that a large
+/// file is read by several subtasks.
 fn split_count(path: &str) -> Option<u32> {
     let files = input_files(&PathBuf::from(path)).ok()?;
-    u32::try_from(files.len()).ok()
+    let splits: u64 = files
+        .iter()
+        .map(|f| std::fs::metadata(f).map_or(1, |m| m.len().div_ceil(SPLIT_BYTES).max(1)))
+        .sum();
+    Some(u32::try_from(splits).unwrap_or(u32::MAX))
 }
 
 /// Writes rows of `t`'s physical columns as part files under `t`'s path.
