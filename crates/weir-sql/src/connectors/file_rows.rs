@@ -11,9 +11,9 @@ use weir_runtime::TaskError;
 
 use crate::value::Row;
 
-/// Converts one line into a row, or `None` to skip it (a malformed line the table
-/// ignores).
-pub type LineToRow = Box<dyn FnMut(&str) -> Result<Option<Row>, TaskError> + Send>;
+/// Converts one line into a row record, or `None` to skip it (a malformed line the
+/// table ignores).
+pub type LineToRow = Box<dyn FnMut(&str) -> Result<Option<StreamRecord<Row>>, TaskError> + Send>;
 
 /// Rows of the lines of several files, one file after the other.
 pub struct FileRowsSource {
@@ -54,7 +54,7 @@ impl SourceFunction<Row> for FileRowsSource {
         let convert = &mut self.convert;
         while let Some(f) = self.files.get_mut(self.current) {
             let status = f.read_batch(|line| match convert(line)? {
-                Some(row) => output.collect(StreamRecord::new(row)),
+                Some(record) => output.collect(record),
                 None => Ok(()),
             })?;
             match status {

@@ -11,7 +11,7 @@ use super::check_options;
 use super::csv_line::CsvLineParser;
 use super::file_rows::FileRowsSource;
 use super::format::{parse_json, to_csv, to_json};
-use super::row_source::{add_row_source, Completer};
+use super::row_source::{add_declared_source, Completer, SourceDecl};
 use crate::error::{Result, SqlError};
 use crate::plan::ResolvedTable;
 use crate::types::DataType;
@@ -21,6 +21,7 @@ use std::sync::Arc;
 use weir_api::prelude::*;
 use weir_connectors::source::DEFAULT_MAX_LINE_LENGTH;
 use weir_core::excerpt::excerpt;
+use weir_core::StreamRecord;
 use weir_runtime::operator::SourceFunction;
 use weir_runtime::TaskError;
 
@@ -127,6 +128,7 @@ pub fn source(env: &StreamExecutionEnvironment, t: Arc<ResolvedTable>) -> Result
         let op = format!("Source: {}", t.name);
         let completer = Completer::new(t.clone());
         let mut csv = CsvLineParser::new(&types);
+        let projected = t.projected;
         let convert = Box::new(move |line: &str| {
             let parsed = if format == "csv" {
                 let mut values = Vec::with_capacity(types.len().max(completer.width()));
@@ -135,7 +137,10 @@ pub fn source(env: &StreamExecutionEnvironment, t: Arc<ResolvedTable>) -> Result
                 parse_json(line, &t.physical)
             };
             match parsed {
-                Ok(values) => completer.complete(values).map(Some),
+                // A projected scan's rows are stamped with their rowtime here, as the
+                // row may not hold it.
+                Ok(values) if projected => completer.record(&values, None).map(Some),
+                Ok(values) => completer.complete(values).map(|row| Some(StreamRecord::new(row))),
                 Err(_) if skip_malformed => Ok(None),
                 Err(cause) => Err(TaskError::user(
                     &op,
@@ -156,7 +161,12 @@ pub fn source(env: &StreamExecutionEnvironment, t: Arc<ResolvedTable>) -> Result
             convert,
         )))
     };
-    let stream = add_row_source(env, &t, name, weir_api::Boundedness::Bounded, build);
+    let decl = SourceDecl {
+        description: name,
+        boundedness: weir_api::Boundedness::Bounded,
+        stamped: t.projected,
+    };
+    let stream = add_declared_source(env, &t, decl, build);
     // A path not readable now fails the job when the source opens it.
     Ok(match split_count(&t.options["path"]) {
         Some(splits) => stream.set_source_splits(splits),

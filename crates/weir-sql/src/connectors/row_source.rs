@@ -243,25 +243,6 @@ pub struct SourceDecl {
     pub stamped: bool,
 }
 
-/// Adds the source of table `t` to `env`: with the rowtime column's values as record
-/// timestamps and bounded-out-of-orderness watermarks when `t` has a watermark.
-/// `boundedness` says whether it ends (what BATCH needs and AUTOMATIC decides by).
-/// The rows must hold the rowtime column (`t` is not projected without it).
-pub fn add_row_source(
-    env: &weir_api::StreamExecutionEnvironment,
-    t: &ResolvedTable,
-    description: String,
-    boundedness: weir_api::Boundedness,
-    build: impl BuildRowSource,
-) -> weir_api::DataStream<Row> {
-    let decl = SourceDecl {
-        description,
-        boundedness,
-        stamped: false,
-    };
-    add_declared_source(env, t, decl, build)
-}
-
 /// Adds the source of table `t` to `env` as `decl` says: with record timestamps and
 /// bounded-out-of-orderness watermarks when `t` has a watermark.
 pub fn add_declared_source(

@@ -5,7 +5,9 @@
 //! order (`SELECT *`) is dropped, as Flink removes a trivial Calc.
 //!
 //! Only sources that build each row from its physical values and stamp the records
-//! themselves take a projection: `datagen`'s (see `connectors::datagen`). The plan
+//! themselves take a projection: `datagen`'s (see `connectors::datagen`) and
+//! `filesystem`'s (which still parses every field of a line, so that a malformed line
+//! fails or is skipped whatever the query reads). The plan
 //! keeps its output schema, and the scan's name says what was pushed
 //! (`project=[..]`).
 
@@ -15,7 +17,10 @@ use std::sync::Arc;
 
 /// Whether the source of a table with these options evaluates pushed projections.
 fn takes_projection(options: &std::collections::BTreeMap<String, String>) -> bool {
-    options.get("connector").map(String::as_str) == Some("datagen")
+    matches!(
+        options.get("connector").map(String::as_str),
+        Some("datagen" | "filesystem")
+    )
 }
 
 /// The columns a Calc picks when it only selects distinct columns without a filter.
