@@ -15,7 +15,7 @@ use super::row_source::{add_declared_source, Completer, SourceDecl};
 use crate::error::{Result, SqlError};
 use crate::plan::ResolvedTable;
 use crate::types::DataType;
-use crate::value::Row;
+use crate::value::{Row, Value};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use weir_api::prelude::*;
@@ -129,18 +129,25 @@ pub fn source(env: &StreamExecutionEnvironment, t: Arc<ResolvedTable>) -> Result
         let completer = Completer::new(t.clone());
         let mut csv = CsvLineParser::new(&types);
         let projected = t.projected;
+        let width = types.len().max(completer.width());
+        // A line's physical values; reused from line to line when the row is built
+        // aside (a projected scan), else handed on as the row's vector.
+        let mut physical: Vec<Value> = Vec::with_capacity(width);
         let convert = Box::new(move |line: &str| {
             let parsed = if format == "csv" {
-                let mut values = Vec::with_capacity(types.len().max(completer.width()));
-                csv.parse_into(line, &mut values).map(|()| values)
+                physical.clear();
+                csv.parse_into(line, &mut physical)
             } else {
-                parse_json(line, &t.physical)
+                parse_json(line, &t.physical).map(|values| physical = values)
             };
             match parsed {
                 // A projected scan's rows are stamped with their rowtime here, as the
                 // row may not hold it.
-                Ok(values) if projected => completer.record(&values, None).map(Some),
-                Ok(values) => completer.complete(values).map(|row| Some(StreamRecord::new(row))),
+                Ok(()) if projected => completer.record(&physical, None).map(Some),
+                Ok(()) => {
+                    let values = std::mem::replace(&mut physical, Vec::with_capacity(width));
+                    completer.complete(values).map(|row| Some(StreamRecord::new(row)))
+                }
                 Err(_) if skip_malformed => Ok(None),
                 Err(cause) => Err(TaskError::user(
                     &op,

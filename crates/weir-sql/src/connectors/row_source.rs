@@ -200,12 +200,16 @@ impl Completer {
     pub fn record(&self, physical: &[Value], timestamp: Option<i64>) -> Result<StreamRecord<Row>, TaskError> {
         let mut values = Vec::with_capacity(self.emitted);
         for slot in &self.slots[..self.emitted] {
-            values.push(self.value(slot, physical)?);
+            values.push(match slot {
+                Slot::Physical(i) => physical.get(*i).cloned().unwrap_or_default(),
+                computed => self.value(computed, physical)?,
+            });
         }
-        let timestamp = match self.table.rowtime {
-            Some(r) if r < self.emitted => Some(rowtime_millis(&values[r])),
-            Some(r) => Some(rowtime_millis(&self.value(&self.slots[r], physical)?)),
-            None => timestamp,
+        let timestamp = match (self.table.rowtime, self.table.rowtime.and_then(|r| self.slots.get(r))) {
+            (Some(r), _) if r < self.emitted => Some(rowtime_millis(&values[r])),
+            (_, Some(Slot::Physical(i))) => Some(physical.get(*i).map_or(i64::MIN, rowtime_millis)),
+            (_, Some(computed)) => Some(rowtime_millis(&self.value(computed, physical)?)),
+            (_, None) => timestamp,
         };
         Ok(StreamRecord {
             value: Row::insert(values),
