@@ -22,29 +22,37 @@ fn job_id_line(out: &str) -> String {
         .to_string()
 }
 
-#[test]
-fn a_batch_sql_aggregate_on_a_two_taskmanager_cluster_writes_only_final_rows_equal_to_a_direct_computation() {
-    let cluster = Cluster::start(2, 2, &[]);
-    let dir = tempfile::tempdir().unwrap();
-    let csv = orders_csv(dir.path(), 3_000);
-    let out_dir = dir.path().join("per-user");
+/// Runs `INSERT INTO per_user SELECT user_id, COUNT(*), SUM(amount) .. GROUP BY user_id`
+/// over `csv` in BATCH mode on `cluster` with the `SET` statements `settings`, writing
+/// to `dir/per-user`; checks the rows equal a direct computation and returns stdout.
+fn run_per_user_batch(cluster: &Cluster, dir: &std::path::Path, csv: &std::path::Path, settings: &str) -> String {
+    let out_dir = dir.join("per-user");
     // A filesystem sink takes no updates: in STREAMING mode this INSERT is refused at
     // planning; in BATCH mode the aggregate emits one final row per user.
     let sql = format!(
         "{}CREATE TABLE per_user (user_id BIGINT, cnt BIGINT, total DECIMAL(38, 2))\n\
          WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'csv');\n\
          SET 'execution.runtime-mode' = 'batch';\n\
-         SET 'parallelism.default' = '2';\n\
+         {settings}\
          SET 'table.dml-sync' = 'true';\n\
          INSERT INTO per_user SELECT user_id, COUNT(*), SUM(amount) FROM orders GROUP BY user_id;\n",
-        orders_ddl(&csv),
+        orders_ddl(csv),
         out_dir.display()
     );
-    let (code, out, err) = run_sql(dir.path(), &sql, &["-m", &cluster.rest]);
+    let (code, out, err) = run_sql(dir, &sql, &["-m", &cluster.rest]);
     assert_eq!(code, 0, "{out}\n{err}");
     let mut rows = read_parts(&out_dir);
     rows.sort();
-    assert_eq!(rows, direct_orders_per_user(&csv));
+    assert_eq!(rows, direct_orders_per_user(csv));
+    out
+}
+
+#[test]
+fn a_batch_sql_aggregate_on_a_two_taskmanager_cluster_writes_only_final_rows_equal_to_a_direct_computation() {
+    let cluster = Cluster::start(2, 2, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let csv = orders_csv(dir.path(), 3_000);
+    let out = run_per_user_batch(&cluster, dir.path(), &csv, "SET 'parallelism.default' = '2';\n");
 
     let jid = job_id_line(&out);
     let (_, job) = get(&cluster.rest, &format!("/jobs/{jid}"));
@@ -73,25 +81,11 @@ fn a_csv_file_read_by_three_source_subtasks_in_byte_ranges_gives_every_row_once(
     let cluster = Cluster::start(2, 2, &[]);
     let dir = tempfile::tempdir().unwrap();
     let csv = orders_csv(dir.path(), 5_000);
-    let out_dir = dir.path().join("per-user");
     // Auto-parallelism off: every vertex runs at 3, so the one file is cut into three
     // byte ranges, each read by its own subtask.
-    let sql = format!(
-        "{}CREATE TABLE per_user (user_id BIGINT, cnt BIGINT, total DECIMAL(38, 2))\n\
-         WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'csv');\n\
-         SET 'execution.runtime-mode' = 'batch';\n\
-         SET 'execution.batch.adaptive.auto-parallelism.enabled' = 'false';\n\
-         SET 'parallelism.default' = '3';\n\
-         SET 'table.dml-sync' = 'true';\n\
-         INSERT INTO per_user SELECT user_id, COUNT(*), SUM(amount) FROM orders GROUP BY user_id;\n",
-        orders_ddl(&csv),
-        out_dir.display()
-    );
-    let (code, out, err) = run_sql(dir.path(), &sql, &["-m", &cluster.rest]);
-    assert_eq!(code, 0, "{out}\n{err}");
-    let mut rows = read_parts(&out_dir);
-    rows.sort();
-    assert_eq!(rows, direct_orders_per_user(&csv));
+    let settings = "SET 'execution.batch.adaptive.auto-parallelism.enabled' = 'false';\n\
+                    SET 'parallelism.default' = '3';\n";
+    let out = run_per_user_batch(&cluster, dir.path(), &csv, settings);
 
     let jid = job_id_line(&out);
     let (_, job) = get(&cluster.rest, &format!("/jobs/{jid}"));

@@ -1,6 +1,8 @@
-//! The errors and warnings of the text-file readers about malformed lines (not valid
-//! UTF-8, longer than the bound), worded the same whichever reader found them.
+//! Malformed lines (not valid UTF-8, longer than the bound): how the text-file readers
+//! treat them, and their errors and warnings, worded the same whichever reader found
+//! them.
 
+use super::DEFAULT_MAX_LINE_LENGTH;
 use std::path::Path;
 use weir_runtime::TaskError;
 
@@ -27,6 +29,26 @@ pub(crate) fn too_long(source: &str, path: &Path, line_number: u64, max: usize, 
             path.display()
         ),
     )
+}
+
+/// How a line reader treats malformed lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MalformedLines {
+    /// The most bytes a line may have before its `\n` (at least 1 is used).
+    pub max_line_length: usize,
+    /// Count and skip lines that are not valid UTF-8 or longer than the bound, instead
+    /// of failing on them.
+    pub skip: bool,
+}
+
+impl Default for MalformedLines {
+    /// Lines of up to [`DEFAULT_MAX_LINE_LENGTH`] bytes; a malformed line fails.
+    fn default() -> Self {
+        Self {
+            max_line_length: DEFAULT_MAX_LINE_LENGTH,
+            skip: false,
+        }
+    }
 }
 
 /// Malformed lines a reader skipped (when told to skip rather than fail).

@@ -22,8 +22,8 @@
 //! aligned; `buf[..filled]` are the file's bytes from `base` on; a batch stops at a line
 //! boundary, so a snapshot between batches resumes at the next line exactly.
 
-use super::line_errors::{self, SkippedLines};
-use super::{SplitPosition, SplitSet, DEFAULT_MAX_LINE_LENGTH};
+use super::line_errors::{self, MalformedLines, SkippedLines};
+use super::{SplitPosition, SplitSet};
 use memchr::{memchr, memrchr};
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
@@ -209,8 +209,8 @@ pub struct RangeLineReader {
 
 impl RangeLineReader {
     /// Subtask `subtask` of `parallelism` of the source `name` over `path`: one split
-    /// of as many.
-    pub fn new(path: PathBuf, name: &'static str, subtask: u32, parallelism: u32) -> Self {
+    /// of as many, its malformed lines treated as `malformed` says.
+    pub fn new(path: PathBuf, name: &'static str, subtask: u32, parallelism: u32, malformed: MalformedLines) -> Self {
         let num_splits = parallelism.max(1);
         Self {
             path,
@@ -223,24 +223,11 @@ impl RangeLineReader {
             }],
             current: 0,
             open: None,
-            max_line_length: DEFAULT_MAX_LINE_LENGTH,
-            skip_malformed: false,
+            max_line_length: malformed.max_line_length.max(1),
+            skip_malformed: malformed.skip,
             skipped: SkippedLines::default(),
             chunk: CHUNK,
         }
-    }
-
-    /// Counts and skips lines that are not valid UTF-8 or are longer than the bound
-    /// instead of failing on them.
-    pub fn skip_malformed_lines(mut self, skip: bool) -> Self {
-        self.skip_malformed = skip;
-        self
-    }
-
-    /// The most bytes a line may have before its `\n` (at least 1).
-    pub fn max_line_length(mut self, bytes: usize) -> Self {
-        self.max_line_length = bytes.max(1);
-        self
     }
 
     /// How many lines were skipped as not valid UTF-8 so far.
@@ -288,7 +275,7 @@ impl RangeLineReader {
 
     /// Reads the whole lines of the next chunk of the file, calling `emit` for each
     /// (without its line terminator). A line that is not valid UTF-8 or longer than the
-    /// bound is an error, or skipped (see [`Self::skip_malformed_lines`]).
+    /// bound is an error, or skipped (see [`MalformedLines`]).
     pub fn read_batch(
         &mut self,
         mut emit: impl FnMut(&str) -> Result<(), TaskError>,

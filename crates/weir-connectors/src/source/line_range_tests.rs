@@ -30,7 +30,15 @@ fn expected_lines(text: &str) -> Vec<String> {
 }
 
 fn reader(path: &Path, subtask: u32, parallelism: u32) -> RangeLineReader {
-    RangeLineReader::new(path.to_path_buf(), "text file source", subtask, parallelism)
+    bounded(path, subtask, parallelism, MalformedLines::default())
+}
+
+fn bounded(path: &Path, subtask: u32, parallelism: u32, malformed: MalformedLines) -> RangeLineReader {
+    RangeLineReader::new(path.to_path_buf(), "text file source", subtask, parallelism, malformed)
+}
+
+fn lines_of(max_line_length: usize, skip: bool) -> MalformedLines {
+    MalformedLines { max_line_length, skip }
 }
 
 #[test]
@@ -151,7 +159,7 @@ fn a_bad_line_in_a_later_split_is_named_by_its_line_number_in_the_file() {
         )),
         "{err}"
     );
-    let mut skipping = reader(f.path(), 1, 2).skip_malformed_lines(true);
+    let mut skipping = bounded(f.path(), 1, 2, lines_of(1024, true));
     let lines = drain(&mut skipping).unwrap();
     assert_eq!(lines.last().map(String::as_str), Some("last"));
     assert!(!lines.iter().any(|l| l.starts_with("ok")));
@@ -162,7 +170,7 @@ fn a_bad_line_in_a_later_split_is_named_by_its_line_number_in_the_file() {
 fn a_line_over_the_bound_fails_naming_it_or_is_skipped_without_growing_past_the_bound() {
     let text = format!("1,x\n2,{}\n3,z", "y".repeat(5_000));
     let f = file_with(text.as_bytes());
-    let err = drain(&mut reader(f.path(), 0, 1).max_line_length(1024))
+    let err = drain(&mut bounded(f.path(), 0, 1, lines_of(1024, false)))
         .unwrap_err()
         .to_string();
     assert!(
@@ -172,12 +180,12 @@ fn a_line_over_the_bound_fails_naming_it_or_is_skipped_without_growing_past_the_
         )),
         "{err}"
     );
-    let lines = drain(&mut reader(f.path(), 0, 1).max_line_length(1024).skip_malformed_lines(true)).unwrap();
+    let lines = drain(&mut bounded(f.path(), 0, 1, lines_of(1024, true))).unwrap();
     assert_eq!(lines, vec!["1,x".to_string(), "3,z".to_string()]);
     // The same with the long line spanning reads of the buffer.
     let long = format!("1,x\n2,{}\n3,z\n", "y".repeat(CHUNK * 2));
     let f = file_with(long.as_bytes());
-    let mut r = reader(f.path(), 0, 1).max_line_length(1000).skip_malformed_lines(true);
+    let mut r = bounded(f.path(), 0, 1, lines_of(1000, true));
     assert_eq!(drain(&mut r).unwrap(), vec!["1,x".to_string(), "3,z".to_string()]);
     assert!(r.open.is_none());
 }

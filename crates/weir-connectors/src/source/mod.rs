@@ -4,7 +4,7 @@
 pub mod bounded_line;
 pub mod collection;
 pub mod generator;
-mod line_errors;
+pub mod line_errors;
 pub mod line_range;
 pub mod lines;
 pub mod numbered_lines;
@@ -14,6 +14,7 @@ pub mod text_file;
 pub use bounded_line::DEFAULT_MAX_LINE_LENGTH;
 pub use collection::CollectionSource;
 pub use generator::GeneratorSource;
+pub use line_errors::MalformedLines;
 pub use line_range::{ByteRange, RangeLineReader};
 pub use numbered_lines::NumberedLinesSource;
 pub use position::{SplitPosition, SplitSet};

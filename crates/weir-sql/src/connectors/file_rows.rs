@@ -4,7 +4,7 @@
 //! string per line). Positions for checkpoints exist for a single file only.
 
 use std::path::PathBuf;
-use weir_connectors::source::RangeLineReader;
+use weir_connectors::source::{MalformedLines, RangeLineReader};
 use weir_core::StreamRecord;
 use weir_runtime::operator::{Output, SourceFunction, SourceStatus};
 use weir_runtime::TaskError;
@@ -36,9 +36,11 @@ impl FileRowsSource {
         let files = files
             .into_iter()
             .map(|f| {
-                RangeLineReader::new(f, "text file source", subtask, parallelism)
-                    .skip_malformed_lines(skip_malformed)
-                    .max_line_length(max_line)
+                let malformed = MalformedLines {
+                    max_line_length: max_line,
+                    skip: skip_malformed,
+                };
+                RangeLineReader::new(f, "text file source", subtask, parallelism, malformed)
             })
             .collect();
         Self {
