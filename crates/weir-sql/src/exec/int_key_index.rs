@@ -84,12 +84,18 @@ impl IntKeyIndex {
     /// Empties the index and makes it [`IntKeyIndex::for_keys_like`] `like`, reusing
     /// its memory.
     pub fn reset_for(&mut self, like: &[i64]) {
-        self.room = like.len();
         let (lo, hi) = match (like.iter().min(), like.iter().max()) {
             (Some(&lo), Some(&hi)) => (lo, hi),
             _ => (0, -1),
         };
-        let span = hi as i128 - lo as i128 + 1;
+        self.reset_for_range(lo, hi, like.len());
+    }
+
+    /// Empties the index, reusing its memory, for about `room` keys in `lo..=hi`: a dense
+    /// array over the range if the allowance of `room` keys permits, else a hash map.
+    pub fn reset_for_range(&mut self, lo: i64, hi: i64, room: usize) {
+        self.room = room;
+        let span = (hi as i128 - lo as i128 + 1).max(0);
         if span > self.allowance(self.room) {
             match &mut self.repr {
                 Repr::Hashed(map) => {
@@ -134,7 +140,7 @@ impl IntKeyIndex {
 
     /// The entry number of `key`, which becomes `next` (the number of keys held) if the
     /// key is not held yet.
-    #[inline]
+    #[inline(always)]
     pub fn get_or_insert(&mut self, key: i64, next: u32) -> u32 {
         if let Repr::Dense { base, slots, present } = &mut self.repr {
             let offset = key.wrapping_sub(*base) as u64;
@@ -148,12 +154,20 @@ impl IntKeyIndex {
                 }
                 return slots[offset];
             }
+        }
+        self.get_or_insert_outside(key, next)
+    }
+
+    /// [`IntKeyIndex::get_or_insert`] of a key outside the dense array, or of a hashed
+    /// index.
+    #[inline(never)]
+    fn get_or_insert_outside(&mut self, key: i64, next: u32) -> u32 {
+        if let Repr::Dense { .. } = self.repr {
             self.widen(key, next as usize);
-            return self.get_or_insert(key, next);
         }
         match &mut self.repr {
             Repr::Hashed(map) => *map.entry(key).or_insert(next),
-            Repr::Dense { .. } => unreachable!("a dense index was probed above"),
+            Repr::Dense { .. } => self.get_or_insert(key, next),
         }
     }
 
@@ -220,6 +234,33 @@ impl IntKeyIndex {
                 order
             }
             Repr::Hashed(_) => super::radix_sort::ascending_order(keys),
+        }
+    }
+
+    /// Appends to `out` the entry numbers of those of `keys` held, in the order of
+    /// `keys` (the dense ids of a dictionary, in its key order).
+    pub fn entries_of(&self, keys: &[u32], out: &mut Vec<u32>) {
+        match &self.repr {
+            Repr::Dense { base, slots, present } => {
+                for &k in keys {
+                    let offset = (k as i64).wrapping_sub(*base) as u64;
+                    if offset < slots.len() as u64 {
+                        let (word, mask) = bit(offset as usize);
+                        if present[word] & mask != 0 {
+                            out.push(slots[offset as usize]);
+                        }
+                    }
+                }
+            }
+            Repr::Hashed(map) => out.extend(keys.iter().filter_map(|k| map.get(&(*k as i64)).copied())),
+        }
+    }
+
+    /// Brings a dense array into the cache ([`super::cache_warm`]).
+    pub fn warm(&self) {
+        if let Repr::Dense { slots, present, .. } = &self.repr {
+            super::cache_warm::warm(present);
+            super::cache_warm::warm(slots);
         }
     }
 

@@ -111,9 +111,9 @@ impl KeyDictionary {
             KeyOrder { ascending, ranks }
         });
         let entries = table.keys();
-        if entries.is_dense() && entries.len() * 4 >= order.ascending.len() {
+        if let Some(index) = entries.int_index().filter(|i| i.is_dense() && entries.len() * 4 >= order.ascending.len()) {
             let mut walked = Vec::with_capacity(entries.len());
-            walked.extend(order.ascending.iter().filter_map(|id| entries.get_int(*id as i64)));
+            index.entries_of(&order.ascending, &mut walked);
             return walked;
         }
         let ranks: Vec<i64> = (0..entries.len())

@@ -176,6 +176,33 @@ impl KeyEntries {
         room
     }
 
+    /// Empties the keys, keeping their memory, for `room` of the dense ids of a
+    /// dictionary of `ids` keys.
+    pub fn reset_for_ids(&mut self, room: usize, ids: usize) {
+        let (mut index, mut keys) = match std::mem::take(self) {
+            KeyEntries::Ints { index, keys } => (index.unwrap_or_default(), keys),
+            KeyEntries::General { keys, .. } => (IntKeyIndex::default(), Vec::with_capacity(keys.len())),
+        };
+        index.reset_for_range(0, ids as i64 - 1, room);
+        keys.clear();
+        keys.reserve(room);
+        *self = KeyEntries::Ints {
+            index: Some(index),
+            keys,
+        };
+    }
+
+    /// Brings integer keys and their dense index into the cache
+    /// ([`super::cache_warm`]).
+    pub fn warm(&self) {
+        if let KeyEntries::Ints { index, keys } = self {
+            super::cache_warm::warm(keys);
+            if let Some(index) = index {
+                index.warm();
+            }
+        }
+    }
+
     /// The entries in ascending key order.
     pub fn sorted_order(&self) -> Vec<u32> {
         match self {
@@ -236,13 +263,11 @@ impl KeyEntries {
         matches!(self, KeyEntries::Ints { index: Some(index), .. } if index.is_dense())
     }
 
-    /// The entry of the one-integer key `k`, if held (without rebuilding a released
-    /// index: `None` then too).
-    #[inline]
-    pub fn get_int(&self, k: i64) -> Option<u32> {
+    /// The index of integer keys, if held.
+    pub fn int_index(&self) -> Option<&IntKeyIndex> {
         match self {
-            KeyEntries::Ints { index: Some(index), .. } => index.get(k),
-            _ => None,
+            KeyEntries::Ints { index, .. } => index.as_ref(),
+            KeyEntries::General { .. } => None,
         }
     }
 }

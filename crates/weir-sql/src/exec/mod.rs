@@ -3,6 +3,7 @@
 //! apply), named by the node's description.
 
 pub mod acc;
+pub mod cache_warm;
 pub mod calc;
 pub mod collect;
 pub mod group_agg;

@@ -40,6 +40,18 @@ impl SliceTable {
     /// none of its own.
     pub fn reset_like(&mut self, before: Option<&SliceTable>, aggs: &[AggCall], recycled: Option<IntKeyIndex>) {
         let room = self.keys.reset_like(before.map(|b| &b.keys), recycled);
+        self.reset_accs(room, aggs);
+    }
+
+    /// Empties the table, keeping its memory, for `aggs` and `room` of the dense ids
+    /// of a dictionary of `ids` keys (a BATCH slice).
+    pub fn reset_for_ids(&mut self, room: usize, ids: usize, aggs: &[AggCall]) {
+        self.keys.reset_for_ids(room, ids);
+        self.reset_accs(room, aggs);
+    }
+
+    /// Empties the accumulator columns for `aggs`, with room for `room` keys.
+    fn reset_accs(&mut self, room: usize, aggs: &[AggCall]) {
         if self.accs.len() != aggs.len() {
             self.accs = aggs.iter().map(AccColumn::create).collect();
         }
@@ -100,12 +112,13 @@ impl SliceTable {
     }
 
     /// [`SliceTable::accumulate`] for the one-integer key `k` (a BATCH operator's
-    /// dense key id).
+    /// dense key id); true when the key is new to the table.
     #[inline(always)]
-    pub fn accumulate_int(&mut self, k: i64, aggs: &[AggCall], row: &[Value], retract: bool) {
+    pub fn accumulate_int(&mut self, k: i64, aggs: &[AggCall], row: &[Value], retract: bool) -> bool {
         let (i, new) = self.keys.entry_int(k);
         let i = self.made(i, new, aggs);
         self.update(i, aggs, row, retract);
+        new
     }
 
     #[inline(always)]
@@ -141,6 +154,15 @@ impl SliceTable {
     /// timers fired in).
     pub fn sorted_order(&self) -> Vec<u32> {
         self.keys.sorted_order()
+    }
+
+    /// Brings the table into the cache before a pass in key order
+    /// ([`super::cache_warm`]).
+    pub fn warm(&self) {
+        self.keys.warm();
+        for column in &self.accs {
+            column.warm();
+        }
     }
 
     /// Appends the values of entry `i`'s key to `out`.

@@ -89,6 +89,10 @@ pub struct SlicingWindowOperator {
     last: Option<LastSlice>,
     /// In BATCH, the keys whose ids the tables hold.
     dictionary: Option<KeyDictionary>,
+    /// In BATCH, the keys added to slices and the slices made, whose ratio sizes a new
+    /// slice (the latest slice may be one just begun).
+    keys_added: usize,
+    slices_made: usize,
     /// Ends of the windows still to fire.
     pending: BTreeSet<i64>,
     watermark: i64,
@@ -116,6 +120,8 @@ impl SlicingWindowOperator {
             spare: Vec::new(),
             last: None,
             dictionary: batch.then(KeyDictionary::default),
+            keys_added: 0,
+            slices_made: 0,
             pending: BTreeSet::new(),
             watermark,
             max_parallelism,
@@ -178,7 +184,10 @@ impl SlicingWindowOperator {
         let aggs = &self.spec.aggs;
         let table = &mut self.tables[table];
         match &mut self.dictionary {
-            Some(dictionary) => table.accumulate_int(dictionary.id(key), aggs, &row.values, retract),
+            Some(dictionary) => {
+                let new = table.accumulate_int(dictionary.id(key), aggs, &row.values, retract);
+                self.keys_added += new as usize;
+            }
             None => table.accumulate(key, aggs, &row.values, retract),
         }
         Ok(())
@@ -221,7 +230,18 @@ impl SlicingWindowOperator {
         // slices of a stream hold much the same keys).
         let latest = self.slices.last_key_value().map(|(_, &t)| t);
         let mut fresh = std::mem::take(&mut self.tables[table]);
-        fresh.reset_like(latest.map(|t| &self.tables[t]), &self.spec.aggs, recycled);
+        let before = latest.map(|t| &self.tables[t]);
+        match &self.dictionary {
+            Some(dictionary) => {
+                // Indexed over every id given so far (ids come in any order), with room
+                // for as many keys as the latest or an average slice holds.
+                let average = self.keys_added / self.slices_made.max(1);
+                let room = before.map_or(0, SliceTable::len).max(average);
+                fresh.reset_for_ids(room + room / 8, dictionary.len(), &self.spec.aggs);
+                self.slices_made += 1;
+            }
+            None => fresh.reset_like(before, &self.spec.aggs, recycled),
+        }
         self.tables[table] = fresh;
         self.slices.insert(slice_end, table);
         table
@@ -273,6 +293,7 @@ impl SlicingWindowOperator {
                 &merged
             }
         };
+        window.warm();
         let order = match &mut self.dictionary {
             Some(dictionary) => dictionary.ascending(window),
             None => window.sorted_order(),

@@ -12,6 +12,7 @@
 //! a table has one accumulator per key.
 
 use super::acc::{self, Acc};
+use super::cache_warm;
 use crate::plan::{AggCall, AggFunc};
 use crate::types::DataType;
 use crate::value::Value;
@@ -84,6 +85,18 @@ impl AccColumn {
     /// True when no accumulator is held.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Brings the typed accumulators into the cache ([`cache_warm`]).
+    pub fn warm(&self) {
+        match self {
+            AccColumn::Count(n) => cache_warm::warm(n),
+            AccColumn::DoubleSum { sums, counts } => {
+                cache_warm::warm(sums);
+                cache_warm::warm(counts);
+            }
+            AccColumn::General(_) => {}
+        }
     }
 
     /// Appends the empty accumulator of `call` (a new key).
