@@ -116,7 +116,11 @@ impl IntKeyIndex {
         slots.resize(span as usize, 0);
         present.clear();
         present.resize((span as usize).div_ceil(64), 0);
-        self.repr = Repr::Dense { base: lo, slots, present };
+        self.repr = Repr::Dense {
+            base: lo,
+            slots,
+            present,
+        };
     }
 
     /// The most slots a dense array holding `keys` keys may have.

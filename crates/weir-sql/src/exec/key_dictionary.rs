@@ -111,7 +111,10 @@ impl KeyDictionary {
             KeyOrder { ascending, ranks }
         });
         let entries = table.keys();
-        if let Some(index) = entries.int_index().filter(|i| i.is_dense() && entries.len() * 4 >= order.ascending.len()) {
+        if let Some(index) = entries
+            .int_index()
+            .filter(|i| i.is_dense() && entries.len() * 4 >= order.ascending.len())
+        {
             let mut walked = Vec::with_capacity(entries.len());
             index.entries_of(&order.ascending, &mut walked);
             return walked;
@@ -152,7 +155,10 @@ mod tests {
             assert_eq!(dictionary.id(&[Value::Int(*k)]), n);
         }
         assert_eq!(dictionary.id(&[Value::Int(keys[7])]), 7);
-        assert!(dictionary.keys().is_dense(), "3,000 keys over 10,000 are within its slack");
+        assert!(
+            dictionary.keys().is_dense(),
+            "3,000 keys over 10,000 are within its slack"
+        );
         // A table holding most ids (walked) and one holding a few (sorted by rank).
         let mut most = SliceTable::default();
         let mut few = SliceTable::default();

@@ -394,7 +394,12 @@ fn rows_coming_to_slices_whose_index_was_released_still_find_their_keys_when_all
 /// sends its rows in buffers of `run` rows spanning many slices, the groups' buffers
 /// interleaved (as a subtask reads its subpartitions), so every slice is revisited out of
 /// order, by keys of every group.
-fn interleaved_rows(groups: i64, rows_per_group: i64, run: i64, key_of: impl Fn(i64) -> Value) -> Vec<(Value, f64, i64)> {
+fn interleaved_rows(
+    groups: i64,
+    rows_per_group: i64,
+    run: i64,
+    key_of: impl Fn(i64) -> Value,
+) -> Vec<(Value, f64, i64)> {
     let mut rows = Vec::new();
     for buffer in 0..rows_per_group / run {
         for g in (0..groups).rev() {
@@ -475,7 +480,9 @@ fn a_batch_aggregate_of_slices_revisited_out_of_order_emits_exactly_what_a_direc
 #[test]
 fn a_batch_aggregate_fires_hop_windows_at_an_early_watermark_and_reuses_fired_tables_for_later_slices() {
     let assigner = SliceAssigner::Hop { size: 20, slide: 10 };
-    let rows: Vec<(i64, f64, i64)> = (0..120).map(|i| ((i * 37) % 11, (i % 4) as f64 * 0.5, (i * 13) % 60)).collect();
+    let rows: Vec<(i64, f64, i64)> = (0..120)
+        .map(|i| ((i * 37) % 11, (i % 4) as f64 * 0.5, (i * 13) % 60))
+        .collect();
     let run = |batch: bool| {
         let mut h = harness_in(spec(assigner), RestoredSlices::default(), batch);
         for (key, amount, ts) in &rows[..80] {
