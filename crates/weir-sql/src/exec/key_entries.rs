@@ -238,6 +238,23 @@ impl KeyEntries {
         }
     }
 
+    /// Appends value `k` of the keys of `entries` (NULL past a key's values) to `rows`,
+    /// one each, in order.
+    pub fn push_key_column(&self, k: usize, entries: impl Iterator<Item = usize>, rows: &mut [Vec<Value>]) {
+        match self {
+            KeyEntries::Ints { keys, .. } if k == 0 => {
+                for (row, i) in rows.iter_mut().zip(entries) {
+                    row.push(Value::Int(keys[i]));
+                }
+            }
+            _ => {
+                for (row, i) in rows.iter_mut().zip(entries) {
+                    row.push(self.key_value(i, k));
+                }
+            }
+        }
+    }
+
     /// The number of values of entry `i`'s key.
     pub fn key_width(&self, i: usize) -> usize {
         match self {

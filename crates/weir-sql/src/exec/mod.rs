@@ -17,6 +17,7 @@ pub mod slice_table;
 pub mod slicing_window;
 pub mod typed_acc;
 pub mod window_agg;
+pub mod window_rows;
 
 #[cfg(test)]
 mod tests;

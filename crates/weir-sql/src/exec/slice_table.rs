@@ -186,6 +186,21 @@ impl SliceTable {
         }
     }
 
+    /// Appends the results of aggregate `a` of `aggs` for `entries` (NULL past the
+    /// aggregates) to `rows`, one each, in order.
+    pub fn push_result_column(
+        &self,
+        a: usize,
+        aggs: &[AggCall],
+        entries: impl Iterator<Item = usize>,
+        rows: &mut [Vec<Value>],
+    ) {
+        match (self.accs.get(a), aggs.get(a)) {
+            (Some(column), Some(call)) => column.push_results(call, entries, rows),
+            _ => rows.iter_mut().for_each(|row| row.push(Value::Null)),
+        }
+    }
+
     /// The number of values of entry `i`'s key.
     pub fn key_width(&self, i: usize) -> usize {
         self.keys.key_width(i)

@@ -32,6 +32,7 @@ use super::key_dictionary::KeyDictionary;
 use super::slice_assigner::SliceAssigner;
 use super::slice_snapshot::{self, RestoredSlices, SliceEntry};
 use super::slice_table::SliceTable;
+use super::window_rows::{RowEntry, WindowRows};
 use crate::key::GroupKey;
 use crate::plan::AggCall;
 use crate::value::{Row, Value};
@@ -50,6 +51,12 @@ use weir_state::OperatorSnapshot;
 /// older one's is released for the new slice to reuse: rows of a stream mostly go to
 /// its latest slices); also the fired tables a streaming operator keeps for reuse.
 const INDEXED_SLICES: usize = 4;
+
+/// Rows a firing window builds at once, a column at a time, before emitting them: few
+/// enough that their memory stays within an allocator page, which emitting them frees
+/// for the next ones (all of a window's rows at once would fill pages that are then
+/// returned to the system and faulted in again).
+const ROWS_AT_ONCE: usize = 64;
 
 /// What defines one window aggregation.
 #[derive(Debug, Clone)]
@@ -301,39 +308,53 @@ impl SlicingWindowOperator {
         let aggs = &self.spec.aggs;
         let time = end.saturating_sub(1);
         let times = [start, end, time];
-        let keys = self.spec.keys;
-        for i in order {
-            let i = i as usize;
-            let (key_entries, k) = match &self.dictionary {
-                Some(dictionary) => (dictionary.keys(), KeyDictionary::id_of(window, i)),
-                None => (window.keys(), i),
-            };
-            let values = match &self.spec.projection {
-                None => {
-                    let mut values = Vec::with_capacity(3 + key_entries.key_width(k) + aggs.len());
-                    values.extend(times.map(Value::Timestamp));
-                    key_entries.push_key(k, &mut values);
-                    window.push_results(i, aggs, &mut values);
-                    values
-                }
-                Some(columns) => {
-                    // A push per branch: each value is written in place, not built
-                    // aside and copied.
-                    let mut values = Vec::with_capacity(columns.len());
-                    for &c in columns {
-                        match c {
-                            0..=2 => values.push(Value::Timestamp(times[c])),
-                            c if c < 3 + keys => values.push(key_entries.key_value(k, c - 3)),
-                            c => values.push(window.result(i, c - 3 - keys, aggs)),
-                        }
+        let keys = match &self.dictionary {
+            Some(dictionary) => dictionary.keys(),
+            None => window.keys(),
+        };
+        let entries: Vec<RowEntry> = order
+            .into_iter()
+            .map(|entry| RowEntry {
+                entry,
+                key: match &self.dictionary {
+                    Some(_) => KeyDictionary::id_of(window, entry as usize) as u32,
+                    None => entry,
+                },
+            })
+            .collect();
+        match &self.spec.projection {
+            Some(columns) => {
+                for chunk in entries.chunks(ROWS_AT_ONCE) {
+                    let rows = WindowRows {
+                        table: window,
+                        keys,
+                        entries: chunk,
+                        times,
+                        key_columns: self.spec.keys,
+                        aggs,
                     }
-                    values
+                    .project(columns);
+                    for values in rows {
+                        self.out.collect(StreamRecord {
+                            value: Row::insert(values),
+                            timestamp: Some(time),
+                        })?;
+                    }
                 }
-            };
-            self.out.collect(StreamRecord {
-                value: Row::insert(values),
-                timestamp: Some(time),
-            })?;
+            }
+            None => {
+                for e in &entries {
+                    let (i, k) = (e.entry as usize, e.key as usize);
+                    let mut values = Vec::with_capacity(3 + keys.key_width(k) + aggs.len());
+                    values.extend(times.map(Value::Timestamp));
+                    keys.push_key(k, &mut values);
+                    window.push_results(i, aggs, &mut values);
+                    self.out.collect(StreamRecord {
+                        value: Row::insert(values),
+                        timestamp: Some(time),
+                    })?;
+                }
+            }
         }
         self.last = None;
         while let Some((&e, &table)) = self.slices.first_key_value() {

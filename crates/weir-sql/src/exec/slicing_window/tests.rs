@@ -466,13 +466,44 @@ fn a_batch_aggregate_of_slices_revisited_out_of_order_emits_exactly_what_a_direc
         interleaved_rows(5, 400, 31, spread),
         interleaved_rows(3, 90, 9, mixed),
     ];
+    // The projection of the usual `SELECT window_start, key, COUNT(*), SUM(..)`, built
+    // in chunks of rows a column at a time, and the full rows.
+    let projection = [0, 3, 4, 5];
+    let projected = |emitted: &[Emitted]| -> Vec<Emitted> {
+        emitted
+            .iter()
+            .map(|e| match e {
+                Emitted::Row(values, ts) => Emitted::Row(projection.iter().map(|c| values[*c].clone()).collect(), *ts),
+                other => other.clone(),
+            })
+            .collect()
+    };
     for (n, rows) in inputs.iter().enumerate() {
         let expected = tumbled(rows, 60);
+        if n == 0 {
+            let first_window = expected
+                .iter()
+                .filter(|e| matches!(e, Emitted::Row(_, Some(59))))
+                .count();
+            assert!(
+                first_window > ROWS_AT_ONCE,
+                "a window of more rows than are built at once"
+            );
+        }
         for batch in [true, false] {
             let mut h = harness_in(spec(assigner), RestoredSlices::default(), batch);
             feed(&mut h, rows);
             assert_eq!(h.watermark(i64::MAX), expected, "input {n}, batch {batch}");
             assert_eq!(h.op.num_slices(), 0);
+            let mut with_projection = spec(assigner);
+            with_projection.projection = Some(projection.to_vec());
+            let mut h = harness_in(with_projection, RestoredSlices::default(), batch);
+            feed(&mut h, rows);
+            assert_eq!(
+                h.watermark(i64::MAX),
+                projected(&expected),
+                "input {n}, batch {batch}, projected"
+            );
         }
     }
 }
