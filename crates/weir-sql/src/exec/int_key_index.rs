@@ -1,29 +1,36 @@
-//! The index of a slice's integer group keys: key → entry number. Keys in a compact
-//! range (user ids, item ids, small codes) are held in a dense array of entry numbers
-//! over the range `[base, base + slots.len())`, so a probe is a subtraction and a load
-//! (no hashing) and walking the array visits the keys in ascending order (no sort);
-//! keys spread wider than the array may grow to turn the index into a hash map.
+//! The index of a slice's integer group keys (or of the dense ids a BATCH operator's
+//! key dictionary gives them): key → entry number. Keys in a compact range (user ids,
+//! item ids, small codes) are held in a dense array of entry numbers over the range
+//! `[base, base + slots.len())` with a bit per slot saying whether its key is held, so a
+//! probe is a subtraction and a bit test (no hashing), a new key is told from a held one
+//! without loading its slot (the bits of a few thousand keys stay in cache while their
+//! slots do not), and walking the bits visits the keys in ascending order (no sort);
+//! keys spread wider than the array allows turn the index into a hash map.
 //!
 //! Invariants: every key held maps to one entry number and no two keys to the same
-//! one; a dense array holds [`ABSENT`] in every slot of a key not held and is never
-//! longer than [`IntKeyIndex::allowance`] allows for the keys it holds (or the keys
-//! its table was made for), so its memory stays proportional to the keys.
+//! one; a dense slot's entry number is meaningful only while its bit is set, and the
+//! bits cover exactly the slots; a dense array is never longer than
+//! [`IntKeyIndex::allowance`] allows for the keys it holds (or the keys its table was
+//! made for), so its memory stays proportional to the keys.
 
 use rustc_hash::FxHashMap;
 
-/// A slot of the dense array whose key is not held.
-const ABSENT: u32 = u32::MAX;
-
-/// Slots a dense array may always hold, whatever few keys it holds (16 KiB).
-const SLACK: i128 = 4096;
+/// Slots a dense array of a slice's index may always hold, whatever few keys it holds
+/// (16 KiB).
+pub const SLICE_SLACK: usize = 4096;
 
 /// Slots a dense array may hold per key.
 const SLOTS_PER_KEY: i128 = 4;
 
 #[derive(Debug, Clone)]
 enum Repr {
-    /// Entry numbers of the keys `base..base + slots.len()`.
-    Dense { base: i64, slots: Vec<u32> },
+    /// Entry numbers of the keys `base..base + slots.len()`, held where `present` has
+    /// their bit set.
+    Dense {
+        base: i64,
+        slots: Vec<u32>,
+        present: Vec<u64>,
+    },
     /// Keys spread too wide for an array.
     Hashed(FxHashMap<i64, u32>),
 }
@@ -34,21 +41,38 @@ pub struct IntKeyIndex {
     repr: Repr,
     /// The keys expected (those of the slice before), which the allowance counts.
     room: usize,
+    /// Slots a dense array may always hold.
+    slack: usize,
 }
 
 impl Default for IntKeyIndex {
+    /// An empty index with a slice's slack ([`SLICE_SLACK`]).
     fn default() -> Self {
+        Self::with_slack(SLICE_SLACK)
+    }
+}
+
+/// The word of `present` and the bit in it of slot `offset`.
+#[inline(always)]
+fn bit(offset: usize) -> (usize, u64) {
+    (offset / 64, 1 << (offset % 64))
+}
+
+impl IntKeyIndex {
+    /// An empty index whose dense array may always hold `slack` slots, whatever few keys
+    /// it holds (an operator-wide dictionary affords more than each slice's index).
+    pub fn with_slack(slack: usize) -> Self {
         IntKeyIndex {
             repr: Repr::Dense {
                 base: 0,
                 slots: Vec::new(),
+                present: Vec::new(),
             },
             room: 0,
+            slack,
         }
     }
-}
 
-impl IntKeyIndex {
     /// An empty index for keys like `like` (the keys of the slice before, whose range
     /// and number the next slice's keys are likely to share).
     pub fn for_keys_like(like: &[i64]) -> Self {
@@ -60,13 +84,19 @@ impl IntKeyIndex {
     /// Empties the index and makes it [`IntKeyIndex::for_keys_like`] `like`, reusing
     /// its memory.
     pub fn reset_for(&mut self, like: &[i64]) {
-        self.room = like.len();
         let (lo, hi) = match (like.iter().min(), like.iter().max()) {
             (Some(&lo), Some(&hi)) => (lo, hi),
             _ => (0, -1),
         };
-        let span = hi as i128 - lo as i128 + 1;
-        if span > Self::allowance(self.room) {
+        self.reset_for_range(lo, hi, like.len());
+    }
+
+    /// Empties the index, reusing its memory, for about `room` keys in `lo..=hi`: a dense
+    /// array over the range if the allowance of `room` keys permits, else a hash map.
+    pub fn reset_for_range(&mut self, lo: i64, hi: i64, room: usize) {
+        self.room = room;
+        let span = (hi as i128 - lo as i128 + 1).max(0);
+        if span > self.allowance(self.room) {
             match &mut self.repr {
                 Repr::Hashed(map) => {
                     map.clear();
@@ -78,28 +108,35 @@ impl IntKeyIndex {
             }
             return;
         }
-        let mut slots = match std::mem::replace(&mut self.repr, Repr::Hashed(FxHashMap::default())) {
-            Repr::Dense { slots, .. } => slots,
-            Repr::Hashed(_) => Vec::new(),
+        let (mut slots, mut present) = match std::mem::replace(&mut self.repr, Repr::Hashed(FxHashMap::default())) {
+            Repr::Dense { slots, present, .. } => (slots, present),
+            Repr::Hashed(_) => (Vec::new(), Vec::new()),
         };
-        slots.clear();
-        slots.resize(span as usize, ABSENT);
-        self.repr = Repr::Dense { base: lo, slots };
+        // Slots are meaningless while their bit is clear: only the bits are cleared.
+        slots.resize(span as usize, 0);
+        present.clear();
+        present.resize((span as usize).div_ceil(64), 0);
+        self.repr = Repr::Dense {
+            base: lo,
+            slots,
+            present,
+        };
     }
 
     /// The most slots a dense array holding `keys` keys may have.
-    fn allowance(keys: usize) -> i128 {
-        SLOTS_PER_KEY * keys as i128 + SLACK
+    fn allowance(&self, keys: usize) -> i128 {
+        SLOTS_PER_KEY * keys as i128 + self.slack as i128
     }
 
     /// The entry number of `key`, if held.
     #[inline]
     pub fn get(&self, key: i64) -> Option<u32> {
         match &self.repr {
-            Repr::Dense { base, slots } => {
-                let offset = key.wrapping_sub(*base) as u64;
-                let i = *slots.get(usize::try_from(offset).ok()?)?;
-                (i != ABSENT).then_some(i)
+            Repr::Dense { base, slots, present } => {
+                let offset = usize::try_from(key.wrapping_sub(*base) as u64).ok()?;
+                let (word, mask) = bit(offset);
+                let held = offset < slots.len() && present[word] & mask != 0;
+                held.then(|| slots[offset])
             }
             Repr::Hashed(map) => map.get(&key).copied(),
         }
@@ -107,23 +144,34 @@ impl IntKeyIndex {
 
     /// The entry number of `key`, which becomes `next` (the number of keys held) if the
     /// key is not held yet.
-    #[inline]
+    #[inline(always)]
     pub fn get_or_insert(&mut self, key: i64, next: u32) -> u32 {
-        if let Repr::Dense { base, slots } = &mut self.repr {
+        if let Repr::Dense { base, slots, present } = &mut self.repr {
             let offset = key.wrapping_sub(*base) as u64;
             if offset < slots.len() as u64 {
-                let slot = &mut slots[offset as usize];
-                if *slot == ABSENT {
-                    *slot = next;
+                let offset = offset as usize;
+                let (word, mask) = bit(offset);
+                if present[word] & mask == 0 {
+                    present[word] |= mask;
+                    slots[offset] = next;
+                    return next;
                 }
-                return *slot;
+                return slots[offset];
             }
+        }
+        self.get_or_insert_outside(key, next)
+    }
+
+    /// [`IntKeyIndex::get_or_insert`] of a key outside the dense array, or of a hashed
+    /// index.
+    #[inline(never)]
+    fn get_or_insert_outside(&mut self, key: i64, next: u32) -> u32 {
+        if let Repr::Dense { .. } = self.repr {
             self.widen(key, next as usize);
-            return self.get_or_insert(key, next);
         }
         match &mut self.repr {
             Repr::Hashed(map) => *map.entry(key).or_insert(next),
-            Repr::Dense { .. } => unreachable!("a dense index was probed above"),
+            Repr::Dense { .. } => self.get_or_insert(key, next),
         }
     }
 
@@ -133,15 +181,17 @@ impl IntKeyIndex {
     /// else the index turns into a hash map.
     #[cold]
     fn widen(&mut self, key: i64, held: usize) {
-        let Repr::Dense { base, slots } = &mut self.repr else {
+        let allowed = self.allowance(held.max(self.room) + 1);
+        let Repr::Dense { base, slots, present } = &mut self.repr else {
             return;
         };
         if slots.is_empty() {
             *base = key;
-            slots.push(ABSENT);
+            slots.push(0);
+            present.clear();
+            present.push(0);
             return;
         }
-        let allowed = Self::allowance(held.max(self.room) + 1);
         let (lo, hi) = (*base as i128, *base as i128 + slots.len() as i128 - 1);
         let len = slots.len() as i128;
         let (lo, hi) = if (key as i128) < lo {
@@ -155,19 +205,25 @@ impl IntKeyIndex {
                 (key as i128).max(hi + len).min(lo + allowed - 1).min(i64::MAX as i128),
             )
         };
+        let held_slots = held_offsets(present);
         if hi - lo < allowed && lo <= key as i128 && key as i128 <= hi {
-            let mut grown = vec![ABSENT; (hi - lo + 1) as usize];
+            let span = (hi - lo + 1) as usize;
             let shift = (*base as i128 - lo) as usize;
-            grown[shift..shift + slots.len()].copy_from_slice(slots);
+            let mut grown_slots = vec![0; span];
+            let mut grown_present = vec![0u64; span.div_ceil(64)];
+            for offset in held_slots {
+                let (word, mask) = bit(offset + shift);
+                grown_present[word] |= mask;
+                grown_slots[offset + shift] = slots[offset];
+            }
             *base = lo as i64;
-            *slots = grown;
+            *slots = grown_slots;
+            *present = grown_present;
             return;
         }
         let mut map = FxHashMap::with_capacity_and_hasher(held.max(self.room) + 1, Default::default());
-        for (offset, &i) in slots.iter().enumerate() {
-            if i != ABSENT {
-                map.insert(base.wrapping_add(offset as i64), i);
-            }
+        for offset in held_slots {
+            map.insert(base.wrapping_add(offset as i64), slots[offset]);
         }
         self.repr = Repr::Hashed(map);
     }
@@ -176,14 +232,55 @@ impl IntKeyIndex {
     /// entry number.
     pub fn ascending(&self, keys: &[i64]) -> Vec<u32> {
         match &self.repr {
-            Repr::Dense { slots, .. } => {
+            Repr::Dense { slots, present, .. } => {
                 let mut order = Vec::with_capacity(keys.len());
-                order.extend(slots.iter().copied().filter(|i| *i != ABSENT));
+                order.extend(held_offsets(present).map(|offset| slots[offset]));
                 order
             }
             Repr::Hashed(_) => super::radix_sort::ascending_order(keys),
         }
     }
+
+    /// Appends to `out` the entry numbers of those of `keys` held, in the order of
+    /// `keys` (the dense ids of a dictionary, in its key order).
+    pub fn entries_of(&self, keys: &[u32], out: &mut Vec<u32>) {
+        match &self.repr {
+            Repr::Dense { base, slots, present } => {
+                for &k in keys {
+                    let offset = (k as i64).wrapping_sub(*base) as u64;
+                    if offset < slots.len() as u64 {
+                        let (word, mask) = bit(offset as usize);
+                        if present[word] & mask != 0 {
+                            out.push(slots[offset as usize]);
+                        }
+                    }
+                }
+            }
+            Repr::Hashed(map) => out.extend(keys.iter().filter_map(|k| map.get(&(*k as i64)).copied())),
+        }
+    }
+
+    /// Brings a dense array into the cache ([`super::cache_warm`]).
+    pub fn warm(&self) {
+        if let Repr::Dense { slots, present, .. } = &self.repr {
+            super::cache_warm::warm(present);
+            super::cache_warm::warm(slots);
+        }
+    }
+
+    /// True when the keys are held in a dense array (walking them in key order costs
+    /// their range, not a sort).
+    pub fn is_dense(&self) -> bool {
+        matches!(self.repr, Repr::Dense { .. })
+    }
+}
+
+/// The offsets of the held slots of a dense array whose bits are `present`, ascending.
+fn held_offsets(present: &[u64]) -> impl Iterator<Item = usize> + '_ {
+    present.iter().enumerate().flat_map(|(w, &bits)| {
+        std::iter::successors((bits != 0).then_some(bits), |b| Some(b & (b - 1)).filter(|b| *b != 0))
+            .map(move |b| w * 64 + b.trailing_zeros() as usize)
+    })
 }
 
 #[cfg(test)]
@@ -242,7 +339,7 @@ mod tests {
     fn an_index_made_for_the_keys_before_takes_them_without_growing() {
         let before: Vec<i64> = (1_000..7_000).rev().collect();
         let mut index = IntKeyIndex::for_keys_like(&before);
-        let Repr::Dense { base, slots } = &index.repr else {
+        let Repr::Dense { base, slots, .. } = &index.repr else {
             panic!("compact keys give a dense index");
         };
         assert_eq!((*base, slots.len()), (1_000, 6_000));
@@ -258,5 +355,17 @@ mod tests {
         assert_eq!(index.get(1_000), None);
         insert_all(&mut index, &[5, -5, 0]);
         assert!(matches!(IntKeyIndex::for_keys_like(&[]).repr, Repr::Dense { .. }));
+    }
+
+    #[test]
+    fn an_index_of_a_larger_slack_keeps_keys_of_a_wider_range_dense() {
+        let keys: Vec<i64> = (0..909).map(|s| (s * 11 * 7919) % 10_000).collect();
+        let mut slice = IntKeyIndex::default();
+        insert_all(&mut slice, &keys);
+        assert!(!slice.is_dense(), "909 keys over 10,000 exceed a slice's allowance");
+        let mut dictionary = IntKeyIndex::with_slack(1 << 16);
+        insert_all(&mut dictionary, &keys);
+        assert!(dictionary.is_dense());
+        assert_eq!(dictionary.get(1), None);
     }
 }

@@ -3,10 +3,13 @@
 //! apply), named by the node's description.
 
 pub mod acc;
+pub mod cache_warm;
 pub mod calc;
 pub mod collect;
 pub mod group_agg;
 pub mod int_key_index;
+pub mod key_dictionary;
+pub mod key_entries;
 pub mod radix_sort;
 pub mod slice_assigner;
 pub mod slice_snapshot;
@@ -14,6 +17,7 @@ pub mod slice_table;
 pub mod slicing_window;
 pub mod typed_acc;
 pub mod window_agg;
+pub mod window_rows;
 
 #[cfg(test)]
 mod tests;
@@ -100,7 +104,7 @@ pub fn compile(node: &PlanNode, env: &StreamExecutionEnvironment) -> Result<Data
                         aggs: Arc::new(aggs.clone()),
                         projection: None,
                     };
-                    keyed.transform(desc.clone(), slicing_window_factory(spec))
+                    keyed.transform(desc.clone(), slicing_window_factory(spec, env))
                 }
                 (None, kind) => {
                     let gap = match kind {
@@ -174,13 +178,15 @@ fn fused_window_projection(
     Some(compile(agg_input, env).map(|upstream| {
         upstream
             .key_by(key_of(*keys))
-            .transform(format!("{agg_desc} -> {desc}"), slicing_window_factory(spec))
+            .transform(format!("{agg_desc} -> {desc}"), slicing_window_factory(spec, env))
     }))
 }
 
-/// The factory of the slicing window aggregate of `spec`: each subtask restores the
-/// slices of its key groups from the checkpoint it starts from, if any.
-fn slicing_window_factory(spec: WindowAggSpec) -> OperatorFactory {
+/// The factory of the slicing window aggregate of `spec` in `env`: each subtask restores
+/// the slices of its key groups from the checkpoint it starts from, if any, and learns
+/// the job's runtime mode (resolved once the program is built).
+fn slicing_window_factory(spec: WindowAggSpec, env: &StreamExecutionEnvironment) -> OperatorFactory {
+    let mode = env.runtime_mode_handle();
     OperatorFactory::one_input::<Row, Row>(move |ctx, out| {
         let restored = match ctx.state().restored(ctx.key_group_range()) {
             Some(snapshot) => slice_snapshot::restore(&snapshot, &spec.aggs).map_err(|reason| TaskError::Restore {
@@ -192,6 +198,7 @@ fn slicing_window_factory(spec: WindowAggSpec) -> OperatorFactory {
         let op = SlicingWindowOperator::new(
             spec.clone(),
             restored,
+            mode.is_batch(),
             ctx.max_parallelism,
             out,
             ctx.operator_counter(NUM_LATE_RECORDS_DROPPED),

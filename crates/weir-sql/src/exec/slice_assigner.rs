@@ -61,9 +61,15 @@ impl SliceAssigner {
     /// The end of the slice holding `timestamp`.
     pub fn slice_end(&self, timestamp: i64) -> i64 {
         let unit = self.unit();
-        timestamp
-            .saturating_sub(timestamp.rem_euclid(unit))
-            .saturating_add(unit)
+        let end = timestamp as i128 - timestamp.rem_euclid(unit) as i128 + unit as i128;
+        end.clamp(i64::MIN as i128, i64::MAX as i128) as i64
+    }
+
+    /// The start of the slice holding `timestamp` (saturated at `i64::MIN`): every
+    /// timestamp from it up to, not including, its [`SliceAssigner::slice_end`] is in
+    /// the same slice.
+    pub fn slice_start(&self, timestamp: i64) -> i64 {
+        timestamp.saturating_sub(timestamp.rem_euclid(self.unit()))
     }
 
     /// The end of the last window that holds the slice ending at `slice_end`.
@@ -162,5 +168,13 @@ mod tests {
         assert_eq!(e, i64::MAX);
         assert_eq!(ends(a, e), vec![i64::MAX]);
         assert!(a.slice_end(i64::MIN) > i64::MIN);
+        // The slices at the ends, cut short, still hold every timestamp between their
+        // start and end in one slice.
+        for t in [i64::MIN, i64::MIN + 1, i64::MAX - 9, i64::MAX - 1] {
+            let (start, end) = (a.slice_start(t), a.slice_end(t));
+            assert!(start <= t && t < end, "{t}: [{start}, {end})");
+            assert_eq!(a.slice_end(start), end);
+            assert_eq!(a.slice_end(end - 1), end);
+        }
     }
 }

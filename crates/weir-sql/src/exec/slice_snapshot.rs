@@ -57,18 +57,17 @@ impl Default for RestoredSlices {
     }
 }
 
-/// The snapshot of `slices` and `watermark` (the key groups of `max_parallelism`).
+/// The snapshot of the slices' `entries` (in ascending slice order) and `watermark`
+/// (the key groups of `max_parallelism`).
 pub fn snapshot(
-    slices: &BTreeMap<i64, SliceTable>,
+    entries: impl IntoIterator<Item = SliceEntry>,
     watermark: i64,
     max_parallelism: u32,
 ) -> Result<OperatorSnapshot, String> {
     let mut groups: BTreeMap<u32, Vec<SliceEntry>> = BTreeMap::new();
-    for (&slice_end, table) in slices {
-        for (key, accs) in table.entries() {
-            let kg = assign_to_key_group(key_hash(&key), max_parallelism);
-            groups.entry(kg).or_default().push(SliceEntry { slice_end, key, accs });
-        }
+    for entry in entries {
+        let kg = assign_to_key_group(key_hash(&entry.key), max_parallelism);
+        groups.entry(kg).or_default().push(entry);
     }
     let mut snapshot = OperatorSnapshot::default();
     for (kg, entries) in groups {

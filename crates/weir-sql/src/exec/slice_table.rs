@@ -2,131 +2,31 @@
 //! state of one slice end), and the merge of several slices into the table of one
 //! window.
 //!
-//! Keys of one integer column (the common `GROUP BY user_id`) are held as plain `i64`s
-//! in a map keyed by them; any other key (several columns, strings, a NULL) as a
-//! [`GroupKey`] (a table of integer keys turns into that form when such a key comes).
-//! The accumulators are columns, one [`AccColumn`] per aggregate call, typed where the
-//! call allows it.
+//! The keys are [`KeyEntries`] (plain `i64`s while they are single integers, else
+//! [`GroupKey`]s); in BATCH the operator-wide key dictionary's dense ids stand for the
+//! keys. The accumulators are columns, one [`AccColumn`] per aggregate call, typed
+//! where the call allows it.
 //!
 //! The index of integer keys may be released ([`SliceTable::release_index`]) once a
-//! slice is unlikely to take new keys (the window operator releases those of all but
-//! its latest slices, and reuses their memory for the next slice's index); it is
-//! rebuilt from the key column when a key comes after all (in BATCH mode, which reads
-//! a subtask's input subpartitions one after the other, once per slice on the second
-//! one).
+//! slice is unlikely to take new keys (the streaming window operator releases those of
+//! all but its latest slices, and reuses their memory for the next slice's index); it
+//! is rebuilt from the key column when a key comes after all.
 //!
 //! Invariants: entry `i` is key `i` of the key column and accumulator `i` of every
-//! accumulator column (all as long as the key column); the index, when held, maps
-//! every key to its `i`, and a key is in it once. A table is probed with a row's key columns
-//! (`&[Value]`), so a key is copied only when it is first seen.
+//! accumulator column (all as long as the key column).
 
 use super::int_key_index::IntKeyIndex;
+use super::key_entries::KeyEntries;
 use super::typed_acc::AccColumn;
 use crate::exec::acc::Acc;
 use crate::key::GroupKey;
 use crate::plan::AggCall;
 use crate::value::Value;
-use rustc_hash::FxHashMap;
-
-/// The keys of a table, in the order they were first seen.
-#[derive(Debug, Clone)]
-enum Keys {
-    /// Keys of one integer column; the index `None` when released.
-    Ints { index: Option<IntKeyIndex>, keys: Vec<i64> },
-    /// Any keys.
-    General {
-        index: FxHashMap<GroupKey, u32>,
-        keys: Vec<GroupKey>,
-    },
-}
-
-impl Default for Keys {
-    fn default() -> Self {
-        Keys::Ints {
-            index: Some(IntKeyIndex::default()),
-            keys: Vec::new(),
-        }
-    }
-}
-
-impl Keys {
-    fn len(&self) -> usize {
-        match self {
-            Keys::Ints { keys, .. } => keys.len(),
-            Keys::General { keys, .. } => keys.len(),
-        }
-    }
-
-    /// The entry of `key` and whether it was added now.
-    #[inline(always)]
-    fn entry(&mut self, key: &[Value]) -> (usize, bool) {
-        if let (Keys::Ints { index, keys }, [Value::Int(k)]) = (&mut *self, key) {
-            let next = keys.len() as u32;
-            let i = index.get_or_insert_with(|| rebuilt_index(keys)).get_or_insert(*k, next);
-            if i == next {
-                keys.push(*k);
-            }
-            return (i as usize, i == next);
-        }
-        let (index, keys) = self.general();
-        match index.get(key) {
-            Some(&i) => (i as usize, false),
-            None => {
-                let i = keys.len();
-                let owned = GroupKey::of(key);
-                index.insert(owned.clone(), i as u32);
-                keys.push(owned);
-                (i, true)
-            }
-        }
-    }
-
-    /// The general form, integer keys turned into [`GroupKey`]s.
-    fn general(&mut self) -> (&mut FxHashMap<GroupKey, u32>, &mut Vec<GroupKey>) {
-        if let Keys::Ints { keys: ints, .. } = self {
-            let keys: Vec<GroupKey> = ints.iter().map(|k| GroupKey::One(Value::Int(*k))).collect();
-            let index = keys.iter().cloned().zip(0u32..).collect();
-            *self = Keys::General { index, keys };
-        }
-        match self {
-            Keys::General { index, keys } => (index, keys),
-            Keys::Ints { .. } => unreachable!("integer keys were just made general"),
-        }
-    }
-
-    fn key(&self, i: usize) -> GroupKey {
-        match self {
-            Keys::Ints { keys, .. } => GroupKey::One(Value::Int(keys[i])),
-            Keys::General { keys, .. } => keys[i].clone(),
-        }
-    }
-
-    fn contains(&mut self, key: &GroupKey) -> bool {
-        match (self, key) {
-            (Keys::Ints { index, keys }, GroupKey::One(Value::Int(k))) => {
-                index.get_or_insert_with(|| rebuilt_index(keys)).get(*k).is_some()
-            }
-            (Keys::Ints { .. }, _) => false,
-            (Keys::General { index, .. }, key) => index.contains_key(key),
-        }
-    }
-}
-
-/// The index of `keys` (distinct keys, by entry number).
-#[cold]
-#[inline(never)]
-fn rebuilt_index(keys: &[i64]) -> IntKeyIndex {
-    let mut index = IntKeyIndex::for_keys_like(keys);
-    for (i, k) in (0u32..).zip(keys) {
-        index.get_or_insert(*k, i);
-    }
-    index
-}
 
 /// The keys and accumulators of one slice (or one merged window).
 #[derive(Debug, Clone, Default)]
 pub struct SliceTable {
-    keys: Keys,
+    keys: KeyEntries,
     /// One column per aggregate call, made with the first key.
     accs: Vec<AccColumn>,
 }
@@ -139,33 +39,19 @@ impl SliceTable {
     /// memory; its index is `recycled` (one another table released) when it holds
     /// none of its own.
     pub fn reset_like(&mut self, before: Option<&SliceTable>, aggs: &[AggCall], recycled: Option<IntKeyIndex>) {
-        let (mut index, mut keys) = match std::mem::take(&mut self.keys) {
-            Keys::Ints { index, keys } => (index.or(recycled).unwrap_or_default(), keys),
-            Keys::General { keys, .. } => (recycled.unwrap_or_default(), Vec::with_capacity(keys.len())),
-        };
-        let room = match before.map(|b| &b.keys) {
-            Some(Keys::Ints { keys: like, .. }) => {
-                index.reset_for(like);
-                like.len()
-            }
-            Some(Keys::General { keys: like, .. }) => {
-                index.reset_for(&[]);
-                like.len()
-            }
-            None => {
-                index.reset_for(&keys);
-                keys.len()
-            }
-        };
-        // Room for a few more keys than the slice before held, so a slice of about
-        // as many keys is not copied to grow.
-        let room = room + room / 8;
-        keys.clear();
-        keys.reserve(room);
-        self.keys = Keys::Ints {
-            index: Some(index),
-            keys,
-        };
+        let room = self.keys.reset_like(before.map(|b| &b.keys), recycled);
+        self.reset_accs(room, aggs);
+    }
+
+    /// Empties the table, keeping its memory, for `aggs` and `room` of the dense ids
+    /// of a dictionary of `ids` keys (a BATCH slice).
+    pub fn reset_for_ids(&mut self, room: usize, ids: usize, aggs: &[AggCall]) {
+        self.keys.reset_for_ids(room, ids);
+        self.reset_accs(room, aggs);
+    }
+
+    /// Empties the accumulator columns for `aggs`, with room for `room` keys.
+    fn reset_accs(&mut self, room: usize, aggs: &[AggCall]) {
         if self.accs.len() != aggs.len() {
             self.accs = aggs.iter().map(AccColumn::create).collect();
         }
@@ -178,10 +64,12 @@ impl SliceTable {
     /// Takes the index of integer keys out of the table (which rebuilds it if a key
     /// comes after all), for another table to reuse; `None` if the table holds none.
     pub fn release_index(&mut self) -> Option<IntKeyIndex> {
-        match &mut self.keys {
-            Keys::Ints { index, .. } => index.take(),
-            Keys::General { .. } => None,
-        }
+        self.keys.release_index()
+    }
+
+    /// The keys, by entry number.
+    pub fn keys(&self) -> &KeyEntries {
+        &self.keys
     }
 
     /// Keys held.
@@ -197,10 +85,16 @@ impl SliceTable {
     /// The entry of `key`, made with empty accumulators of `aggs` if the key is new.
     #[inline(always)]
     fn entry(&mut self, key: &[Value], aggs: &[AggCall]) -> usize {
+        let (i, new) = self.keys.entry(key);
+        self.made(i, new, aggs)
+    }
+
+    /// Entry `i`, given empty accumulators of `aggs` if it is `new`.
+    #[inline(always)]
+    fn made(&mut self, i: usize, new: bool, aggs: &[AggCall]) -> usize {
         if self.accs.len() != aggs.len() {
             self.accs = aggs.iter().map(AccColumn::create).collect();
         }
-        let (i, new) = self.keys.entry(key);
         if new {
             for (column, call) in self.accs.iter_mut().zip(aggs) {
                 column.push_empty(call);
@@ -214,6 +108,21 @@ impl SliceTable {
     #[inline(always)]
     pub fn accumulate(&mut self, key: &[Value], aggs: &[AggCall], row: &[Value], retract: bool) {
         let i = self.entry(key, aggs);
+        self.update(i, aggs, row, retract);
+    }
+
+    /// [`SliceTable::accumulate`] for the one-integer key `k` (a BATCH operator's
+    /// dense key id); true when the key is new to the table.
+    #[inline(always)]
+    pub fn accumulate_int(&mut self, k: i64, aggs: &[AggCall], row: &[Value], retract: bool) -> bool {
+        let (i, new) = self.keys.entry_int(k);
+        let i = self.made(i, new, aggs);
+        self.update(i, aggs, row, retract);
+        new
+    }
+
+    #[inline(always)]
+    fn update(&mut self, i: usize, aggs: &[AggCall], row: &[Value], retract: bool) {
         for (column, call) in self.accs.iter_mut().zip(aggs) {
             column.update(call, i, row, retract);
         }
@@ -244,37 +153,28 @@ impl SliceTable {
     /// The entries in ascending key order (the order the window operator's per-key
     /// timers fired in).
     pub fn sorted_order(&self) -> Vec<u32> {
-        match &self.keys {
-            Keys::Ints {
-                index: Some(index),
-                keys,
-            } => index.ascending(keys),
-            Keys::Ints { index: None, keys } => super::radix_sort::ascending_order(keys),
-            Keys::General { keys, .. } => {
-                let mut order: Vec<u32> = (0..keys.len() as u32).collect();
-                order.sort_unstable_by(|a, b| keys[*a as usize].cmp(&keys[*b as usize]));
-                order
-            }
+        self.keys.sorted_order()
+    }
+
+    /// Brings the table into the cache before a pass in key order
+    /// ([`super::cache_warm`]).
+    pub fn warm(&self) {
+        self.keys.warm();
+        for column in &self.accs {
+            column.warm();
         }
     }
 
     /// Appends the values of entry `i`'s key to `out`.
     #[inline]
     pub fn push_key(&self, i: usize, out: &mut Vec<Value>) {
-        match &self.keys {
-            Keys::Ints { keys, .. } => out.push(Value::Int(keys[i])),
-            Keys::General { keys, .. } => out.extend(keys[i].values().iter().cloned()),
-        }
+        self.keys.push_key(i, out)
     }
 
     /// Value `k` of entry `i`'s key (NULL past the key's values).
     #[inline]
     pub fn key_value(&self, i: usize, k: usize) -> Value {
-        match &self.keys {
-            Keys::Ints { keys, .. } if k == 0 => Value::Int(keys[i]),
-            Keys::Ints { .. } => Value::Null,
-            Keys::General { keys, .. } => keys[i].values().get(k).cloned().unwrap_or_default(),
-        }
+        self.keys.key_value(i, k)
     }
 
     /// The result of aggregate `a` of `aggs` for entry `i` (NULL past the aggregates).
@@ -286,12 +186,24 @@ impl SliceTable {
         }
     }
 
+    /// Appends the results of aggregate `a` of `aggs` for `entries` (NULL past the
+    /// aggregates) to `rows`, one each, in order.
+    pub fn push_result_column(
+        &self,
+        a: usize,
+        aggs: &[AggCall],
+        entries: impl Iterator<Item = usize>,
+        rows: &mut [Vec<Value>],
+    ) {
+        match (self.accs.get(a), aggs.get(a)) {
+            (Some(column), Some(call)) => column.push_results(call, entries, rows),
+            _ => rows.iter_mut().for_each(|row| row.push(Value::Null)),
+        }
+    }
+
     /// The number of values of entry `i`'s key.
     pub fn key_width(&self, i: usize) -> usize {
-        match &self.keys {
-            Keys::Ints { .. } => 1,
-            Keys::General { keys, .. } => keys[i].values().len(),
-        }
+        self.keys.key_width(i)
     }
 
     /// Appends the results of `aggs` for entry `i` to `out`.

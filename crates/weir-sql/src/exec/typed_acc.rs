@@ -12,6 +12,7 @@
 //! a table has one accumulator per key.
 
 use super::acc::{self, Acc};
+use super::cache_warm;
 use crate::plan::{AggCall, AggFunc};
 use crate::types::DataType;
 use crate::value::Value;
@@ -84,6 +85,18 @@ impl AccColumn {
     /// True when no accumulator is held.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Brings the typed accumulators into the cache ([`cache_warm`]).
+    pub fn warm(&self) {
+        match self {
+            AccColumn::Count(n) => cache_warm::warm(n),
+            AccColumn::DoubleSum { sums, counts } => {
+                cache_warm::warm(sums);
+                cache_warm::warm(counts);
+            }
+            AccColumn::General(_) => {}
+        }
     }
 
     /// Appends the empty accumulator of `call` (a new key).
@@ -182,6 +195,26 @@ impl AccColumn {
                 let merged = acc::merge(call, self.get(i), other.get(j));
                 self.set(i, merged);
             }
+        }
+    }
+
+    /// Appends the results of `entries` (what [`AccColumn::result`] gives) to `rows`,
+    /// one each, in order.
+    pub fn push_results(&self, call: &AggCall, entries: impl Iterator<Item = usize>, rows: &mut [Vec<Value>]) {
+        let rows = rows.iter_mut().zip(entries);
+        match self {
+            AccColumn::Count(n) => rows.for_each(|(row, i)| row.push(Value::Int(n[i]))),
+            AccColumn::DoubleSum { sums, counts } => {
+                let avg = matches!(call.func, AggFunc::Avg);
+                for (row, i) in rows {
+                    row.push(match counts[i] {
+                        0 => Value::Null,
+                        n if avg => Value::Double(sums[i] / n as f64),
+                        _ => Value::Double(sums[i]),
+                    });
+                }
+            }
+            AccColumn::General(accs) => rows.for_each(|(row, i)| row.push(acc::result(call, &accs[i]))),
         }
     }
 
@@ -310,5 +343,29 @@ mod tests {
         assert_eq!(restored.get(0), typed.get(0));
         assert_eq!(restored.get(1), Acc::Sum(Value::Null, 0));
         assert_eq!(restored.get(2), Acc::Sum(Value::Int(7), 1));
+    }
+
+    #[test]
+    fn results_pushed_a_column_at_a_time_are_the_results_of_each_entry() {
+        let cases = [
+            call(AggFunc::Count, false, None, DataType::BigInt, DataType::BigInt),
+            call(AggFunc::Sum, false, Some(0), DataType::Double, DataType::Double),
+            call(AggFunc::Avg, false, Some(0), DataType::Double, DataType::Double),
+            call(AggFunc::Max, false, Some(0), DataType::Double, DataType::Double),
+        ];
+        for c in &cases {
+            let mut column = AccColumn::create(c);
+            for _ in 0..4 {
+                column.push_empty(c);
+            }
+            for (i, x) in [(0, 1.5), (2, 0.25), (0, 3.0), (3, -2.0)] {
+                column.update(c, i, &[Value::Double(x)], false);
+            }
+            let order = [3, 1, 0, 2, 0];
+            let mut rows: Vec<Vec<Value>> = vec![vec![Value::Null]; order.len()];
+            column.push_results(c, order.iter().copied(), &mut rows);
+            let expected: Vec<Vec<Value>> = order.iter().map(|i| vec![Value::Null, column.result(c, *i)]).collect();
+            assert_eq!(rows, expected, "{c:?}");
+        }
     }
 }

@@ -73,9 +73,14 @@ fn harness(assigner: SliceAssigner, restored: RestoredSlices) -> Harness {
 }
 
 fn harness_of(spec: WindowAggSpec, restored: RestoredSlices) -> Harness {
+    harness_in(spec, restored, false)
+}
+
+/// The harness of an operator of a job in BATCH mode when `batch`, else in STREAMING.
+fn harness_in(spec: WindowAggSpec, restored: RestoredSlices, batch: bool) -> Harness {
     let sink = Sink::default();
     let late = Counter::default();
-    let op = SlicingWindowOperator::new(spec, restored, 128, Box::new(sink.clone()), late.clone());
+    let op = SlicingWindowOperator::new(spec, restored, batch, 128, Box::new(sink.clone()), late.clone());
     Harness { op, sink, late }
 }
 
@@ -383,4 +388,168 @@ fn rows_coming_to_slices_whose_index_was_released_still_find_their_keys_when_all
     expected.push(Emitted::Watermark(i64::MAX));
     assert_eq!(h.watermark(i64::MAX), expected);
     assert_eq!(h.op.num_slices(), 0);
+}
+
+/// The rows `(key, amount, timestamp)` of a BATCH input: each of `groups` key groups
+/// sends its rows in buffers of `run` rows spanning many slices, the groups' buffers
+/// interleaved (as a subtask reads its subpartitions), so every slice is revisited out of
+/// order, by keys of every group.
+fn interleaved_rows(
+    groups: i64,
+    rows_per_group: i64,
+    run: i64,
+    key_of: impl Fn(i64) -> Value,
+) -> Vec<(Value, f64, i64)> {
+    let mut rows = Vec::new();
+    for buffer in 0..rows_per_group / run {
+        for g in (0..groups).rev() {
+            for n in buffer * run..(buffer + 1) * run {
+                let seq = n * groups + g;
+                rows.push((key_of(seq), (seq % 9) as f64 * 0.25, 7 * n + g));
+            }
+        }
+    }
+    rows
+}
+
+/// What a TUMBLE of `size` emits for `rows` when every window fires at the end: per
+/// window, per key in ascending order, the count and sum (sums of quarters are exact in
+/// any order).
+fn tumbled(rows: &[(Value, f64, i64)], size: i64) -> Vec<Emitted> {
+    let mut windows: BTreeMap<(i64, GroupKey), (i64, f64)> = BTreeMap::new();
+    for (key, amount, ts) in rows {
+        let start = ts - ts.rem_euclid(size);
+        let acc = windows.entry((start, GroupKey::One(key.clone()))).or_insert((0, 0.0));
+        acc.0 += 1;
+        acc.1 += amount;
+    }
+    let mut out: Vec<Emitted> = windows
+        .into_iter()
+        .map(|((start, key), (count, sum))| {
+            let mut values = vec![
+                Value::Timestamp(start),
+                Value::Timestamp(start + size),
+                Value::Timestamp(start + size - 1),
+            ];
+            values.extend(key.values().iter().cloned());
+            values.extend([Value::Int(count), Value::Double(sum)]);
+            Emitted::Row(values, Some(start + size - 1))
+        })
+        .collect();
+    out.push(Emitted::Watermark(i64::MAX));
+    out
+}
+
+fn feed(h: &mut Harness, rows: &[(Value, f64, i64)]) {
+    for (key, amount, ts) in rows {
+        let row = Row::insert(vec![key.clone(), Value::Double(*amount)]);
+        h.op.collect(StreamRecord {
+            value: row,
+            timestamp: Some(*ts),
+        })
+        .unwrap();
+    }
+}
+
+#[test]
+fn a_batch_aggregate_of_slices_revisited_out_of_order_emits_exactly_what_a_direct_computation_gives() {
+    let assigner = SliceAssigner::Tumble { size: 60 };
+    let compact = |seq: i64| Value::Int((seq * 7919) % 10_000);
+    let spread = |seq: i64| Value::Int(((seq * 7919) % 3_000) << 32);
+    let mixed = |seq: i64| match seq % 5 {
+        0 => Value::Null,
+        1 => Value::Str(format!("k{}", seq % 13)),
+        _ => Value::Int(seq % 17 - 8),
+    };
+    let inputs = [
+        interleaved_rows(12, 600, 47, compact),
+        interleaved_rows(5, 400, 31, spread),
+        interleaved_rows(3, 90, 9, mixed),
+    ];
+    // The projection of the usual `SELECT window_start, key, COUNT(*), SUM(..)`, built
+    // in chunks of rows a column at a time, and the full rows.
+    let projection = [0, 3, 4, 5];
+    let projected = |emitted: &[Emitted]| -> Vec<Emitted> {
+        emitted
+            .iter()
+            .map(|e| match e {
+                Emitted::Row(values, ts) => Emitted::Row(projection.iter().map(|c| values[*c].clone()).collect(), *ts),
+                other => other.clone(),
+            })
+            .collect()
+    };
+    for (n, rows) in inputs.iter().enumerate() {
+        let expected = tumbled(rows, 60);
+        if n == 0 {
+            let first_window = expected
+                .iter()
+                .filter(|e| matches!(e, Emitted::Row(_, Some(59))))
+                .count();
+            assert!(
+                first_window > ROWS_AT_ONCE,
+                "a window of more rows than are built at once"
+            );
+        }
+        for batch in [true, false] {
+            let mut h = harness_in(spec(assigner), RestoredSlices::default(), batch);
+            feed(&mut h, rows);
+            assert_eq!(h.watermark(i64::MAX), expected, "input {n}, batch {batch}");
+            assert_eq!(h.op.num_slices(), 0);
+            let mut with_projection = spec(assigner);
+            with_projection.projection = Some(projection.to_vec());
+            let mut h = harness_in(with_projection, RestoredSlices::default(), batch);
+            feed(&mut h, rows);
+            assert_eq!(
+                h.watermark(i64::MAX),
+                projected(&expected),
+                "input {n}, batch {batch}, projected"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_batch_aggregate_fires_hop_windows_at_an_early_watermark_and_reuses_fired_tables_for_later_slices() {
+    let assigner = SliceAssigner::Hop { size: 20, slide: 10 };
+    let rows: Vec<(i64, f64, i64)> = (0..120)
+        .map(|i| ((i * 37) % 11, (i % 4) as f64 * 0.5, (i * 13) % 60))
+        .collect();
+    let run = |batch: bool| {
+        let mut h = harness_in(spec(assigner), RestoredSlices::default(), batch);
+        for (key, amount, ts) in &rows[..80] {
+            h.row(*key, *amount, *ts);
+        }
+        let mut emitted = h.watermark(29);
+        for (key, amount, ts) in &rows[80..] {
+            h.row(*key, *amount, *ts);
+        }
+        emitted.extend(h.watermark(i64::MAX));
+        (emitted, h.late.get())
+    };
+    let (streaming, late) = run(false);
+    assert!(late > 0, "rows of the fired windows' slices are late");
+    assert_eq!(run(true), (streaming, late));
+}
+
+#[test]
+fn a_batch_aggregates_snapshot_holds_keys_not_ids_and_restores_into_either_mode() {
+    let assigner = SliceAssigner::Tumble { size: 10 };
+    let rows: Vec<(Value, f64, i64)> = (0..40)
+        .map(|i| match i % 3 {
+            0 => (Value::Str(format!("s{}", i % 4)), 1.0, i),
+            _ => (Value::Int(100 - i % 6), 0.5, i),
+        })
+        .collect();
+    let mut streaming = harness_in(spec(assigner), RestoredSlices::default(), false);
+    let mut batch = harness_in(spec(assigner), RestoredSlices::default(), true);
+    feed(&mut streaming, &rows);
+    feed(&mut batch, &rows);
+    let snapshot = batch.op.snapshot_state(1).unwrap();
+    assert_eq!(snapshot, streaming.op.snapshot_state(1).unwrap());
+    let expected = tumbled(&rows, 10);
+    for restored_batch in [true, false] {
+        let restored = slice_snapshot::restore(&snapshot, &spec(assigner).aggs).unwrap();
+        let mut h = harness_in(spec(assigner), restored, restored_batch);
+        assert_eq!(h.watermark(i64::MAX), expected, "restored in batch: {restored_batch}");
+    }
 }
