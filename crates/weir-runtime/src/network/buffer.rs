@@ -720,6 +720,31 @@ mod tests {
     }
 
     #[test]
+    fn a_waiter_with_a_wake_batch_is_woken_once_half_the_pool_came_back() {
+        let global = NetworkBufferPool::new(8, 16);
+        let pool = global.create_local_pool(8, 8, 1, 10).unwrap();
+        pool.set_wake_batch(5);
+        let mut held: Vec<_> = (0..8).map(|_| pool.try_request_buffer(None).unwrap()).collect();
+        let waiting = |pool: &LocalBufferPool| {
+            let mut st = lock(&pool.inner.state);
+            st.waiters += 1;
+            let wakes = st.wakes_waiters();
+            st.waiters -= 1;
+            wakes
+        };
+        let mut woken = Vec::new();
+        while let Some(b) = held.pop() {
+            drop(b);
+            woken.push(waiting(&pool));
+        }
+        // Half of 8 is the most a batch waits for; the last buffer back always wakes.
+        assert_eq!(woken, [false, false, false, true, true, true, true, true]);
+        pool.set_wake_batch(1);
+        let _b = pool.try_request_buffer(None).unwrap();
+        assert!(waiting(&pool), "without a batch every buffer back wakes");
+    }
+
+    #[test]
     fn a_local_pool_never_hands_out_more_than_its_size() {
         let global = NetworkBufferPool::new(3, 16);
         let pool = global.create_local_pool(3, 3, 1, 10).unwrap();
