@@ -6,6 +6,7 @@
 //! Nothing here knows about threads, processes or the network.
 
 pub mod admission;
+pub mod bytes_payload;
 pub mod checkpoint;
 pub mod codec;
 pub mod collect_batch;
