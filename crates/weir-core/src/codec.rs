@@ -4,19 +4,12 @@
 //! sequences prefixed by a u64 length). In a buffer each record is a *frame*:
 //!
 //! ```text
-//! tag: u8 | [timestamp: i64 LE] | len: u32 LE | payload
+//! tag: u8 (0 = no timestamp, 1 = timestamp follows) | [timestamp: i64 LE] | len: u32 LE | payload
 //! ```
-//!
-//! The tag says whether a timestamp follows (tags 1 and 3) and what the payload is: the
-//! bincode encoding of the value (tags 0 and 1), or, for a value that serializes as one
-//! byte string (a SQL row), those bytes alone (tags 2 and 3, see
-//! [`crate::bytes_payload`]): the frame's length bounds them, so the codec's u64 length
-//! in front of them would only repeat it.
 //!
 //! Frames may span buffers: [`FrameDecoder`] keeps the unfinished tail of one buffer
 //! and completes it with the next.
 
-use crate::bytes_payload::{read_bytes_payload, write_bytes_payload};
 use crate::element::StreamRecord;
 use crate::error::CoreError;
 use serde::de::DeserializeOwned;
@@ -24,8 +17,6 @@ use serde::Serialize;
 
 const TAG_NO_TS: u8 = 0;
 const TAG_TS: u8 = 1;
-/// Added to a tag when the payload is a byte string's bytes alone.
-const TAG_BYTES: u8 = 2;
 
 /// Appends the bincode encoding of `value` to `buf`.
 pub fn encode_into<T: Serialize + ?Sized>(buf: &mut Vec<u8>, value: &T) -> Result<(), CoreError> {
@@ -54,7 +45,6 @@ pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, CoreError> {
 
 /// Appends one record frame for `record` to `out`.
 pub fn encode_frame<T: Serialize>(out: &mut Vec<u8>, record: &StreamRecord<T>) -> Result<(), CoreError> {
-    let tag_at = out.len();
     match record.timestamp {
         None => out.push(TAG_NO_TS),
         Some(ts) => {
@@ -64,11 +54,7 @@ pub fn encode_frame<T: Serialize>(out: &mut Vec<u8>, record: &StreamRecord<T>) -
     }
     let len_at = out.len();
     out.extend_from_slice(&[0; 4]);
-    if write_bytes_payload(out, &record.value) {
-        out[tag_at] += TAG_BYTES;
-    } else {
-        encode_into(out, &record.value)?;
-    }
+    encode_into(out, &record.value)?;
     let len = out.len() - len_at - 4;
     let len = u32::try_from(len).map_err(|_| CoreError::Encode(format!("record of {len} bytes exceeds 4 GiB")))?;
     out[len_at..len_at + 4].copy_from_slice(&len.to_le_bytes());
@@ -154,7 +140,7 @@ impl FrameDecoder {
 /// Total length of the frame starting at `bytes[0]`, if its header is complete.
 fn frame_len(bytes: &[u8]) -> Result<Option<usize>, CoreError> {
     let Some(&tag) = bytes.first() else { return Ok(None) };
-    let header = if tag > TAG_TS + TAG_BYTES {
+    let header = if tag > TAG_TS {
         return Err(CoreError::CorruptStream(format!("unknown frame tag {tag}")));
     } else if tag & TAG_TS != 0 {
         13
@@ -169,19 +155,12 @@ fn frame_len(bytes: &[u8]) -> Result<Option<usize>, CoreError> {
     Ok(Some(header + u32::from_le_bytes(len) as usize))
 }
 
-/// The value of a byte string payload; kept out of line, so that [`decode_frame`]
-/// of a type that never is one is not made larger by it.
-#[inline(never)]
-fn decode_bytes_payload<T: DeserializeOwned>(payload: &[u8]) -> Result<T, CoreError> {
-    read_bytes_payload(payload).map_err(CoreError::Decode)
-}
-
 /// Decodes one complete frame from the start of `bytes`; `None` if it is incomplete.
 fn decode_frame<T: DeserializeOwned>(bytes: &[u8]) -> Result<Option<(StreamRecord<T>, usize)>, CoreError> {
     let Some(&tag) = bytes.first() else {
         return Ok(None);
     };
-    if tag > TAG_TS + TAG_BYTES {
+    if tag > TAG_TS {
         return Err(CoreError::CorruptStream(format!("unknown frame tag {tag}")));
     }
     let (timestamp, header) = match bytes.get(..13) {
@@ -200,11 +179,7 @@ fn decode_frame<T: DeserializeOwned>(bytes: &[u8]) -> Result<Option<(StreamRecor
     let Some(payload) = bytes.get(header..total) else {
         return Ok(None);
     };
-    let value = if tag & TAG_BYTES != 0 {
-        decode_bytes_payload(payload)?
-    } else {
-        decode(payload)?
-    };
+    let value = decode(payload)?;
     Ok(Some((StreamRecord { value, timestamp }, total)))
 }
 
@@ -240,54 +215,6 @@ mod tests {
             })
             .unwrap();
         got
-    }
-
-    #[test]
-    fn a_byte_string_value_is_framed_without_the_codec_length_and_splits_anywhere() {
-        use crate::bytes_payload::Blob;
-        let recs = vec![
-            StreamRecord::new(Blob(vec![1, 2, 3])),
-            StreamRecord::with_timestamp(Blob(vec![]), -5),
-            StreamRecord::with_timestamp(Blob(vec![7; 40]), 1_700_000_000_000),
-        ];
-        let mut bytes = Vec::new();
-        for r in &recs {
-            encode_frame(&mut bytes, r).unwrap();
-        }
-        assert_eq!(&bytes[..8], &[2, 3, 0, 0, 0, 1, 2, 3]);
-        assert_eq!(bytes.len(), (5 + 3) + 13 + (13 + 40));
-        for cut in 1..bytes.len() {
-            let mut decoder = FrameDecoder::new();
-            let mut got = Vec::new();
-            for part in [&bytes[..cut], &bytes[cut..]] {
-                decoder
-                    .decode_buffer(part, |r| {
-                        got.push(r);
-                        Ok(())
-                    })
-                    .unwrap();
-            }
-            assert_eq!(got, recs, "cut at {cut}");
-        }
-        // The same value framed by the codec (as written before such frames existed)
-        // still decodes.
-        let mut old = vec![TAG_NO_TS];
-        old.extend_from_slice(&11u32.to_le_bytes());
-        old.extend_from_slice(&encode(&Blob(vec![1, 2, 3])).unwrap());
-        assert_eq!(decode_whole::<Blob>(&old), vec![StreamRecord::new(Blob(vec![1, 2, 3]))]);
-    }
-
-    #[test]
-    fn a_byte_string_frame_read_as_another_type_is_a_decode_error() {
-        let mut bytes = Vec::new();
-        encode_frame(&mut bytes, &StreamRecord::new(crate::bytes_payload::Blob(vec![1]))).unwrap();
-        let err = FrameDecoder::new()
-            .decode_buffer::<(u64, String), _>(&bytes, |_| Ok(()))
-            .unwrap_err();
-        assert!(
-            err.to_string().starts_with("could not decode a value: invalid type"),
-            "{err}"
-        );
     }
 
     #[test]

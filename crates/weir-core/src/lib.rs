@@ -6,7 +6,6 @@
 //! Nothing here knows about threads, processes or the network.
 
 pub mod admission;
-pub mod bytes_payload;
 pub mod checkpoint;
 pub mod codec;
 pub mod collect_batch;

@@ -1,11 +1,10 @@
 //! The compact binary encoding of a [`Row`] between tasks (network buffers, blocking
 //! partitions, channel state): Flink's `BinaryRow` idea without its fixed layout.
 //!
-//! A row is one byte string, handed to the record codec as serde *bytes*: a record
-//! frame carries those bytes alone (`weir_core::bytes_payload`; elsewhere, e.g. in
-//! state, bincode prefixes them with their length), and the reader decodes them from
-//! the borrowed buffer, with no per-field serde visitor. A row is encoded on the stack
-//! when it fits in `STACK_ROW_BYTES`:
+//! A row is one byte string, handed to the record codec as serde *bytes* (so bincode
+//! frames it with its length and the reader decodes it from the borrowed buffer, with
+//! no per-field serde visitor); it is encoded on the stack when it fits in
+//! `STACK_ROW_BYTES`:
 //!
 //! ```text
 //! kind: u8 | field count: varint | per field: tag u8 [payload]
