@@ -28,8 +28,31 @@ impl<T: Data> DataStream<T> {
     pub fn key_by<K: KeyType>(&self, key_selector: impl Fn(&T) -> K + Send + Sync + 'static) -> KeyedStream<K, T> {
         let key_selector: Arc<dyn Fn(&T) -> K + Send + Sync> = Arc::new(key_selector);
         let ks = key_selector.clone();
-        let hash: Arc<dyn Fn(&T) -> i32 + Send + Sync> = Arc::new(move |t: &T| weir_core::key_hash::key_hash(&ks(t)));
-        let stream = self.repartition(Partitioner::Hash, Some(SelectorFactory::key_groups::<T>(hash)));
+        self.keyed(
+            key_selector,
+            Arc::new(move |t: &T| weir_core::key_hash::key_hash(&ks(t))),
+        )
+    }
+
+    /// Partitions by key as [`key_by`](Self::key_by) does, routing each record by
+    /// `key_hash` instead of hashing the key `key_selector` builds: `key_hash(record)`
+    /// must equal `weir_core::key_hash::key_hash(&key_selector(record))` for every
+    /// record (so records and keyed state land in the same key groups), computed
+    /// without building the key.
+    pub fn key_by_with_hash<K: KeyType>(
+        &self,
+        key_selector: impl Fn(&T) -> K + Send + Sync + 'static,
+        key_hash: impl Fn(&T) -> i32 + Send + Sync + 'static,
+    ) -> KeyedStream<K, T> {
+        self.keyed(Arc::new(key_selector), Arc::new(key_hash))
+    }
+
+    fn keyed<K: KeyType>(
+        &self,
+        key_selector: Arc<dyn Fn(&T) -> K + Send + Sync>,
+        key_hash: Arc<dyn Fn(&T) -> i32 + Send + Sync>,
+    ) -> KeyedStream<K, T> {
+        let stream = self.repartition(Partitioner::Hash, Some(SelectorFactory::key_groups::<T>(key_hash)));
         KeyedStream::new(stream, key_selector)
     }
 }

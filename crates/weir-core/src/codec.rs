@@ -140,10 +140,12 @@ impl FrameDecoder {
 /// Total length of the frame starting at `bytes[0]`, if its header is complete.
 fn frame_len(bytes: &[u8]) -> Result<Option<usize>, CoreError> {
     let Some(&tag) = bytes.first() else { return Ok(None) };
-    let header = match tag {
-        TAG_NO_TS => 5,
-        TAG_TS => 13,
-        other => return Err(CoreError::CorruptStream(format!("unknown frame tag {other}"))),
+    let header = if tag > TAG_TS {
+        return Err(CoreError::CorruptStream(format!("unknown frame tag {tag}")));
+    } else if tag & TAG_TS != 0 {
+        13
+    } else {
+        5
     };
     if bytes.len() < header {
         return Ok(None);
@@ -155,20 +157,29 @@ fn frame_len(bytes: &[u8]) -> Result<Option<usize>, CoreError> {
 
 /// Decodes one complete frame from the start of `bytes`; `None` if it is incomplete.
 fn decode_frame<T: DeserializeOwned>(bytes: &[u8]) -> Result<Option<(StreamRecord<T>, usize)>, CoreError> {
-    let Some(total) = frame_len(bytes)? else {
+    let Some(&tag) = bytes.first() else {
         return Ok(None);
     };
-    if bytes.len() < total {
-        return Ok(None);
+    if tag > TAG_TS {
+        return Err(CoreError::CorruptStream(format!("unknown frame tag {tag}")));
     }
-    let (timestamp, header) = if bytes[0] == TAG_TS {
-        let mut ts = [0u8; 8];
-        ts.copy_from_slice(&bytes[1..9]);
-        (Some(i64::from_le_bytes(ts)), 13)
-    } else {
-        (None, 5)
+    let (timestamp, header) = match bytes.get(..13) {
+        Some(head) if tag & TAG_TS != 0 => {
+            let mut ts = [0u8; 8];
+            ts.copy_from_slice(&head[1..9]);
+            (Some(i64::from_le_bytes(ts)), 13)
+        }
+        None if tag & TAG_TS != 0 => return Ok(None),
+        _ => (None, 5),
     };
-    let value = decode(&bytes[header..total])?;
+    let Some(len) = bytes.get(header - 4..header) else {
+        return Ok(None);
+    };
+    let total = header + u32::from_le_bytes([len[0], len[1], len[2], len[3]]) as usize;
+    let Some(payload) = bytes.get(header..total) else {
+        return Ok(None);
+    };
+    let value = decode(payload)?;
     Ok(Some((StreamRecord { value, timestamp }, total)))
 }
 
@@ -191,15 +202,19 @@ mod tests {
             StreamRecord::new((1, "a".to_string())),
             StreamRecord::with_timestamp((2, "bb".to_string()), -5),
         ];
-        let bytes = frames(&recs);
+        assert_eq!(decode_whole(&frames(&recs)), recs);
+    }
+
+    /// The records of `bytes`, decoded in one buffer.
+    fn decode_whole<T: DeserializeOwned>(bytes: &[u8]) -> Vec<StreamRecord<T>> {
         let mut got = Vec::new();
         FrameDecoder::new()
-            .decode_buffer(&bytes, |r| {
+            .decode_buffer(bytes, |r| {
                 got.push(r);
                 Ok(())
             })
             .unwrap();
-        assert_eq!(got, recs);
+        got
     }
 
     #[test]

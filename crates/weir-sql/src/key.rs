@@ -7,12 +7,19 @@
 //! group are those of the same values in a `Vec`, and the two forms never disagree.
 //! It borrows as `[Value]` (equal hashes and equality), so a hash table of keys is
 //! probed with a row's key columns without building a key.
+//!
+//! [`key_hash_of`] is the stable key hash (`weir_core::key_hash`) of a key read straight
+//! from a row's key columns: the codec bytes of the values are written on the stack by
+//! hand, so routing a row builds no key and runs no serializer. It equals the key hash
+//! of the [`GroupKey`] of the same values for every value (tests pin it), since keyed
+//! state and savepoints depend on the key group it gives.
 
 use crate::value::Value;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::borrow::Borrow;
 use std::cmp::Ordering;
 use std::hash::{Hash, Hasher};
+use weir_core::murmur::murmur3_32;
 
 /// The values of a group key.
 #[derive(Debug, Clone)]
@@ -99,6 +106,88 @@ impl<'de> Deserialize<'de> for GroupKey {
     }
 }
 
+/// Keys whose codec bytes fit in this many bytes are hashed from the stack.
+const STACK_KEY_BYTES: usize = 64;
+
+/// The codec bytes of a key being written on the stack.
+struct KeyBytes {
+    buf: [u8; STACK_KEY_BYTES],
+    len: usize,
+}
+
+impl KeyBytes {
+    /// Appends `bytes`; `None` when they do not fit.
+    #[inline]
+    fn put(&mut self, bytes: &[u8]) -> Option<()> {
+        let end = self.len + bytes.len();
+        self.buf.get_mut(self.len..end)?.copy_from_slice(bytes);
+        self.len = end;
+        Some(())
+    }
+
+    /// Appends a value's variant index, as the codec writes an enum's, then `payload`.
+    #[inline]
+    fn variant(&mut self, index: u32, payload: &[u8]) -> Option<()> {
+        self.put(&index.to_le_bytes())?;
+        self.put(payload)
+    }
+
+    /// Appends the codec bytes of `value` (those of serde's derived `Serialize`).
+    #[inline]
+    fn value(&mut self, value: &Value) -> Option<()> {
+        match value {
+            Value::Null => self.variant(0, &[]),
+            Value::Bool(b) => self.variant(1, &[u8::from(*b)]),
+            Value::Int(i) => self.variant(2, &i.to_le_bytes()),
+            Value::Double(d) => self.variant(3, &d.to_bits().to_le_bytes()),
+            Value::Decimal(u, s) => {
+                self.variant(4, &u.to_le_bytes())?;
+                self.put(&[*s])
+            }
+            Value::Str(s) => {
+                self.variant(5, &(s.len() as u64).to_le_bytes())?;
+                self.put(s.as_bytes())
+            }
+            Value::Date(d) => self.variant(6, &d.to_le_bytes()),
+            Value::Time(t) => self.variant(7, &t.to_le_bytes()),
+            Value::Timestamp(ms) => self.variant(8, &ms.to_le_bytes()),
+            Value::Interval(ms) => self.variant(9, &ms.to_le_bytes()),
+        }
+    }
+}
+
+/// The stable key hash of the key of `values` (see the module docs): what
+/// `weir_core::key_hash::key_hash(&GroupKey::of(values))` is, without building the key.
+#[inline]
+pub fn key_hash_of(values: &[Value]) -> i32 {
+    match values {
+        [Value::Int(v)] => return key_hash_of_one_word(2, *v as u64),
+        [Value::Timestamp(v)] => return key_hash_of_one_word(8, *v as u64),
+        _ => {}
+    }
+    let mut key = KeyBytes {
+        buf: [0; STACK_KEY_BYTES],
+        len: 0,
+    };
+    let fits = key.put(&(values.len() as u64).to_le_bytes()).is_some() && values.iter().all(|v| key.value(v).is_some());
+    if fits {
+        murmur3_32(&key.buf[..key.len], 0) as i32
+    } else {
+        weir_core::key_hash::key_hash(values)
+    }
+}
+
+/// The key hash of a key of one value of 8 bytes (`bits`) and variant `variant`: its
+/// codec bytes are the count 1 (8 bytes), the variant index (4) and the 8 bytes.
+#[inline]
+fn key_hash_of_one_word(variant: u32, bits: u64) -> i32 {
+    let mut bytes = [0u8; 20];
+    bytes[0] = 1;
+    bytes[8..12].copy_from_slice(&variant.to_le_bytes());
+    bytes[12..].copy_from_slice(&bits.to_le_bytes());
+    murmur3_32(&bytes, 0) as i32
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,6 +220,51 @@ mod tests {
             assert_eq!(matches!(back, GroupKey::One(_)), values.len() == 1);
         }
     }
+
+    #[test]
+    fn the_key_hash_of_row_columns_is_the_key_hash_of_their_group_key() {
+        let mut values = crate::row_codec::every_kind_of_value();
+        values.push(Value::Str("k".repeat(STACK_KEY_BYTES - 20)));
+        values.push(Value::Str("k".repeat(STACK_KEY_BYTES)));
+        let mut keys: Vec<Vec<Value>> = vec![vec![]];
+        keys.extend(values.iter().map(|v| vec![v.clone()]));
+        keys.extend(values.windows(2).map(<[Value]>::to_vec));
+        keys.extend(values.windows(3).map(<[Value]>::to_vec));
+        keys.push(values.clone());
+        for key in keys {
+            let expected = weir_core::key_hash::key_hash(&GroupKey::of(&key));
+            assert_eq!(key_hash_of(&key), expected, "{key:?}");
+        }
+    }
+
+    #[test]
+    fn row_key_hashes_and_key_groups_never_change() {
+        let keys = [
+            vec![Value::Int(7919)],
+            vec![Value::Int(0)],
+            vec![Value::Str("user-1".into())],
+            vec![Value::Timestamp(1_699_999_980_000), Value::Int(42)],
+            vec![Value::Double(0.07), Value::Null, Value::Bool(true)],
+        ];
+        let got: Vec<(i32, u32)> = keys
+            .iter()
+            .map(|k| {
+                let h = key_hash_of(k);
+                (h, weir_core::key_group::assign_to_key_group(h, 128))
+            })
+            .collect();
+        assert_eq!(got, PINNED_ROW_KEYS);
+    }
+
+    /// Key hashes and key groups (of 128) of the keys above: a change here moves every
+    /// SQL job's keyed state to other key groups.
+    const PINNED_ROW_KEYS: [(i32, u32); 5] = [
+        (-1_882_685_514, 59),
+        (236_508_538, 51),
+        (1_776_390_021, 31),
+        (1_861_664_910, 31),
+        (-648_024_008, 56),
+    ];
 
     #[test]
     fn keys_order_as_their_values_do() {

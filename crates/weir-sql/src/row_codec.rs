@@ -3,7 +3,8 @@
 //!
 //! A row is one byte string, handed to the record codec as serde *bytes* (so bincode
 //! frames it with its length and the reader decodes it from the borrowed buffer, with
-//! no per-field serde visitor):
+//! no per-field serde visitor); it is encoded on the stack when it fits in
+//! `STACK_ROW_BYTES`:
 //!
 //! ```text
 //! kind: u8 | field count: varint | per field: tag u8 [payload]
@@ -87,7 +88,59 @@ pub enum RowCodecError {
     TrailingBytes(usize),
 }
 
-fn put_varint(out: &mut Vec<u8>, mut v: u128) {
+/// Where an encoding is written: a vector, or a fixed buffer on the stack.
+trait ByteSink {
+    fn push(&mut self, byte: u8);
+    fn extend_from_slice(&mut self, bytes: &[u8]);
+}
+
+impl ByteSink for Vec<u8> {
+    #[inline]
+    fn push(&mut self, byte: u8) {
+        Vec::push(self, byte);
+    }
+    #[inline]
+    fn extend_from_slice(&mut self, bytes: &[u8]) {
+        Vec::extend_from_slice(self, bytes);
+    }
+}
+
+/// Rows whose encoding fits in this many bytes are encoded on the stack.
+const STACK_ROW_BYTES: usize = 128;
+
+/// A row's encoding on the stack: `len` counts every byte written, also those beyond
+/// the buffer (which are dropped: the encoding then did not fit).
+struct StackBytes {
+    buf: [u8; STACK_ROW_BYTES],
+    len: usize,
+}
+
+impl StackBytes {
+    /// The encoding, if it fit.
+    fn bytes(&self) -> Option<&[u8]> {
+        self.buf.get(..self.len)
+    }
+}
+
+impl ByteSink for StackBytes {
+    #[inline]
+    fn push(&mut self, byte: u8) {
+        if let Some(slot) = self.buf.get_mut(self.len) {
+            *slot = byte;
+        }
+        self.len += 1;
+    }
+    #[inline]
+    fn extend_from_slice(&mut self, bytes: &[u8]) {
+        let end = self.len.saturating_add(bytes.len());
+        if let Some(dst) = self.buf.get_mut(self.len..end) {
+            dst.copy_from_slice(bytes);
+        }
+        self.len = end;
+    }
+}
+
+fn put_varint(out: &mut impl ByteSink, mut v: u128) {
     while v >= 0x80 {
         out.push((v as u8) | 0x80);
         v >>= 7;
@@ -103,7 +156,8 @@ fn unzigzag(v: u128) -> i128 {
     ((v >> 1) as i128) ^ -((v & 1) as i128)
 }
 
-fn put_int(out: &mut Vec<u8>, tag: Tag, v: i64) {
+#[inline]
+fn put_int(out: &mut impl ByteSink, tag: Tag, v: i64) {
     out.push(tag as u8);
     // The zigzag of an `i64` in 64 bits: the same bytes as `zigzag(v as i128)`.
     let mut z = ((v << 1) ^ (v >> 63)) as u64;
@@ -116,6 +170,11 @@ fn put_int(out: &mut Vec<u8>, tag: Tag, v: i64) {
 
 /// Appends the encoding of `row` to `out`.
 pub fn encode_row(out: &mut Vec<u8>, row: &Row) {
+    encode_into(out, row);
+}
+
+#[inline]
+fn encode_into(out: &mut impl ByteSink, row: &Row) {
     out.push(match row.kind {
         RowKind::Insert => 0,
         RowKind::UpdateBefore => 1,
@@ -330,6 +389,14 @@ impl<'de> Deserialize<'de> for Row {
 }
 
 fn serialize<S: Serializer>(row: &Row, serializer: S) -> Result<S::Ok, S::Error> {
+    let mut stack = StackBytes {
+        buf: [0; STACK_ROW_BYTES],
+        len: 0,
+    };
+    encode_into(&mut stack, row);
+    if let Some(bytes) = stack.bytes() {
+        return serializer.serialize_bytes(bytes);
+    }
     SCRATCH.with(|s| match s.try_borrow_mut() {
         Ok(mut buf) => {
             buf.clear();
@@ -368,35 +435,37 @@ impl<'de> Visitor<'de> for RowVisitor {
     }
 }
 
+/// One value of every kind, with the extremes of each (for tests).
+#[cfg(test)]
+pub(crate) fn every_kind_of_value() -> Vec<Value> {
+    vec![
+        Value::Null,
+        Value::Bool(true),
+        Value::Bool(false),
+        Value::Int(0),
+        Value::Int(i64::MIN),
+        Value::Int(i64::MAX),
+        Value::Int(-7919),
+        Value::Double(-0.0),
+        Value::Double(f64::NAN),
+        Value::Double(0.07),
+        Value::Double(f64::INFINITY),
+        Value::Decimal(i128::MIN, 38),
+        Value::Decimal(i128::MAX, 0),
+        Value::Decimal(-5, 2),
+        Value::Str(String::new()),
+        Value::Str("a,\"b\" ünï".into()),
+        Value::Date(-719_162),
+        Value::Time(86_399_999),
+        Value::Timestamp(1_699_999_980_001),
+        Value::Timestamp(i64::MIN),
+        Value::Interval(-60_000),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn every_kind_of_value() -> Vec<Value> {
-        vec![
-            Value::Null,
-            Value::Bool(true),
-            Value::Bool(false),
-            Value::Int(0),
-            Value::Int(i64::MIN),
-            Value::Int(i64::MAX),
-            Value::Int(-7919),
-            Value::Double(-0.0),
-            Value::Double(f64::NAN),
-            Value::Double(0.07),
-            Value::Double(f64::INFINITY),
-            Value::Decimal(i128::MIN, 38),
-            Value::Decimal(i128::MAX, 0),
-            Value::Decimal(-5, 2),
-            Value::Str(String::new()),
-            Value::Str("a,\"b\" ünï".into()),
-            Value::Date(-719_162),
-            Value::Time(86_399_999),
-            Value::Timestamp(1_699_999_980_001),
-            Value::Timestamp(i64::MIN),
-            Value::Interval(-60_000),
-        ]
-    }
 
     /// The same variant and, for doubles, the same bits (`==` on values compares numbers).
     fn identical(a: &Row, b: &Row) -> bool {
@@ -449,6 +518,20 @@ mod tests {
         encode_row(&mut out, &row);
         // kind, count, then 1+6, 1+2 and 1+8 bytes of fields.
         assert_eq!(out.len(), 2 + 7 + 3 + 9);
+    }
+
+    #[test]
+    fn rows_too_long_for_the_stack_encode_as_short_ones_do() {
+        for len in [0, STACK_ROW_BYTES - 4, STACK_ROW_BYTES - 3, STACK_ROW_BYTES - 2, 1000] {
+            let row = Row::insert(vec![Value::Int(1), Value::Str("x".repeat(len))]);
+            let mut direct = Vec::new();
+            encode_row(&mut direct, &row);
+            let mut framed = (direct.len() as u64).to_le_bytes().to_vec();
+            framed.extend_from_slice(&direct);
+            assert_eq!(weir_core::codec::encode(&row).unwrap(), framed, "{len}");
+            let back: Row = weir_core::codec::decode(&framed).unwrap();
+            assert!(identical(&row, &back), "{len}");
+        }
     }
 
     #[test]

@@ -19,7 +19,11 @@
 //! a pipelined one: [`BlockingPartition::open_reader`] creates a fresh pipelined
 //! [`Subpartition`] and a replay thread that waits until the partition is finished and
 //! then writes the stored subpartition into it, under the usual credit and
-//! backpressure. Reading again (a restarted consumer) replays from the start.
+//! backpressure. Reading again (a restarted consumer) replays from the start. Once
+//! finished, the stored entries never change: a replay takes a shared reference to
+//! them and then reads them without the partition's lock (a release, which drops the
+//! partition's reference, stops it through its cancel token); its buffer pool wakes it
+//! only once several buffers came back, so it refills them in one go.
 //!
 //! Invariants: per subpartition the stored entries keep the order they were written
 //! in (memory entries of a subpartition all precede its spilled ones, since spilling
@@ -116,7 +120,9 @@ struct SpillFile {
 }
 
 struct State {
-    subpartitions: Vec<Vec<Entry>>,
+    /// The entries per subpartition: only the producer adds to them, before the
+    /// partition is finished (while no replay holds a reference).
+    subpartitions: Arc<Vec<Vec<Entry>>>,
     /// Data bytes written per subpartition (kept after a release).
     written: Vec<u64>,
     ended: Vec<bool>,
@@ -157,7 +163,7 @@ impl BlockingPartition {
             label,
             settings,
             state: Mutex::new(State {
-                subpartitions: (0..num_subpartitions).map(|_| Vec::new()).collect(),
+                subpartitions: Arc::new((0..num_subpartitions).map(|_| Vec::new()).collect()),
                 written: vec![0; num_subpartitions],
                 ended: vec![false; num_subpartitions],
                 status: Status::Writing,
@@ -200,6 +206,17 @@ impl BlockingPartition {
             )));
         }
         Ok(())
+    }
+
+    /// The entries, to add to: only while the partition is written, when no replay
+    /// shares them.
+    fn entries_mut<'a>(&self, st: &'a mut State) -> Result<&'a mut Vec<Vec<Entry>>, NetworkError> {
+        Arc::get_mut(&mut st.subpartitions).ok_or_else(|| {
+            NetworkError::Protocol(format!(
+                "data added to blocking partition {} while it is replayed",
+                self.label
+            ))
+        })
     }
 
     fn create_spill_file(&self) -> Result<SpillFile, NetworkError> {
@@ -284,9 +301,9 @@ impl BlockingPartition {
         st.released = true;
         self.settings.budget.give_back(st.memory_bytes);
         st.memory_bytes = 0;
-        for s in &mut st.subpartitions {
-            s.clear();
-        }
+        // Replays still running hold the entries until they see the cancellation.
+        let n = st.subpartitions.len();
+        st.subpartitions = Arc::new((0..n).map(|_| Vec::new()).collect());
         let spill = st.spill.take();
         self.changed.notify_all();
         drop(st);
@@ -328,6 +345,7 @@ impl BlockingPartition {
             1,
             self.settings.max_buffers_per_channel,
         )?;
+        pool.set_wake_batch(self.settings.max_buffers_per_channel / 2);
         let sub = Subpartition::new(u64::MAX, index);
         let writer = ResultPartitionWriter::new(u64::MAX, pool, vec![sub.clone()], self.release.clone());
         let partition = self.clone();
@@ -353,7 +371,7 @@ impl BlockingPartition {
     /// into `writer`. An error (the spill file cannot be opened or read) is the cause
     /// the consumer fails with.
     fn replay(&self, subpartition: usize, writer: &mut ResultPartitionWriter) -> Result<(), NetworkError> {
-        {
+        let (entries, spill) = {
             let mut st = lock(&self.state);
             while st.status == Status::Writing && !st.released {
                 st = super::buffer::wait_slice(&self.changed, st, CANCEL_POLL_INTERVAL);
@@ -361,56 +379,44 @@ impl BlockingPartition {
             if st.status == Status::Failed || st.released {
                 return Ok(());
             }
-        }
-        let mut spill: Option<File> = None;
-        let mut next = 0;
-        loop {
-            let mut buffer = writer.request_buffer_for(0)?;
-            let item = {
-                let st = lock(&self.state);
-                if st.released {
-                    return Err(NetworkError::Cancelled);
-                }
-                match st.subpartitions[subpartition].get(next) {
-                    None => return Ok(()),
-                    Some(Entry::Memory(bytes)) => {
-                        buffer.append(bytes);
-                        None
-                    }
-                    Some(Entry::Spilled { offset, len }) => {
-                        if spill.is_none() {
-                            let Some(stored) = st.spill.as_ref() else {
-                                return Err(self.spill_error(None, "the spill file is gone".into()));
-                            };
-                            let file = stored
-                                .file
-                                .reopen()
-                                .map_err(|e| self.spill_error(Some(stored.file.path()), format!("cannot open: {e}")))?;
-                            spill = Some(file);
-                        }
-                        Some(Ok((*offset, *len)))
-                    }
-                    Some(Entry::Event(event)) => Some(Err(*event)),
-                }
+            let entries = st.subpartitions.clone();
+            let spilled = entries[subpartition].iter().any(|e| matches!(e, Entry::Spilled { .. }));
+            let spill = match (spilled, st.spill.as_ref()) {
+                (false, _) => None,
+                (true, None) => return Err(self.spill_error(None, "the spill file is gone".into())),
+                (true, Some(stored)) => Some(
+                    stored
+                        .file
+                        .reopen()
+                        .map_err(|e| self.spill_error(Some(stored.file.path()), format!("cannot open: {e}")))?,
+                ),
             };
-            next += 1;
-            match item {
-                None => writer.add_buffer(0, buffer)?,
-                Some(Ok((offset, len))) => {
+            (entries, spill)
+        };
+        for entry in &entries[subpartition] {
+            if self.release.is_cancelled() {
+                return Err(NetworkError::Cancelled);
+            }
+            match entry {
+                Entry::Memory(bytes) => {
+                    let mut buffer = writer.request_buffer_for(0)?;
+                    buffer.append(bytes);
+                    writer.add_buffer(0, buffer)?;
+                }
+                Entry::Spilled { offset, len } => {
                     let Some(file) = spill.as_ref() else {
                         return Err(self.spill_error(None, "the spill file is not open".into()));
                     };
+                    let mut buffer = writer.request_buffer_for(0)?;
                     buffer
-                        .read_exact_from(&mut SpillRead { file, offset }, len)
-                        .map_err(|e| self.read_error(file, offset, len, &e))?;
+                        .read_exact_from(&mut SpillRead { file, offset: *offset }, *len)
+                        .map_err(|e| self.read_error(file, *offset, *len, &e))?;
                     writer.add_buffer(0, buffer)?;
                 }
-                Some(Err(event)) => {
-                    drop(buffer);
-                    writer.add_event(0, event)?;
-                }
+                Entry::Event(event) => writer.add_event(0, *event)?,
             }
         }
+        Ok(())
     }
 }
 
@@ -423,7 +429,7 @@ impl BoundedData for BlockingPartition {
         st.written[subpartition] += bytes.len() as u64;
         if st.spill.is_none() && self.settings.budget.try_reserve(bytes.len()) {
             st.memory_bytes += bytes.len();
-            st.subpartitions[subpartition].push(Entry::Memory(bytes.to_vec()));
+            self.entries_mut(&mut st)?[subpartition].push(Entry::Memory(bytes.to_vec()));
             return Ok(());
         }
         if st.spill.is_none() {
@@ -438,7 +444,7 @@ impl BoundedData for BlockingPartition {
         }
         spill.len += bytes.len() as u64;
         st.spilled_bytes += bytes.len() as u64;
-        st.subpartitions[subpartition].push(Entry::Spilled {
+        self.entries_mut(&mut st)?[subpartition].push(Entry::Spilled {
             offset,
             len: bytes.len(),
         });
@@ -450,7 +456,7 @@ impl BoundedData for BlockingPartition {
     fn append_event(&self, subpartition: usize, event: Event) -> Result<(), NetworkError> {
         let mut st = lock(&self.state);
         self.check_writable(&st, subpartition)?;
-        st.subpartitions[subpartition].push(Entry::Event(event));
+        self.entries_mut(&mut st)?[subpartition].push(Entry::Event(event));
         if event == Event::EndOfPartition {
             st.ended[subpartition] = true;
             if st.ended.iter().all(|e| *e) {

@@ -155,6 +155,7 @@ impl NetworkBufferPool {
                 per_subpartition: vec![0; num_subpartitions],
                 max_per_subpartition: max_buffers_per_subpartition.max(1),
                 waiters: 0,
+                wake_batch: 1,
             }),
             available: Condvar::new(),
         });
@@ -328,6 +329,18 @@ struct LocalState {
     per_subpartition: Vec<usize>,
     max_per_subpartition: usize,
     waiters: usize,
+    /// A waiting requester is woken once this many buffers are free (at most half
+    /// the size, at least one), so it refills them in one go (see
+    /// [`LocalBufferPool::set_wake_batch`]).
+    wake_batch: usize,
+}
+
+impl LocalState {
+    /// True when a recycled buffer should wake the waiting requesters.
+    fn wakes_waiters(&self) -> bool {
+        let batch = self.wake_batch.min(self.size / 2).max(1);
+        self.waiters > 0 && (self.outstanding == 0 || self.size.saturating_sub(self.outstanding) >= batch)
+    }
 }
 
 impl fmt::Debug for LocalBufferPool {
@@ -377,6 +390,15 @@ impl LocalBufferPool {
     /// Bytes per buffer.
     pub fn segment_size(&self) -> usize {
         self.inner.global.segment_size
+    }
+
+    /// Wakes a requester waiting for a buffer only once `batch` buffers are free (at
+    /// most half the pool's size, at least one): for a producer that can fill buffers
+    /// as fast as they come back (a blocking partition's replay), which then refills
+    /// several per wakeup instead of waking for every buffer. A waiter still wakes
+    /// within one poll interval regardless.
+    pub fn set_wake_batch(&self, batch: usize) {
+        lock(&self.inner.state).wake_batch = batch.max(1);
     }
 
     /// A buffer without waiting, if one is available (for `subpartition`, if given).
@@ -471,7 +493,7 @@ impl LocalInner {
         } else {
             st.free.push(seg);
         }
-        if st.waiters > 0 {
+        if st.wakes_waiters() {
             self.available.notify_all();
         }
     }
@@ -695,6 +717,31 @@ mod tests {
         assert_eq!(global.buffers_in_use(), 0);
         let b = pool.try_request_buffer(None).unwrap();
         assert!(b.is_empty(), "a recycled segment comes back empty");
+    }
+
+    #[test]
+    fn a_waiter_with_a_wake_batch_is_woken_once_half_the_pool_came_back() {
+        let global = NetworkBufferPool::new(8, 16);
+        let pool = global.create_local_pool(8, 8, 1, 10).unwrap();
+        pool.set_wake_batch(5);
+        let mut held: Vec<_> = (0..8).map(|_| pool.try_request_buffer(None).unwrap()).collect();
+        let waiting = |pool: &LocalBufferPool| {
+            let mut st = lock(&pool.inner.state);
+            st.waiters += 1;
+            let wakes = st.wakes_waiters();
+            st.waiters -= 1;
+            wakes
+        };
+        let mut woken = Vec::new();
+        while let Some(b) = held.pop() {
+            drop(b);
+            woken.push(waiting(&pool));
+        }
+        // Half of 8 is the most a batch waits for; the last buffer back always wakes.
+        assert_eq!(woken, [false, false, false, true, true, true, true, true]);
+        pool.set_wake_batch(1);
+        let _b = pool.try_request_buffer(None).unwrap();
+        assert!(waiting(&pool), "without a batch every buffer back wakes");
     }
 
     #[test]

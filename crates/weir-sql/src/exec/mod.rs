@@ -24,7 +24,7 @@ mod tests;
 
 use crate::error::Result;
 use crate::expr::Expr;
-use crate::key::GroupKey;
+use crate::key::{key_hash_of, GroupKey};
 use crate::plan::{PlanKind, PlanNode, WindowKind};
 use crate::value::Row;
 use calc::{CalcOperator, CalcSpec};
@@ -40,6 +40,12 @@ use window_agg::{EmitWindow, RowAggregate};
 
 fn key_of(keys: usize) -> impl Fn(&Row) -> GroupKey + Send + Sync + 'static {
     move |r: &Row| GroupKey::of(&r.values[..keys])
+}
+
+/// Partitions `stream` by its first `keys` columns, routing rows by the key hash of
+/// those columns (no key is built per row to route it).
+fn key_by_columns(stream: &DataStream<Row>, keys: usize) -> KeyedStream<GroupKey, Row> {
+    stream.key_by_with_hash(key_of(keys), move |r: &Row| key_hash_of(&r.values[..keys]))
 }
 
 /// Adds the operators of `node` to `env`; the stream of its output rows.
@@ -77,8 +83,7 @@ pub fn compile(node: &PlanNode, env: &StreamExecutionEnvironment) -> Result<Data
             desc,
         } => {
             let upstream = compile(input, env)?;
-            upstream
-                .key_by(key_of(*keys))
+            key_by_columns(&upstream, *keys)
                 .process(group_agg::GroupAggFunction::new(
                     *keys,
                     aggs.clone(),
@@ -94,7 +99,7 @@ pub fn compile(node: &PlanNode, env: &StreamExecutionEnvironment) -> Result<Data
             desc,
         } => {
             let upstream = compile(input, env)?;
-            let keyed = upstream.key_by(key_of(*keys));
+            let keyed = key_by_columns(&upstream, *keys);
             match (SliceAssigner::of(*window), *window) {
                 (Some(assigner), _) => {
                     let spec = WindowAggSpec {
@@ -176,9 +181,7 @@ fn fused_window_projection(
         projection: Some(projection),
     };
     Some(compile(agg_input, env).map(|upstream| {
-        upstream
-            .key_by(key_of(*keys))
-            .transform(format!("{agg_desc} -> {desc}"), slicing_window_factory(spec, env))
+        key_by_columns(&upstream, *keys).transform(format!("{agg_desc} -> {desc}"), slicing_window_factory(spec, env))
     }))
 }
 
