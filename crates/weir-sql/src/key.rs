@@ -14,6 +14,7 @@
 //! of the [`GroupKey`] of the same values for every value (tests pin it), since keyed
 //! state and savepoints depend on the key group it gives.
 
+use crate::stack_bytes::StackBytes;
 use crate::value::Value;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::borrow::Borrow;
@@ -109,50 +110,31 @@ impl<'de> Deserialize<'de> for GroupKey {
 /// Keys whose codec bytes fit in this many bytes are hashed from the stack.
 const STACK_KEY_BYTES: usize = 64;
 
-/// The codec bytes of a key being written on the stack.
-struct KeyBytes {
-    buf: [u8; STACK_KEY_BYTES],
-    len: usize,
-}
-
-impl KeyBytes {
-    /// Appends `bytes`; `None` when they do not fit.
-    #[inline]
-    fn put(&mut self, bytes: &[u8]) -> Option<()> {
-        let end = self.len + bytes.len();
-        self.buf.get_mut(self.len..end)?.copy_from_slice(bytes);
-        self.len = end;
-        Some(())
-    }
-
-    /// Appends a value's variant index, as the codec writes an enum's, then `payload`.
-    #[inline]
-    fn variant(&mut self, index: u32, payload: &[u8]) -> Option<()> {
-        self.put(&index.to_le_bytes())?;
-        self.put(payload)
-    }
-
-    /// Appends the codec bytes of `value` (those of serde's derived `Serialize`).
-    #[inline]
-    fn value(&mut self, value: &Value) -> Option<()> {
-        match value {
-            Value::Null => self.variant(0, &[]),
-            Value::Bool(b) => self.variant(1, &[u8::from(*b)]),
-            Value::Int(i) => self.variant(2, &i.to_le_bytes()),
-            Value::Double(d) => self.variant(3, &d.to_bits().to_le_bytes()),
-            Value::Decimal(u, s) => {
-                self.variant(4, &u.to_le_bytes())?;
-                self.put(&[*s])
-            }
-            Value::Str(s) => {
-                self.variant(5, &(s.len() as u64).to_le_bytes())?;
-                self.put(s.as_bytes())
-            }
-            Value::Date(d) => self.variant(6, &d.to_le_bytes()),
-            Value::Time(t) => self.variant(7, &t.to_le_bytes()),
-            Value::Timestamp(ms) => self.variant(8, &ms.to_le_bytes()),
-            Value::Interval(ms) => self.variant(9, &ms.to_le_bytes()),
+/// Appends the codec bytes of `value` (those of serde's derived `Serialize`: the
+/// variant index, then the payload) to `key`.
+#[inline]
+fn put_value(key: &mut StackBytes<STACK_KEY_BYTES>, value: &Value) {
+    let mut variant = |index: u32, payload: &[u8]| {
+        key.extend_from_slice(&index.to_le_bytes());
+        key.extend_from_slice(payload);
+    };
+    match value {
+        Value::Null => variant(0, &[]),
+        Value::Bool(b) => variant(1, &[u8::from(*b)]),
+        Value::Int(i) => variant(2, &i.to_le_bytes()),
+        Value::Double(d) => variant(3, &d.to_bits().to_le_bytes()),
+        Value::Decimal(u, s) => {
+            variant(4, &u.to_le_bytes());
+            key.push(*s);
         }
+        Value::Str(s) => {
+            variant(5, &(s.len() as u64).to_le_bytes());
+            key.extend_from_slice(s.as_bytes());
+        }
+        Value::Date(d) => variant(6, &d.to_le_bytes()),
+        Value::Time(t) => variant(7, &t.to_le_bytes()),
+        Value::Timestamp(ms) => variant(8, &ms.to_le_bytes()),
+        Value::Interval(ms) => variant(9, &ms.to_le_bytes()),
     }
 }
 
@@ -165,15 +147,14 @@ pub fn key_hash_of(values: &[Value]) -> i32 {
         [Value::Timestamp(v)] => return key_hash_of_one_word(8, *v as u64),
         _ => {}
     }
-    let mut key = KeyBytes {
-        buf: [0; STACK_KEY_BYTES],
-        len: 0,
-    };
-    let fits = key.put(&(values.len() as u64).to_le_bytes()).is_some() && values.iter().all(|v| key.value(v).is_some());
-    if fits {
-        murmur3_32(&key.buf[..key.len], 0) as i32
-    } else {
-        weir_core::key_hash::key_hash(values)
+    let mut key = StackBytes::<STACK_KEY_BYTES>::new();
+    key.extend_from_slice(&(values.len() as u64).to_le_bytes());
+    for v in values {
+        put_value(&mut key, v);
+    }
+    match key.bytes() {
+        Some(bytes) => murmur3_32(bytes, 0) as i32,
+        None => weir_core::key_hash::key_hash(values),
     }
 }
 

@@ -19,6 +19,7 @@ pub mod parser;
 pub mod plan;
 pub mod program;
 pub mod row_codec;
+mod stack_bytes;
 pub mod types;
 pub mod value;
 

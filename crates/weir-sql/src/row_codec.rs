@@ -19,6 +19,7 @@
 //! of the same variants, bit-identical doubles); any other byte string is an error,
 //! never a panic.
 
+use crate::stack_bytes::StackBytes;
 use crate::value::{Row, RowKind, Value};
 use serde::de::{self, Visitor};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -108,35 +109,14 @@ impl ByteSink for Vec<u8> {
 /// Rows whose encoding fits in this many bytes are encoded on the stack.
 const STACK_ROW_BYTES: usize = 128;
 
-/// A row's encoding on the stack: `len` counts every byte written, also those beyond
-/// the buffer (which are dropped: the encoding then did not fit).
-struct StackBytes {
-    buf: [u8; STACK_ROW_BYTES],
-    len: usize,
-}
-
-impl StackBytes {
-    /// The encoding, if it fit.
-    fn bytes(&self) -> Option<&[u8]> {
-        self.buf.get(..self.len)
-    }
-}
-
-impl ByteSink for StackBytes {
+impl<const N: usize> ByteSink for StackBytes<N> {
     #[inline]
     fn push(&mut self, byte: u8) {
-        if let Some(slot) = self.buf.get_mut(self.len) {
-            *slot = byte;
-        }
-        self.len += 1;
+        StackBytes::push(self, byte);
     }
     #[inline]
     fn extend_from_slice(&mut self, bytes: &[u8]) {
-        let end = self.len.saturating_add(bytes.len());
-        if let Some(dst) = self.buf.get_mut(self.len..end) {
-            dst.copy_from_slice(bytes);
-        }
-        self.len = end;
+        StackBytes::extend_from_slice(self, bytes);
     }
 }
 
@@ -389,10 +369,7 @@ impl<'de> Deserialize<'de> for Row {
 }
 
 fn serialize<S: Serializer>(row: &Row, serializer: S) -> Result<S::Ok, S::Error> {
-    let mut stack = StackBytes {
-        buf: [0; STACK_ROW_BYTES],
-        len: 0,
-    };
+    let mut stack = StackBytes::<STACK_ROW_BYTES>::new();
     encode_into(&mut stack, row);
     if let Some(bytes) = stack.bytes() {
         return serializer.serialize_bytes(bytes);

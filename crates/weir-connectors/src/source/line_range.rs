@@ -71,6 +71,11 @@ fn line_number_at(path: &Path, offset: u64) -> io::Result<u64> {
     }
 }
 
+/// The error of failing to read `path`.
+fn read_error(path: &Path, e: io::Error) -> TaskError {
+    TaskError::io(format!("cannot read input file {}", path.display()), e)
+}
+
 /// One split being read.
 struct OpenSplit {
     file: File,
@@ -235,13 +240,9 @@ impl RangeLineReader {
         self.skipped.invalid_utf8
     }
 
-    fn io_error(&self, e: io::Error) -> TaskError {
-        TaskError::io(format!("cannot read input file {}", self.path.display()), e)
-    }
-
     /// The number of the line at byte `at`, or the error of failing to count it.
     fn line_number(&self, at: u64) -> Result<u64, TaskError> {
-        line_number_at(&self.path, at).map_err(|e| self.io_error(e))
+        line_number_at(&self.path, at).map_err(|e| read_error(&self.path, e))
     }
 
     fn malformed_too_long(&mut self, at: u64) -> Result<(), TaskError> {
@@ -285,13 +286,15 @@ impl RangeLineReader {
                 self.skipped.warn(self.name, &self.path, self.max_line_length);
                 return Ok(SourceStatus::Finished);
             };
-            if self.open.is_none() {
-                self.open = Some(OpenSplit::open(&self.path, &position, self.chunk).map_err(|e| self.io_error(e))?);
-            }
-            let max = self.max_line_length;
-            let Some(open) = self.open.as_mut() else { continue };
-            let fill = open.fill_lines(max).map_err(|e| self.io_error(e));
-            let end = match fill? {
+            let open = match &mut self.open {
+                Some(open) => open,
+                None => {
+                    let split = OpenSplit::open(&self.path, &position, self.chunk);
+                    self.open.insert(split.map_err(|e| read_error(&self.path, e))?)
+                }
+            };
+            let fill = open.fill_lines(self.max_line_length);
+            let end = match fill.map_err(|e| read_error(&self.path, e))? {
                 Fill::Lines { end } => end,
                 Fill::TooLong { at } => {
                     self.record_progress(0);
