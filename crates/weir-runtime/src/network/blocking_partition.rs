@@ -11,19 +11,21 @@
 //! dropped. Spilled buffers go through a large write buffer (a few sequential writes
 //! per megabyte, never a syscall per buffer or an fsync: the file only has to outlive
 //! the job's stage, and the page cache serves the replay), flushed when the partition
-//! finishes. A replay reads each spilled buffer straight into a network buffer with one
-//! positioned read (no seek, no intermediate copy); the kernel's read-ahead serves the
-//! file's sequential parts.
+//! finishes.
 //!
-//! A consumer reads a subpartition through the same local channels and data server as
-//! a pipelined one: [`BlockingPartition::open_reader`] creates a fresh pipelined
-//! [`Subpartition`] and a replay thread that waits until the partition is finished and
-//! then writes the stored subpartition into it, under the usual credit and
-//! backpressure. Reading again (a restarted consumer) replays from the start. Once
-//! finished, the stored entries never change: a replay takes a shared reference to
-//! them and then reads them without the partition's lock (a release, which drops the
-//! partition's reference, stops it through its cancel token); its buffer pool wakes it
-//! only once several buffers came back, so it refills them in one go.
+//! Once finished, the stored entries never change: readers
+//! ([`StoredSubpartitionReader`], in `stored_subpartition`) take a shared reference
+//! to them and read them without the partition's lock; a release, which drops the
+//! partition's reference, stops them through its cancel token. A consumer in this
+//! process reads a finished subpartition in its own thread, through its input gate
+//! ([`BlockingPartition::open_local_reader`], as Flink's `LocalInputChannel` polls a
+//! bounded blocking subpartition). A remote consumer, or a local one that connected
+//! before the partition finished, gets a fresh pipelined [`Subpartition`] and a replay
+//! thread that waits until the partition is finished and then writes the stored
+//! subpartition into it, under the usual credit and backpressure
+//! ([`BlockingPartition::open_reader`]); its buffer pool wakes it only once several
+//! buffers came back, so it refills them in one go. Reading again (a restarted
+//! consumer) reads from the start.
 //!
 //! Invariants: per subpartition the stored entries keep the order they were written
 //! in (memory entries of a subpartition all precede its spilled ones, since spilling
@@ -35,6 +37,7 @@ use super::buffer::{lock, NetworkBufferPool};
 use super::cancel::{CancelToken, CANCEL_POLL_INTERVAL};
 use super::error::NetworkError;
 use super::result_partition::{BoundedData, ResultPartitionWriter};
+use super::stored_subpartition::{Entry, LocalSubpartition, OpenSpill, StoredElement, StoredSubpartitionReader};
 use super::subpartition::Subpartition;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -90,14 +93,6 @@ pub struct BlockingPartitionSettings {
     pub pool: Arc<NetworkBufferPool>,
     /// Most buffers a replayed subpartition holds before its replay waits.
     pub max_buffers_per_channel: usize,
-}
-
-/// One stored element of a subpartition.
-#[derive(Debug)]
-enum Entry {
-    Memory(Vec<u8>),
-    Spilled { offset: u64, len: usize },
-    Event(Event),
 }
 
 /// The life cycle of a partition's data.
@@ -208,6 +203,24 @@ impl BlockingPartition {
         Ok(())
     }
 
+    fn check_readable(&self, st: &State, subpartition: usize) -> Result<(), NetworkError> {
+        if st.released {
+            return Err(NetworkError::InvalidArgument(format!(
+                "blocking partition {} is released",
+                self.label
+            )));
+        }
+        if subpartition >= st.subpartitions.len() {
+            return Err(NetworkError::InvalidArgument(format!(
+                "partition {} has {} subpartitions, not {}",
+                self.label,
+                st.subpartitions.len(),
+                subpartition + 1
+            )));
+        }
+        Ok(())
+    }
+
     /// The entries, to add to: only while the partition is written, when no replay
     /// shares them.
     fn entries_mut<'a>(&self, st: &'a mut State) -> Result<&'a mut Vec<Vec<Entry>>, NetworkError> {
@@ -261,19 +274,6 @@ impl BlockingPartition {
         }
     }
 
-    /// The error of a failed read of `len` bytes at `offset` of the spill `file`: a
-    /// truncated file says where it ends.
-    fn read_error(&self, file: &File, offset: u64, len: usize, e: &std::io::Error) -> NetworkError {
-        let reason = match (e.kind(), file.metadata()) {
-            (std::io::ErrorKind::UnexpectedEof, Ok(meta)) => format!(
-                "unexpected end of file at offset {}: a buffer of {len} bytes is stored at offset {offset}",
-                meta.len()
-            ),
-            _ => format!("cannot read {len} bytes at offset {offset}: {e}"),
-        };
-        self.spill_error(self.spill_path().as_deref(), reason)
-    }
-
     /// The spill file's path, once the partition spilled (until it is released).
     pub fn spill_path(&self) -> Option<PathBuf> {
         lock(&self.state).spill.as_ref().map(|s| s.file.path().to_path_buf())
@@ -322,23 +322,7 @@ impl BlockingPartition {
     /// fills from the stored data once the partition is finished.
     pub(crate) fn open_reader(self: &Arc<Self>, subpartition: u32) -> Result<Arc<Subpartition>, NetworkError> {
         let index = subpartition as usize;
-        {
-            let st = lock(&self.state);
-            if st.released {
-                return Err(NetworkError::InvalidArgument(format!(
-                    "blocking partition {} is released",
-                    self.label
-                )));
-            }
-            if index >= st.subpartitions.len() {
-                return Err(NetworkError::InvalidArgument(format!(
-                    "partition {} has {} subpartitions, not {}",
-                    self.label,
-                    st.subpartitions.len(),
-                    index + 1
-                )));
-            }
-        }
+        self.check_readable(&lock(&self.state), index)?;
         let pool = self.settings.pool.create_local_pool(
             2,
             self.settings.max_buffers_per_channel.max(2),
@@ -367,11 +351,56 @@ impl BlockingPartition {
         Ok(sub)
     }
 
+    /// A local consumer's way into `subpartition`: read in the consumer's thread
+    /// once the partition is finished, else through a replay thread
+    /// ([`open_reader`](Self::open_reader)) that waits for the end.
+    pub(crate) fn open_local_reader(self: &Arc<Self>, subpartition: u32) -> Result<LocalSubpartition, NetworkError> {
+        let reader = {
+            let st = lock(&self.state);
+            self.check_readable(&st, subpartition as usize)?;
+            match st.status {
+                Status::Finished => Some(self.stored_reader(&st, subpartition as usize)?),
+                Status::Writing | Status::Failed => None,
+            }
+        };
+        match reader {
+            Some(reader) => Ok(LocalSubpartition::Stored(reader)),
+            None => self.open_reader(subpartition).map(LocalSubpartition::Queue),
+        }
+    }
+
+    /// A reader of `subpartition` of the finished partition whose state is `st`,
+    /// with the spill file open when the subpartition spilled.
+    fn stored_reader(&self, st: &State, subpartition: usize) -> Result<StoredSubpartitionReader, NetworkError> {
+        let entries = st.subpartitions.clone();
+        let spilled = entries
+            .get(subpartition)
+            .is_some_and(|e| e.iter().any(|e| matches!(e, Entry::Spilled { .. })));
+        let spill = match (spilled, st.spill.as_ref()) {
+            (false, _) => None,
+            (true, None) => return Err(self.spill_error(None, "the spill file is gone".into())),
+            (true, Some(stored)) => Some(OpenSpill {
+                file: stored
+                    .file
+                    .reopen()
+                    .map_err(|e| self.spill_error(Some(stored.file.path()), format!("cannot open: {e}")))?,
+                path: stored.file.path().to_path_buf(),
+            }),
+        };
+        Ok(StoredSubpartitionReader::new(
+            self.label.clone(),
+            entries,
+            subpartition,
+            spill,
+            self.release.clone(),
+        ))
+    }
+
     /// Waits until the partition is finished, then writes `subpartition`'s entries
     /// into `writer`. An error (the spill file cannot be opened or read) is the cause
     /// the consumer fails with.
     fn replay(&self, subpartition: usize, writer: &mut ResultPartitionWriter) -> Result<(), NetworkError> {
-        let (entries, spill) = {
+        let mut reader = {
             let mut st = lock(&self.state);
             while st.status == Status::Writing && !st.released {
                 st = super::buffer::wait_slice(&self.changed, st, CANCEL_POLL_INTERVAL);
@@ -379,41 +408,12 @@ impl BlockingPartition {
             if st.status == Status::Failed || st.released {
                 return Ok(());
             }
-            let entries = st.subpartitions.clone();
-            let spilled = entries[subpartition].iter().any(|e| matches!(e, Entry::Spilled { .. }));
-            let spill = match (spilled, st.spill.as_ref()) {
-                (false, _) => None,
-                (true, None) => return Err(self.spill_error(None, "the spill file is gone".into())),
-                (true, Some(stored)) => Some(
-                    stored
-                        .file
-                        .reopen()
-                        .map_err(|e| self.spill_error(Some(stored.file.path()), format!("cannot open: {e}")))?,
-                ),
-            };
-            (entries, spill)
+            self.stored_reader(&st, subpartition)?
         };
-        for entry in &entries[subpartition] {
-            if self.release.is_cancelled() {
-                return Err(NetworkError::Cancelled);
-            }
-            match entry {
-                Entry::Memory(bytes) => {
-                    let mut buffer = writer.request_buffer_for(0)?;
-                    buffer.append(bytes);
-                    writer.add_buffer(0, buffer)?;
-                }
-                Entry::Spilled { offset, len } => {
-                    let Some(file) = spill.as_ref() else {
-                        return Err(self.spill_error(None, "the spill file is not open".into()));
-                    };
-                    let mut buffer = writer.request_buffer_for(0)?;
-                    buffer
-                        .read_exact_from(&mut SpillRead { file, offset: *offset }, *len)
-                        .map_err(|e| self.read_error(file, *offset, *len, &e))?;
-                    writer.add_buffer(0, buffer)?;
-                }
-                Entry::Event(event) => writer.add_event(0, *event)?,
+        while let Some(element) = reader.next_element(|| writer.request_buffer_for(0))? {
+            match element {
+                StoredElement::Buffer(buffer) => writer.add_buffer(0, buffer)?,
+                StoredElement::Event(event) => writer.add_event(0, event)?,
             }
         }
         Ok(())
@@ -490,21 +490,6 @@ impl BoundedData for BlockingPartition {
             st.status = Status::Failed;
             self.changed.notify_all();
         }
-    }
-}
-
-/// Reads a spill file from `offset` on with positioned reads (the file's cursor is
-/// never used, so replays of several subpartitions may share nothing but the file).
-struct SpillRead<'a> {
-    file: &'a File,
-    offset: u64,
-}
-
-impl std::io::Read for SpillRead<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = std::os::unix::fs::FileExt::read_at(self.file, buf, self.offset)?;
-        self.offset += n as u64;
-        Ok(n)
     }
 }
 

@@ -108,6 +108,41 @@ fn a_finished_partition_is_read_by_one_consumer_after_another_in_order() {
 }
 
 #[test]
+fn a_local_consumer_reads_a_finished_partition_in_its_own_thread_even_holding_every_buffer() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = env(10, dir.path());
+    let partition = write_two_subpartitions(&env, 20);
+    env.register_blocking_partition(pid(0), partition).unwrap();
+    let specs = (0..2)
+        .map(|s| ChannelSpec::Local {
+            partition: pid(0),
+            subpartition: s,
+        })
+        .collect();
+    let mut gate = env.create_input_gate_from_specs(specs, CancelToken::new()).unwrap();
+    assert!(gate.is_channel_stored(0) && gate.is_channel_stored(1));
+    let mut held = Vec::new();
+    let mut channels = Vec::new();
+    while let Some((channel, item)) = gate.poll_next(Some(Duration::ZERO)).unwrap() {
+        if let BufferOrEvent::Buffer(b) = item {
+            channels.push(channel);
+            held.push(b);
+        }
+    }
+    assert!(gate.is_finished(), "read without waiting for any other thread");
+    let bytes: Vec<u8> = held.iter().flat_map(|b| b.to_vec()).collect();
+    let expected: Vec<u8> = (0..20).flat_map(|i| [i, i + 100]).collect();
+    assert_eq!(bytes, expected, "the channels take turns, each in its stored order");
+    assert_eq!(channels, (0..40).map(|i| i % 2).collect::<Vec<usize>>());
+    assert!(
+        env.buffers_in_use() <= 2,
+        "beyond its pool the gate reads into buffers of no pool"
+    );
+    drop(held);
+    assert_eq!(env.buffers_in_use(), 0);
+}
+
+#[test]
 fn beyond_the_memory_budget_the_partition_spills_to_a_file_under_the_tmp_dir_and_deletes_it_on_release() {
     let dir = tempfile::tempdir().unwrap();
     let env = env(10, dir.path());
@@ -178,6 +213,10 @@ fn a_consumer_that_connects_while_the_producer_still_writes_waits_for_the_whole_
         .unwrap();
     env.register_blocking_partition(pid(0), partition).unwrap();
     let mut gate = local_gate(&env);
+    assert!(
+        !gate.is_channel_stored(0),
+        "an unfinished partition is replayed by a thread"
+    );
     let mut b = w.request_buffer_for(0).unwrap();
     b.append(&[1]);
     w.add_buffer(0, b).unwrap();

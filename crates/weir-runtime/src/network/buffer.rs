@@ -553,6 +553,18 @@ pub struct Buffer {
 }
 
 impl Buffer {
+    /// An empty buffer of `segment_size` bytes that belongs to no pool: its memory is
+    /// freed when it is dropped (for a reader whose pool has no buffer free at once).
+    pub(crate) fn unpooled(segment_size: usize) -> Self {
+        Buffer {
+            data: Vec::with_capacity(segment_size),
+            segment_size,
+            pool: None,
+            subpartition: None,
+            credit: None,
+        }
+    }
+
     /// Bytes written.
     #[inline]
     pub fn len(&self) -> usize {

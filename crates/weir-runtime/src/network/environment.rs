@@ -27,11 +27,12 @@ use super::buffer::{lock, LocalBufferPool, NetworkBufferPool};
 use super::cancel::{CancelToken, CANCEL_POLL_INTERVAL};
 use super::config::NetworkConfig;
 use super::error::NetworkError;
-use super::input_gate::{ChannelSource, InputGate};
+use super::input_gate::{ChannelSource, GatePools, InputGate};
 use super::remote::client::{ClientConnShared, ConnectionLease, RemoteSource};
 use super::remote::server::DataServer;
 use super::remote::{ChannelSpec, PartitionId, PartitionRegistry};
 use super::result_partition::ResultPartitionWriter;
+use super::stored_subpartition::LocalSubpartition;
 use super::subpartition::{Subpartition, SubpartitionHandle};
 use std::collections::HashMap;
 use std::fmt;
@@ -39,6 +40,10 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+/// Buffers a gate's stored channels read into: the consumer decodes a buffer whole
+/// and drops it before it takes the next, so one is in use at a time.
+const STORED_READ_BUFFERS: usize = 2;
 
 /// What a new result partition is made of.
 struct NewPartition {
@@ -338,13 +343,13 @@ impl NetworkEnvironment {
                 ChannelSpec::Local {
                     partition,
                     subpartition,
-                } => ChannelSource::Local(self.registry.wait_for(
-                    &partition,
-                    subpartition,
-                    deadline,
-                    timeout,
-                    &cancel,
-                )?),
+                } => match self
+                    .registry
+                    .wait_for(&partition, subpartition, deadline, timeout, &cancel)?
+                {
+                    LocalSubpartition::Queue(sub) => ChannelSource::Local(sub),
+                    LocalSubpartition::Stored(reader) => ChannelSource::Stored(reader),
+                },
                 ChannelSpec::Remote {
                     address,
                     partition,
@@ -367,7 +372,19 @@ impl NetworkEnvironment {
         } else {
             None
         };
-        let gate = InputGate::build(sources, &self.config, receive_pool, cancel.clone())?;
+        let stored_pool = if sources.iter().any(|s| matches!(s, ChannelSource::Stored(_))) {
+            Some(
+                self.pool
+                    .create_local_pool(1, STORED_READ_BUFFERS, 0, STORED_READ_BUFFERS)?,
+            )
+        } else {
+            None
+        };
+        let pools = GatePools {
+            receive: receive_pool,
+            stored: stored_pool,
+        };
+        let gate = InputGate::build(sources, &self.config, pools, cancel.clone())?;
         if remote > 0 {
             gate.await_remote_requests(deadline, timeout, &cancel)?;
         }

@@ -29,6 +29,11 @@
 //!   connection's reader thread) and live in the gate's receive pool, a fixed local
 //!   pool of `remote channels × exclusive + floating` segments; its grants become
 //!   AddCredit frames. Dropping the gate cancels the remote requests.
+//! - A third kind, a stored channel, reads a finished blocking subpartition of this
+//!   process in the consumer's thread (a `StoredSubpartitionReader` the gate owns):
+//!   it is queued as available from the start and again after every element while it
+//!   has more, needs no credit, and reads into buffers of the gate's small stored
+//!   pool (or of no pool when the consumer holds them all).
 
 use super::buffer::{
     lock, wait_slice, Buffer, BufferOrEvent, BufferRecycler, CreditReturn, LocalBufferPool, PoolUsage,
@@ -38,6 +43,7 @@ use super::config::NetworkConfig;
 use super::credit::{CreditError, ReceiverCredits, ReceiverDecision};
 use super::error::NetworkError;
 use super::remote::client::{self, RemoteGate, RemoteInputChannel, RemoteSource};
+use super::stored_subpartition::{StoredElement, StoredSubpartitionReader};
 use super::subpartition::{ConsumerGate, Listener, Subpartition, SubpartitionState, Taken};
 use std::collections::VecDeque;
 use std::fmt;
@@ -60,6 +66,9 @@ pub(crate) enum GateChannel {
     Local(Arc<Subpartition>),
     /// Reads a subpartition of another process.
     Remote(Arc<RemoteInputChannel>),
+    /// Reads a finished blocking subpartition in the consumer's thread (its reader
+    /// lives in the [`InputGate`]).
+    Stored,
 }
 
 /// What a gate's channel is created from.
@@ -68,6 +77,26 @@ pub(crate) enum ChannelSource {
     Local(Arc<Subpartition>),
     /// A subpartition behind a data connection.
     Remote(RemoteSource),
+    /// A finished blocking subpartition.
+    Stored(StoredSubpartitionReader),
+}
+
+/// The pools a gate's channels read into, beyond the producers' buffers of its local
+/// channels.
+#[derive(Default)]
+pub(crate) struct GatePools {
+    /// Receive buffers of the remote channels: `remote channels × exclusive +
+    /// floating` segments (`None` without remote channels).
+    pub(crate) receive: Option<LocalBufferPool>,
+    /// Buffers the stored channels read into (`None` without stored channels).
+    pub(crate) stored: Option<LocalBufferPool>,
+}
+
+/// A channel between taking its source apart and building the gate.
+enum ChannelSlot {
+    Local(Arc<Subpartition>),
+    Remote(RemoteSource),
+    Stored,
 }
 
 struct GateState {
@@ -180,7 +209,7 @@ impl RemoteGate for GateShared {
         let sub = match self.channels.get(channel) {
             Some(GateChannel::Local(sub)) => sub,
             Some(GateChannel::Remote(rc)) => return rc.add_credit(credit),
-            None => return,
+            Some(GateChannel::Stored) | None => return,
         };
         let notify = {
             let mut st = lock(&sub.state);
@@ -208,7 +237,7 @@ impl GateShared {
     pub(crate) fn remote_channels(&self) -> impl Iterator<Item = &Arc<RemoteInputChannel>> {
         self.channels.iter().filter_map(|c| match c {
             GateChannel::Remote(rc) => Some(rc),
-            GateChannel::Local(_) => None,
+            GateChannel::Local(_) | GateChannel::Stored => None,
         })
     }
 }
@@ -233,6 +262,11 @@ pub struct InputGate {
     /// Blocked channels taken off the available queue, still marked queued, to be
     /// put back on unblock.
     parked: Vec<usize>,
+    /// The readers of the [`GateChannel::Stored`] channels, by channel index.
+    stored: Vec<Option<StoredSubpartitionReader>>,
+    /// Buffers the stored channels read into (`None` without stored channels).
+    stored_pool: Option<LocalBufferPool>,
+    segment_size: usize,
 }
 
 impl fmt::Debug for InputGate {
@@ -253,19 +287,20 @@ impl InputGate {
         cancel: CancelToken,
     ) -> Result<Self, NetworkError> {
         let sources = subpartitions.into_iter().map(ChannelSource::Local).collect();
-        Self::build(sources, config, None, cancel)
+        Self::build(sources, config, GatePools::default(), cancel)
     }
 
     /// A gate over local and remote channels (channel `i` from `sources[i]`). Local
     /// subpartitions are claimed and connected at once; remote channels register at
     /// their connection and send their partition request (see
-    /// [`await_remote_requests`](Self::await_remote_requests)). `receive_pool` must
+    /// [`await_remote_requests`](Self::await_remote_requests)). `pools.receive` must
     /// hold `remote channels × exclusive + floating` buffers when there are remote
-    /// channels.
+    /// channels. Stored channels are read in the consumer's thread into buffers of
+    /// `pools.stored` (a buffer of no pool when it has none free).
     pub(crate) fn build(
         sources: Vec<ChannelSource>,
         config: &NetworkConfig,
-        receive_pool: Option<LocalBufferPool>,
+        pools: GatePools,
         cancel: CancelToken,
     ) -> Result<Self, NetworkError> {
         config.validate()?;
@@ -279,7 +314,7 @@ impl InputGate {
             .iter()
             .filter_map(|s| match s {
                 ChannelSource::Local(sub) => Some(sub),
-                ChannelSource::Remote(_) => None,
+                ChannelSource::Remote(_) | ChannelSource::Stored(_) => None,
             })
             .collect();
         // Claim every subpartition first so that a failure leaves none connected.
@@ -299,26 +334,43 @@ impl InputGate {
         }
         let credits = ReceiverCredits::new(n, config.buffers_per_channel, config.floating_buffers_per_gate);
         let initial = credits.initial_credit();
+        let mut stored: Vec<Option<StoredSubpartitionReader>> = (0..n).map(|_| None).collect();
+        let mut available = VecDeque::with_capacity(n);
+        let mut channels = Vec::with_capacity(n);
+        for (i, source) in sources.into_iter().enumerate() {
+            channels.push(match source {
+                ChannelSource::Local(sub) => ChannelSlot::Local(sub),
+                ChannelSource::Remote(r) => ChannelSlot::Remote(r),
+                ChannelSource::Stored(reader) => {
+                    if reader.has_more() {
+                        available.push_back(i);
+                    }
+                    stored[i] = Some(reader);
+                    ChannelSlot::Stored
+                }
+            });
+        }
         let shared = Arc::new_cyclic(|weak: &Weak<GateShared>| GateShared {
             state: Mutex::new(GateState {
-                available: VecDeque::with_capacity(n),
+                available,
                 credits,
                 waiters: 0,
                 setup_version: 0,
             }),
             cond: Condvar::new(),
-            channels: sources
+            channels: channels
                 .into_iter()
                 .enumerate()
                 .map(|(i, s)| match s {
-                    ChannelSource::Local(sub) => GateChannel::Local(sub),
-                    ChannelSource::Remote(r) => {
+                    ChannelSlot::Local(sub) => GateChannel::Local(sub),
+                    ChannelSlot::Remote(r) => {
                         let gate: Weak<dyn RemoteGate> = weak.clone();
                         GateChannel::Remote(Arc::new(RemoteInputChannel::new(r, gate, i, initial)))
                     }
+                    ChannelSlot::Stored => GateChannel::Stored,
                 })
                 .collect(),
-            receive_pool,
+            receive_pool: pools.receive,
         });
         for (channel, ch) in shared.channels.iter().enumerate() {
             let GateChannel::Local(sub) = ch else {
@@ -345,6 +397,9 @@ impl InputGate {
             num_ended: 0,
             blocked: vec![false; n],
             parked: Vec::new(),
+            stored,
+            stored_pool: pools.stored,
+            segment_size: config.segment_size,
             cancel,
         };
         // On failure the gate is dropped, which cancels what was requested.
@@ -382,6 +437,14 @@ impl InputGate {
         for (i, ch) in self.shared.channels.iter().enumerate() {
             let sub = match ch {
                 GateChannel::Local(sub) => sub,
+                GateChannel::Stored => {
+                    out.push_str(&format!(
+                        "\n  channel {i}: {:?}, ended {}",
+                        self.stored.get(i),
+                        self.ended.get(i).copied().unwrap_or(false)
+                    ));
+                    continue;
+                }
                 GateChannel::Remote(rc) => {
                     out.push_str(&format!(
                         "\n  channel {i}: {}, ended {}",
@@ -423,6 +486,13 @@ impl InputGate {
         self.ended.get(channel).copied().unwrap_or(false)
     }
 
+    /// True when `channel` reads a finished blocking subpartition in the consumer's
+    /// thread.
+    #[cfg(test)]
+    pub(crate) fn is_channel_stored(&self, channel: usize) -> bool {
+        matches!(self.shared.channels.get(channel), Some(GateChannel::Stored))
+    }
+
     /// Holds `channel` back (checkpoint alignment): what it has or receives stays queued
     /// in its channel, under credit-based backpressure, until [`unblock_all`](Self::unblock_all).
     pub fn block_channel(&mut self, channel: usize) {
@@ -462,7 +532,7 @@ impl InputGate {
         match self.shared.channels.get(channel) {
             Some(GateChannel::Local(sub)) => sub.promote_barrier(checkpoint),
             Some(GateChannel::Remote(rc)) => rc.promote_barrier(&*self.shared, checkpoint),
-            None => false,
+            Some(GateChannel::Stored) | None => false,
         }
     }
 
@@ -536,6 +606,7 @@ impl InputGate {
         let taken = match self.shared.channels.get(channel) {
             Some(GateChannel::Local(sub)) => sub.take(&*self.shared, channel).map_err(protocol)?,
             Some(GateChannel::Remote(rc)) => rc.take(&*self.shared),
+            Some(GateChannel::Stored) => return self.take_stored(channel),
             None => return Ok(None),
         };
         match taken {
@@ -556,6 +627,34 @@ impl InputGate {
             Taken::Nothing => Ok(None),
             Taken::ProducerGone => Err(NetworkError::ProducerReleased { channel }),
             Taken::Failed(e) => Err(e),
+        }
+    }
+
+    /// Reads the next element of the stored channel `channel` and queues the channel
+    /// again while it has more.
+    fn take_stored(&mut self, channel: usize) -> Result<Option<(usize, BufferOrEvent)>, NetworkError> {
+        let Some(reader) = self.stored.get_mut(channel).and_then(Option::as_mut) else {
+            return Ok(None);
+        };
+        let (pool, segment_size) = (&self.stored_pool, self.segment_size);
+        let element = reader.next_element(|| {
+            Ok(pool
+                .as_ref()
+                .and_then(|p| p.try_request_buffer(None))
+                .unwrap_or_else(|| Buffer::unpooled(segment_size)))
+        })?;
+        if reader.has_more() {
+            lock(&self.shared.state).available.push_back(channel);
+        }
+        match element {
+            Some(StoredElement::Buffer(buffer)) => Ok(Some((channel, BufferOrEvent::Buffer(buffer)))),
+            Some(StoredElement::Event(event)) => {
+                if event == Event::EndOfPartition {
+                    self.end_channel(channel);
+                }
+                Ok(Some((channel, BufferOrEvent::Event(event))))
+            }
+            None => Err(NetworkError::ProducerReleased { channel }),
         }
     }
 
@@ -580,6 +679,7 @@ impl Drop for InputGate {
             match ch {
                 GateChannel::Local(sub) => sub.release_consumer(),
                 GateChannel::Remote(rc) => rc.release(),
+                GateChannel::Stored => {}
             }
         }
     }

@@ -27,7 +27,9 @@
 //! `channel_queue` (a channel's queue with priority events at its head),
 //! [`subpartition`] (state shared by a subpartition and its local channel),
 //! [`partition_id`] (naming a partition cluster-wide), [`result_partition`] (producer side), [`blocking_partition`] (a producer's whole
-//! output kept for BLOCKING edges, in memory and spill files, replayed per reader), [`input_gate`] (consumer side),
+//! output kept for BLOCKING edges, in memory and spill files), `stored_subpartition` (reading
+//! a finished one back: in the consumer's thread, or replayed for a remote consumer),
+//! [`input_gate`] (consumer side),
 //! [`environment`] (creating partitions and gates), [`record_writer`] and
 //! [`record_reader`] (typed records on top), [`remote`] (channels between processes
 //! over TCP: data server, connections, wire protocol).
@@ -46,6 +48,7 @@ pub mod record_reader;
 pub mod record_writer;
 pub mod remote;
 pub mod result_partition;
+pub(crate) mod stored_subpartition;
 pub mod subpartition;
 
 #[cfg(test)]

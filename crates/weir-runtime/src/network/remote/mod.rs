@@ -140,6 +140,7 @@ use super::blocking_partition::BlockingPartition;
 use super::buffer::{lock, wait_slice};
 use super::cancel::CancelToken;
 use super::error::NetworkError;
+use super::stored_subpartition::LocalSubpartition;
 use super::subpartition::SubpartitionHandle;
 use super::subpartition::{Subpartition, MAX_QUEUED_EVENTS};
 use std::collections::HashMap;
@@ -223,6 +224,16 @@ impl Registered {
             Registered::Pipelined(h) => Ok(h.get(index as usize).map(|h| h.inner.clone())),
             Registered::Blocking(b) if (index as usize) < b.num_subpartitions() => b.open_reader(index).map(Some),
             Registered::Blocking(_) | Registered::Released(_) => Ok(None),
+        }
+    }
+
+    /// Subpartition `index` for a consumer in this process (a finished blocking
+    /// partition is read in the consumer's thread), or `Ok(None)` when there is no
+    /// such subpartition.
+    fn local_subpartition(&self, index: u32) -> Result<Option<LocalSubpartition>, NetworkError> {
+        match self {
+            Registered::Blocking(b) if (index as usize) < b.num_subpartitions() => b.open_local_reader(index).map(Some),
+            _ => Ok(self.subpartition(index)?.map(LocalSubpartition::Queue)),
         }
     }
 
@@ -359,7 +370,7 @@ impl PartitionRegistry {
     }
 
     /// Waits until `id` is registered (or `deadline`, or `cancel`) and returns the
-    /// subpartition.
+    /// subpartition for a consumer in this process.
     pub(crate) fn wait_for(
         &self,
         id: &PartitionId,
@@ -367,7 +378,7 @@ impl PartitionRegistry {
         deadline: Instant,
         timeout: Duration,
         cancel: &CancelToken,
-    ) -> Result<Arc<Subpartition>, NetworkError> {
+    ) -> Result<LocalSubpartition, NetworkError> {
         let mut map = lock(&self.partitions);
         loop {
             if let Some(registered) = map.get(id) {
@@ -379,7 +390,7 @@ impl PartitionRegistry {
                         reason: reason.to_owned(),
                     });
                 }
-                return match registered.subpartition(subpartition)? {
+                return match registered.local_subpartition(subpartition)? {
                     Some(sub) => Ok(sub),
                     None => Err(NetworkError::InvalidArgument(format!(
                         "partition {id} has {} subpartitions, not {}",
