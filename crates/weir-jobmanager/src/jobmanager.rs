@@ -9,8 +9,8 @@ use crate::restart_strategy::RestartBackoffTimeStrategy;
 use crate::settings::JobManagerSettings;
 use crate::slot_table::{SlotTable, TaskManagerRegistration};
 use std::collections::BTreeMap;
-use std::sync::{Mutex, MutexGuard};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use tokio::sync::mpsc::UnboundedSender;
 use weir_api::program::ProgramRegistry;
 use weir_core::ids::JobId;
@@ -39,6 +39,9 @@ pub struct JobManager {
     /// Start-up settings.
     pub settings: JobManagerSettings,
     actions: UnboundedSender<Vec<Action>>,
+    /// Signalled after every change of the state (each emits its actions), for
+    /// [`JobManager::wait_for`].
+    changed: Condvar,
     /// The collect sinks' coordinators.
     pub(crate) collect: crate::collect_coordinator::CollectCoordinators,
 }
@@ -64,6 +67,7 @@ impl JobManager {
             registry,
             settings,
             actions,
+            changed: Condvar::new(),
             collect: Default::default(),
         }
     }
@@ -76,6 +80,28 @@ impl JobManager {
     fn emit(&self, actions: Vec<Action>) {
         if !actions.is_empty() {
             let _ = self.actions.send(actions);
+        }
+        self.changed.notify_all();
+    }
+
+    /// Waits up to `max` until `ready` finds what it looks for in the state (a job's
+    /// end, registered slots), woken by every change rather than polling; `None` when
+    /// it did not within `max`.
+    pub fn wait_for<T>(&self, max: Duration, mut ready: impl FnMut(&State) -> Option<T>) -> Option<T> {
+        let deadline = Instant::now().checked_add(max);
+        let mut st = self.lock();
+        loop {
+            if let Some(found) = ready(&st) {
+                return Some(found);
+            }
+            let left = match deadline {
+                Some(end) => end.checked_duration_since(Instant::now()).filter(|d| !d.is_zero())?,
+                None => Duration::from_secs(3600),
+            };
+            st = match self.changed.wait_timeout(st, left) {
+                Ok((guard, _)) => guard,
+                Err(poisoned) => poisoned.into_inner().0,
+            };
         }
     }
 

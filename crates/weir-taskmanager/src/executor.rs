@@ -213,6 +213,13 @@ impl TaskExecutor {
         self.report_with_counts(job_id, attempt_id, state, failure, &TaskMetrics::new(), &[]);
     }
 
+    /// Releases every blocking partition this TaskManager holds (deleting their spill
+    /// files): the TaskManager shuts down.
+    pub fn release_all_partitions(&self) {
+        self.network
+            .release_all_blocking_partitions("the TaskManager that held it shut down");
+    }
+
     /// The network buffer pool now (Flink's `Status.Shuffle.Netty.*` metrics) and the
     /// blocking partitions held.
     pub fn network_memory(&self) -> NetworkMemory {

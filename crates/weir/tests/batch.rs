@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{direct_orders_per_user, get, orders_csv, read_parts, run_sql, weir_cli as weir, Cluster};
+use common::{direct_orders_per_user, get, orders_csv, read_parts, run_sql, weir_cli as weir, weir_with_env, Cluster};
 use std::time::Duration;
 
 fn orders_ddl(path: &std::path::Path) -> String {
@@ -201,4 +201,41 @@ fn no_checkpoint_is_taken_in_batch_mode() {
     assert_eq!(cluster.wait_terminal(&jid, Duration::from_secs(60)), "FINISHED");
     let (_, counts) = get(&cluster.rest, &format!("/jobs/{jid}/checkpoints"));
     assert_eq!(counts["counts"]["total"], 0, "{counts}");
+}
+
+#[test]
+fn the_embedded_cluster_deletes_the_spill_files_of_a_finished_batch_job_before_weir_sql_exits() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = orders_csv(dir.path(), 400);
+    let (tmp, out_dir) = (dir.path().join("tmp"), dir.path().join("per-user"));
+    std::fs::create_dir(&tmp).unwrap();
+    let sql = format!(
+        "{}CREATE TABLE per_user (user_id BIGINT, cnt BIGINT) WITH ('connector' = 'filesystem', 'path' = '{}', 'format' = 'csv');\n\
+         SET 'execution.runtime-mode' = 'batch';\n\
+         SET 'table.dml-sync' = 'true';\n\
+         INSERT INTO per_user SELECT user_id, COUNT(*) FROM orders GROUP BY user_id;\n",
+        orders_ddl(&csv),
+        out_dir.display()
+    );
+    let file = dir.path().join("job.sql");
+    std::fs::write(&file, sql).unwrap();
+    let tmp_setting = format!("io.tmp.dirs={}", tmp.display());
+    let args = [
+        "sql",
+        "-f",
+        file.to_str().unwrap(),
+        "-D",
+        "taskmanager.network.blocking-partition.memory-budget=0",
+        "-D",
+        &tmp_setting,
+    ];
+    let (code, out, err) = weir_with_env(&args, &[("WEIR_LOG", "info")], None);
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        err.contains("spilling blocking partition to a file"),
+        "a budget of 0 spills every buffer: {err}"
+    );
+    assert_eq!(read_parts(&out_dir).len(), 7, "one row per user");
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().map(|e| e.unwrap().path()).collect();
+    assert!(left.is_empty(), "spill files left behind: {left:?}");
 }

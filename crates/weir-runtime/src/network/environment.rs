@@ -479,6 +479,13 @@ impl NetworkEnvironment {
         }
     }
 
+    /// Releases every blocking partition of this process: their memory goes back to
+    /// the budget and their spill files are deleted (a TaskManager shutting down leaves
+    /// no files behind); later readers are told `reason`.
+    pub fn release_all_blocking_partitions(&self, reason: &str) {
+        self.registry.release_all_blocking(reason);
+    }
+
     /// Segments not held by any partition (Flink's `AvailableMemorySegments`).
     pub fn available_buffers(&self) -> usize {
         self.pool.available_buffers()

@@ -8,7 +8,7 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use std::net::SocketAddr;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use weir_api::program::ProgramRegistry;
 use weir_core::ids::JobId;
 use weir_jobmanager::rest_backend::JobManagerRest;
@@ -100,12 +100,17 @@ impl EmbeddedJobManager {
 
     /// Waits until `job` reaches FINISHED, FAILED or CANCELED.
     pub fn wait_for_result(&self, job: JobId) -> Result<JobResult> {
-        let start = Instant::now();
+        let jobmanager = self.jobmanager.jobmanager();
         let status = loop {
-            match self.jobmanager.jobmanager().job_status(job) {
-                None => bail!("the JobManager does not know job {job}"),
-                Some(s) if s.is_globally_terminal() => break s,
-                Some(_) => std::thread::sleep(poll_interval(start)),
+            let seen = jobmanager.wait_for(JOB_STATUS_WAIT, |st| match st.jobs.get(&job) {
+                None => Some(None),
+                Some(jm) if jm.status.is_globally_terminal() => Some(Some(jm.status)),
+                Some(_) => None,
+            });
+            match seen {
+                Some(None) => bail!("the JobManager does not know job {job}"),
+                Some(Some(status)) => break status,
+                None => {}
             }
         };
         let root_exception = self
@@ -134,8 +139,6 @@ impl EmbeddedJobManager {
     }
 }
 
-/// Polls fast while a job is young (a short job's end is seen within a millisecond),
-/// then every 20 ms at most.
-pub fn poll_interval(since: Instant) -> Duration {
-    (since.elapsed() / 50).clamp(Duration::from_millis(1), Duration::from_millis(20))
-}
+/// The longest one wait for a change of the JobManager's state lasts before the
+/// waiter looks again (every change wakes it before).
+pub const JOB_STATUS_WAIT: Duration = Duration::from_millis(500);

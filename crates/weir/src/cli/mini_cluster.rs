@@ -13,12 +13,12 @@
 //!   servers and background tasks run on: they live exactly as long as it does. Task threads are OS threads of the
 //!   TaskExecutors; a finished job has none left.
 
-use super::embedded::{poll_interval, EmbeddedJobManager, JobResult};
+use super::embedded::{EmbeddedJobManager, JobResult};
 use super::settings::{jobmanager_settings, taskmanager_settings};
 use anyhow::{bail, Context, Result};
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use weir_api::program::ProgramRegistry;
 use weir_config::options as o;
 use weir_config::Configuration;
@@ -144,19 +144,13 @@ impl MiniCluster {
     }
 
     fn wait_for_slots(&self, slots: u32) -> Result<()> {
-        let start = Instant::now();
-        loop {
-            let registered = self.jobmanager.jobmanager().jobmanager().lock().slots.total_slots();
-            if registered >= slots {
-                return Ok(());
-            }
-            if start.elapsed() > REGISTRATION_TIMEOUT {
-                bail!(
-                    "the MiniCluster's TaskManagers registered {registered} of {slots} slots within {REGISTRATION_TIMEOUT:?}"
-                );
-            }
-            std::thread::sleep(poll_interval(start));
+        let jobmanager = self.jobmanager.jobmanager().jobmanager();
+        let enough = |st: &weir_jobmanager::jobmanager::State| (st.slots.total_slots() >= slots).then_some(());
+        if jobmanager.wait_for(REGISTRATION_TIMEOUT, enough).is_none() {
+            let registered = jobmanager.lock().slots.total_slots();
+            bail!("the MiniCluster's TaskManagers registered {registered} of {slots} slots within {REGISTRATION_TIMEOUT:?}");
         }
+        Ok(())
     }
 
     /// Where the REST endpoint listens, when `rest.port` is configured.
@@ -174,12 +168,16 @@ impl MiniCluster {
         self.jobmanager.wait_for_result(job)
     }
 
-    /// Stops every server and background task without waiting for them.
+    /// Stops every server and background task without waiting for them, and deletes
+    /// the spill files of the blocking partitions the TaskManagers still hold.
     pub fn shutdown(self) {
         let MiniCluster {
             jobmanager,
             taskmanagers,
         } = self;
+        for tm in &taskmanagers {
+            tm.executor().release_all_partitions();
+        }
         drop(taskmanagers);
         jobmanager.shutdown();
     }

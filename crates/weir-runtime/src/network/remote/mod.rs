@@ -353,6 +353,21 @@ impl PartitionRegistry {
         }
     }
 
+    /// Releases every blocking partition (its memory and spill file), which is then
+    /// gone for `reason`; pipelined partitions stay.
+    pub(crate) fn release_all_blocking(&self, reason: &str) {
+        let released: Vec<Registered> = {
+            let mut map = lock(&self.partitions);
+            map.values_mut()
+                .filter(|r| matches!(r, Registered::Blocking(_)))
+                .map(|r| std::mem::replace(r, Registered::Released(reason.to_owned())))
+                .collect()
+        };
+        for r in released {
+            r.release();
+        }
+    }
+
     /// Number of registered partitions (released ones not counted).
     pub(crate) fn len(&self) -> usize {
         lock(&self.partitions).values().filter(|r| r.gone().is_none()).count()
