@@ -159,3 +159,26 @@ fn a_day_cache_never_carries_a_date_to_a_line_of_another_date() {
     let got: Vec<Vec<Value>> = expected.iter().map(|ms| vec![Value::Timestamp(*ms)]).collect();
     assert_eq!(days, got);
 }
+
+proptest::proptest! {
+    /// Numbers of every length around the fast readers' limits (and a timestamp):
+    /// whatever the fast readers accept or decline, the values and errors are the
+    /// general parser's.
+    #[test]
+    fn numbers_of_any_length_parse_as_the_general_parser_parses_them(
+        id in "-?[0-9]{0,20}",
+        user in "-?[0-9]{0,11}",
+        amount in "-?[0-9]{0,17}(\\.[0-9]{0,17})?",
+        ts in "2023-11-14 22:13:20(\\.[0-9]{0,10})?",
+    ) {
+        assert_like_general(&orders_types(), &[format!("{id},{user},{amount},{ts}")]);
+    }
+
+    /// Lines of digits, signs, dots, colons and commas in any arrangement.
+    #[test]
+    fn any_arrangement_of_number_characters_parses_as_the_general_parser_parses_it(
+        line in "[-0-9.,: ]{0,60}",
+    ) {
+        assert_like_general(&orders_types(), &[line]);
+    }
+}
