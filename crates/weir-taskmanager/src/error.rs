@@ -21,6 +21,9 @@ pub enum TaskManagerError {
     /// The async runtime could not start.
     #[error("cannot start the async runtime: {0}")]
     Runtime(std::io::Error),
+    /// The process cannot watch for the signals that stop it.
+    #[error("cannot watch for SIGTERM and SIGINT: {0}")]
+    Signal(std::io::Error),
     /// The RPC server failed.
     #[error("rpc server: {0}")]
     Rpc(String),

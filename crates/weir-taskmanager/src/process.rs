@@ -3,7 +3,8 @@
 //!
 //! [`start_taskmanager`] binds both servers and starts serving on the current tokio
 //! runtime, returning their addresses; registration with the ResourceManager runs in
-//! the background from then on. [`run_taskmanager`] is the standalone process.
+//! the background from then on. [`run_taskmanager`] is the standalone process; on
+//! SIGTERM or SIGINT it deletes its blocking partitions' spill files and exits.
 
 use crate::error::TaskManagerError;
 use crate::executor::TaskExecutor;
@@ -14,6 +15,7 @@ use crate::rpc_service::TaskExecutorService;
 use crate::settings::TaskManagerSettings;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use tokio::signal::unix::{signal, SignalKind};
 use tokio::task::JoinHandle;
 use tonic::transport::server::TcpIncoming;
 use weir_api::program::ProgramRegistry;
@@ -62,7 +64,8 @@ impl RunningTaskManager {
     }
 }
 
-/// Runs a TaskManager until the process is killed. Prints one line with its addresses
+/// Runs a TaskManager until it is stopped (SIGTERM, SIGINT: see [`stop_on_signal`]) or
+/// killed. Prints one line with its addresses
 /// (`TaskManager <id> rpc=<addr> data=<addr> slots=<n>`, and `metrics.<name>=<url>` per
 /// started metric reporter) once it serves.
 pub fn run_taskmanager(settings: TaskManagerSettings, registry: ProgramRegistry) -> Result<(), TaskManagerError> {
@@ -81,8 +84,25 @@ pub fn run_taskmanager(settings: TaskManagerSettings, registry: ProgramRegistry)
             running.data_address(),
             weir_metrics::exporter::start_line_fields(running.metric_exporters())
         );
-        running.serve_until_stopped().await
+        let executor = running.executor().clone();
+        let mut terminate = signal(SignalKind::terminate()).map_err(TaskManagerError::Signal)?;
+        let mut interrupt = signal(SignalKind::interrupt()).map_err(TaskManagerError::Signal)?;
+        tokio::select! {
+            served = running.serve_until_stopped() => served,
+            _ = terminate.recv() => stop_on_signal(&executor, "SIGTERM"),
+            _ = interrupt.recv() => stop_on_signal(&executor, "SIGINT"),
+        }
     })
+}
+
+/// A standalone TaskManager told to stop: its blocking partitions' spill files are
+/// deleted before the process exits (as Flink's TaskManager deletes its temporary
+/// directories in its shutdown hook), so a stopped TaskManager leaves none in
+/// `io.tmp.dirs`.
+fn stop_on_signal(executor: &TaskExecutor, signal: &str) -> Result<(), TaskManagerError> {
+    tracing::info!(signal, "stopping: releasing the blocking partitions held");
+    executor.release_all_partitions();
+    Ok(())
 }
 
 /// Binds the data server and the RPC server on `settings.bind_host`, advertises them at

@@ -157,7 +157,8 @@ fn spill_files(log: &std::path::Path) -> Vec<std::path::PathBuf> {
 /// partitions spill into `tmp` beyond its budget.
 struct SpillingCluster {
     cluster: Cluster,
-    _tm: LoggingTaskManager,
+    /// The TaskManager process.
+    taskmanager: LoggingTaskManager,
     tmp: std::path::PathBuf,
     log: std::path::PathBuf,
     /// Where the job writes its output.
@@ -182,7 +183,7 @@ impl SpillingCluster {
         cluster.wait_for_slots(2);
         Self {
             cluster,
-            _tm: tm,
+            taskmanager: tm,
             tmp,
             log,
             output: dir.path().join("out"),
@@ -374,4 +375,50 @@ fn a_spill_file_cut_short_before_a_rerun_fails_it_naming_the_partition_the_file_
         vec![0, 0],
         "the sources ran once"
     );
+}
+
+#[test]
+fn a_taskmanager_stopped_by_sigterm_deletes_the_spill_files_of_the_partitions_it_held() {
+    // The Sum subtasks fail once and wait a minute for their restart: meanwhile the
+    // sources' partitions (all spilled: the budget is 0) are held for the rerun.
+    let restart = [
+        "restart-strategy.type=fixed-delay",
+        "restart-strategy.fixed-delay.attempts=3",
+        "restart-strategy.fixed-delay.delay=60 s",
+    ];
+    let mut spilling = SpillingCluster::start(&restart, "0");
+    let jid = spilling.cluster.submit(keyed_sum(
+        "BATCH",
+        10_000,
+        &spilling.output,
+        &[("fail-once-after", "100")],
+    ));
+    wait_until(Duration::from_secs(60), || {
+        let (_, exceptions) = get(&spilling.cluster.rest, &format!("/jobs/{jid}/exceptions"));
+        exceptions["exceptionHistory"]["entries"]
+            .as_array()
+            .is_some_and(|e| !e.is_empty())
+    });
+    let files = spill_files(&spilling.log);
+    assert_eq!(files.len(), 2, "one spill file per source subtask: {files:?}");
+    assert!(files.iter().all(|f| f.exists()), "held for the rerun: {files:?}");
+
+    let tm = &mut spilling.taskmanager.0;
+    let pid = i32::try_from(tm.id()).unwrap();
+    // SAFETY: a signal to the child process this test started and still owns.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let mut status = None;
+    wait_until(Duration::from_secs(30), || {
+        status = tm.try_wait().unwrap();
+        status.is_some()
+    });
+    assert!(
+        status.unwrap().success(),
+        "a stopped TaskManager exits cleanly: {status:?}"
+    );
+    let left: Vec<_> = std::fs::read_dir(&spilling.tmp)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert!(left.is_empty(), "spill files left behind: {left:?}");
 }
