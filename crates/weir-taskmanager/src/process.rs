@@ -75,7 +75,7 @@ pub fn run_taskmanager(settings: TaskManagerSettings, registry: ProgramRegistry)
         .thread_name("tm-rpc")
         .build()
         .map_err(TaskManagerError::Runtime)?;
-    runtime.block_on(async {
+    let stopped = runtime.block_on(async {
         let (id, slots) = (settings.resource_id.clone(), settings.num_slots);
         let running = start_taskmanager(settings, Arc::new(registry)).await?;
         println!(
@@ -92,7 +92,10 @@ pub fn run_taskmanager(settings: TaskManagerSettings, registry: ProgramRegistry)
             _ = terminate.recv() => stop_on_signal(&executor, "SIGTERM"),
             _ = interrupt.recv() => stop_on_signal(&executor, "SIGINT"),
         }
-    })
+    });
+    // The process exits: its servers' tasks are dropped, not waited for.
+    runtime.shutdown_background();
+    stopped
 }
 
 /// A standalone TaskManager told to stop: its blocking partitions' spill files are
