@@ -153,11 +153,15 @@ impl CsvLineParser {
             let digits_from = end + 1;
             end = digits_from;
             while let Some(d) = bytes.get(end).map(|b| b.wrapping_sub(b'0')).filter(|d| *d < 10) {
+                // More than nine fraction digits: the general path reads the field.
+                if end - digits_from == 9 {
+                    return None;
+                }
                 nanos = nanos * 10 + i64::from(d);
                 end += 1;
             }
             let n = end - digits_from;
-            if n == 0 || n > 9 {
+            if n == 0 {
                 return None;
             }
             nanos *= NANOS_PER_DIGIT[n];
@@ -189,11 +193,12 @@ fn integer_field(bytes: &[u8], at: usize, t: DataType, out: &mut Vec<Value>) -> 
     let mut end = digits_from;
     let mut n: i64 = 0;
     while let Some(d) = bytes.get(end).map(|b| b.wrapping_sub(b'0')).filter(|d| *d < 10) {
-        n = n * 10 + i64::from(d);
-        end += 1;
-        if end - digits_from > 18 {
+        // A nineteenth digit may not fit an i64: the general path reads that field.
+        if end - digits_from == 18 {
             return None;
         }
+        n = n * 10 + i64::from(d);
+        end += 1;
     }
     if end == digits_from || !matches!(bytes.get(end), None | Some(b',')) {
         return None;
