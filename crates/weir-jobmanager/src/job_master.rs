@@ -20,7 +20,7 @@ mod savepoints;
 #[cfg(test)]
 mod test_support;
 
-pub use attempt_metrics::{AttemptMetrics, VertexMetricsTotals};
+pub use attempt_metrics::{AttemptMetrics, MetricsReport, VertexMetricsTotals};
 pub use checkpointing::{vertex_infos, SUBSUMED_BY_NEWER, TRIGGER_NOT_DELIVERED};
 pub use operator_metrics::{OperatorMetrics, OperatorRates};
 pub use rates::AttemptRates;
@@ -29,7 +29,7 @@ pub use savepoints::{SavepointOperation, SavepointRefused, SavepointRequest, Sav
 use crate::restart_strategy::RestartBackoffTimeStrategy;
 use crate::slot_assignment::assign_slots;
 use crate::slot_table::{SlotRef, SlotTable};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use weir_api::program::ProgramInvocation;
 use weir_core::ids::{ExecutionAttemptId, JobId};
 use weir_graph::adaptive_graph::{edge_consumed_subpartitions, edge_num_subpartitions};
@@ -188,6 +188,8 @@ pub struct JobMaster {
     generation: u32,
     attempts: HashMap<String, Deployed>,
     metrics: HashMap<String, AttemptMetrics>,
+    /// The attempts whose final counters (sent with FINISHED) are in `metrics`.
+    final_metrics: HashSet<String>,
     /// Per attempt: the sample before the last one, for rates.
     previous_metrics: HashMap<String, attempt_metrics::PreviousSample>,
     restart_at: Option<i64>,
@@ -251,6 +253,7 @@ impl JobMaster {
             generation: 0,
             attempts: HashMap::new(),
             metrics: HashMap::new(),
+            final_metrics: HashSet::new(),
             previous_metrics: HashMap::new(),
             restart_at: None,
             checkpoints: None,

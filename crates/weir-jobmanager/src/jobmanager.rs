@@ -175,10 +175,16 @@ impl JobManager {
             .map(|at| std::time::Duration::from_millis(at.saturating_sub(now).max(0) as u64))
     }
 
-    /// Counters reported by a task (with a heartbeat, or final with FINISHED).
-    pub fn task_metrics(&self, job: JobId, attempt_id: &str, metrics: crate::job_master::AttemptMetrics) {
+    /// Counters reported by a task (live with a heartbeat, or final with FINISHED).
+    pub fn task_metrics(
+        &self,
+        job: JobId,
+        attempt_id: &str,
+        metrics: crate::job_master::AttemptMetrics,
+        report: crate::job_master::MetricsReport,
+    ) {
         if let Some(jm) = self.lock().jobs.get_mut(&job) {
-            jm.record_metrics(attempt_id, metrics, now_ms());
+            jm.record_metrics(attempt_id, metrics, report, now_ms());
         }
     }
 

@@ -3,7 +3,7 @@
 
 use crate::collect_coordinator::{CollectError, OfferOutcome};
 use crate::collect_results::CollectBatchRefused;
-use crate::job_master::{AttemptMetrics, OperatorMetrics};
+use crate::job_master::{AttemptMetrics, MetricsReport, OperatorMetrics};
 use crate::jobmanager::JobManager;
 use crate::slot_table::{TaskManagerRegistration, TaskManagerStatus};
 use std::sync::Arc;
@@ -126,6 +126,7 @@ impl ResourceManager for JobManagerRpc {
                         input_watermarks: [m.input1_watermark, m.input2_watermark],
                         operators: m.operators.into_iter().map(OperatorMetrics::from_report).collect(),
                     },
+                    MetricsReport::Live,
                 );
             }
         }
@@ -164,6 +165,7 @@ impl JobMasterGateway for JobManagerRpc {
                         .map(OperatorMetrics::from_report)
                         .collect(),
                 },
+                MetricsReport::Final,
             );
         }
         if state == ExecutionState::Finished && !r.result_partition_bytes.is_empty() {

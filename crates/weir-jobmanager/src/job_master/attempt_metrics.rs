@@ -6,6 +6,19 @@ use super::operator_metrics::OperatorMetrics;
 use super::JobMaster;
 use weir_graph::ExecutionState;
 
+/// Which kind of report carried an attempt's counters.
+///
+/// Heartbeats and the FINISHED update travel on separate RPCs, so a heartbeat sampled
+/// before the task finished may arrive after its final report: once an attempt's final
+/// counters are in, live reports for it are stale and are dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MetricsReport {
+    /// Sampled while the attempt ran (with a TaskManager heartbeat).
+    Live,
+    /// Sent with the attempt's FINISHED state: its last word.
+    Final,
+}
+
 /// The counters an attempt reported last (live with heartbeats, final when it finished).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AttemptMetrics {
@@ -60,10 +73,18 @@ pub(super) struct PreviousSample {
 }
 
 impl JobMaster {
-    /// Counters reported by an attempt of this job (stale attempts are ignored).
-    pub fn record_metrics(&mut self, attempt_id: &str, metrics: AttemptMetrics, now_ms: i64) {
+    /// Counters reported by an attempt of this job (stale attempts, and live reports of
+    /// an attempt whose final counters are in, are ignored).
+    pub fn record_metrics(&mut self, attempt_id: &str, metrics: AttemptMetrics, report: MetricsReport, now_ms: i64) {
         if !self.attempts.contains_key(attempt_id) {
             return;
+        }
+        match report {
+            MetricsReport::Live if self.final_metrics.contains(attempt_id) => return,
+            MetricsReport::Live => {}
+            MetricsReport::Final => {
+                self.final_metrics.insert(attempt_id.to_string());
+            }
         }
         let last_time = self.previous_metrics.get(attempt_id).map(|p| p.latest_at_ms);
         let sample = match (self.metrics.get(attempt_id).cloned(), last_time) {
@@ -142,5 +163,47 @@ fn least(a: Option<i64>, b: Option<i64>) -> Option<i64> {
     match (a, b) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_support::cluster;
+    use super::super::tests::job;
+    use super::{AttemptMetrics, MetricsReport};
+    use crate::restart_strategy::RestartStrategyConfig;
+
+    fn out(records: u64) -> AttemptMetrics {
+        AttemptMetrics {
+            records_out: records,
+            ..AttemptMetrics::default()
+        }
+    }
+
+    #[test]
+    fn a_heartbeat_sampled_before_the_task_finished_but_arriving_after_its_final_report_is_dropped() {
+        let mut slots = cluster(1, 2);
+        let mut jm = job(1, RestartStrategyConfig::NoRestart);
+        jm.start(&mut slots, 0);
+        let attempt = jm.current_attempt(0, 0).map(|a| a.to_string()).unwrap_or_default();
+        jm.record_metrics(&attempt, out(100), MetricsReport::Live, 1_000);
+        assert_eq!(jm.attempt_metrics(&attempt), Some(out(100)));
+        jm.record_metrics(&attempt, out(30_000), MetricsReport::Final, 2_000);
+        jm.record_metrics(&attempt, out(29_975), MetricsReport::Live, 2_001);
+        assert_eq!(jm.attempt_metrics(&attempt), Some(out(30_000)));
+        assert_eq!(jm.vertex_metrics(0).totals.records_out, 30_000);
+    }
+
+    #[test]
+    fn live_reports_replace_each_other_until_the_final_one() {
+        let mut slots = cluster(1, 2);
+        let mut jm = job(1, RestartStrategyConfig::NoRestart);
+        jm.start(&mut slots, 0);
+        let attempt = jm.current_attempt(0, 0).map(|a| a.to_string()).unwrap_or_default();
+        jm.record_metrics(&attempt, out(10), MetricsReport::Live, 1_000);
+        jm.record_metrics(&attempt, out(20), MetricsReport::Live, 1_500);
+        assert_eq!(jm.attempt_metrics(&attempt), Some(out(20)));
+        jm.record_metrics("no-such-attempt", out(5), MetricsReport::Final, 1_600);
+        assert_eq!(jm.attempt_metrics("no-such-attempt"), None);
     }
 }

@@ -129,6 +129,7 @@ impl JobMaster {
         self.vertex_generation.clear();
         self.attempts.clear();
         self.metrics.clear();
+        self.final_metrics.clear();
         self.previous_metrics.clear();
         for v in &mut self.execution_graph.job_vertices {
             // stop_all ended every attempt that was deployed; one still CREATED (a batch

@@ -71,7 +71,7 @@ impl JobMaster {
 mod tests {
     use super::super::test_support::cluster;
     use super::super::tests::job;
-    use super::super::AttemptMetrics;
+    use super::super::{AttemptMetrics, MetricsReport};
     use super::*;
     use crate::restart_strategy::RestartStrategyConfig;
 
@@ -98,9 +98,9 @@ mod tests {
             ],
             ..AttemptMetrics::default()
         };
-        jm.record_metrics(&attempt, at(100), 1_000);
+        jm.record_metrics(&attempt, at(100), MetricsReport::Live, 1_000);
         assert_eq!(jm.operator_rates(&attempt), None, "one report has no rate");
-        jm.record_metrics(&attempt, at(2_100), 3_000);
+        jm.record_metrics(&attempt, at(2_100), MetricsReport::Live, 3_000);
         let rates = jm.operator_rates(&attempt).expect("two reports");
         assert_eq!(rates.len(), 2);
         assert_eq!(rates[0].records_in_per_second, 1_000.0);

@@ -63,7 +63,7 @@ impl JobMaster {
 mod tests {
     use super::super::test_support::cluster;
     use super::super::tests::job;
-    use super::super::AttemptMetrics;
+    use super::super::{AttemptMetrics, MetricsReport};
     use crate::restart_strategy::RestartStrategyConfig;
 
     #[test]
@@ -81,10 +81,10 @@ mod tests {
             backpressured_ms: 0,
             ..AttemptMetrics::default()
         };
-        jm.record_metrics(&attempt, at(100, 0), 1_000);
+        jm.record_metrics(&attempt, at(100, 0), MetricsReport::Live, 1_000);
         assert_eq!(jm.attempt_rates(&attempt), None, "one report has no rate");
-        jm.record_metrics(&attempt, at(600, 250), 1_500);
-        jm.record_metrics(&attempt, at(1_600, 1_000), 2_500);
+        jm.record_metrics(&attempt, at(600, 250), MetricsReport::Live, 1_500);
+        jm.record_metrics(&attempt, at(1_600, 1_000), MetricsReport::Live, 2_500);
         let r = jm.attempt_rates(&attempt).expect("two reports");
         assert_eq!(r.records_in_per_second, 1_000.0);
         assert_eq!(r.records_out_per_second, 2_000.0);
