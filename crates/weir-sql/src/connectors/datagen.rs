@@ -156,11 +156,17 @@ pub fn source(env: &StreamExecutionEnvironment, t: Arc<ResolvedTable>) -> Result
             GeneratorSource::new(count, SEED, index.clone(), ctx.subtask_index, ctx.parallelism).with_rate(rate);
         let completer = Completer::new(table.clone());
         let gens = gens.clone();
+        let random = gens.iter().any(|(g, _)| matches!(g, FieldGen::Random { .. }));
         Ok(Box::new(RowSource::new(
             Box::new(inner),
             move |r: StreamRecord<u64>| {
                 let i = r.value;
-                let mut rng = Rng::for_index(SEED, i);
+                // Sequences need no random numbers: their rows skip seeding them.
+                let mut rng = if random {
+                    Rng::for_index(SEED, i)
+                } else {
+                    Rng::new(SEED)
+                };
                 let mut physical: Physical = SmallVec::new();
                 for (g, ty) in gens.iter() {
                     physical.push(value_of(g, *ty, i, &mut rng));

@@ -105,11 +105,24 @@ fn rowtime_millis(v: &Value) -> i64 {
     }
 }
 
+/// Where [`Completer::record`] takes a record's timestamp from.
+enum Stamp {
+    /// The complete row's column at this index (the rowtime is emitted).
+    Emitted(usize),
+    /// The physical value at this index (a physical rowtime the row does not hold).
+    Physical(usize),
+    /// A computed rowtime the row does not hold, evaluated for the stamp only.
+    Computed(Compiled),
+    /// The table has no rowtime: the raw record's timestamp.
+    Raw,
+}
+
 /// Completes rows of one table: its computed columns compiled once.
 pub struct Completer {
     table: Arc<ResolvedTable>,
     /// For every column of the table's `columns`.
     slots: Vec<Slot>,
+    stamp: Stamp,
     /// The number of columns a complete row has (the table's schema's).
     emitted: usize,
     in_place: bool,
@@ -120,7 +133,7 @@ pub struct Completer {
 impl Completer {
     /// The completer of `table`'s rows.
     pub fn new(table: Arc<ResolvedTable>) -> Self {
-        let slots = table
+        let slots: Vec<Slot> = table
             .columns
             .iter()
             .map(|c| match c {
@@ -144,9 +157,16 @@ impl Completer {
                 ColumnSource::Physical(p) => i < physical && *p == i,
                 ColumnSource::Computed(_) => i >= physical,
             });
+        let stamp = match (table.rowtime, table.rowtime.and_then(|r| slots.get(r))) {
+            (Some(r), _) if r < emitted => Stamp::Emitted(r),
+            (_, Some(Slot::Physical(i))) => Stamp::Physical(*i),
+            (_, Some(Slot::Computed(c))) => Stamp::Computed(c.clone()),
+            (_, None) => Stamp::Raw,
+        };
         Self {
             table,
             slots,
+            stamp,
             emitted,
             in_place,
             appends,
@@ -196,25 +216,39 @@ impl Completer {
     /// The record of the complete row of `physical` values, in a vector of its exact
     /// width: stamped with its rowtime when the table has one (evaluated for the
     /// stamp only when the row does not hold it), else with `timestamp`.
+    /// Computed columns are taken from their kernels where those answer (the tree,
+    /// out of line, evaluates the rest).
     #[inline]
     pub fn record(&self, physical: &[Value], timestamp: Option<i64>) -> Result<StreamRecord<Row>, TaskError> {
         let mut values = Vec::with_capacity(self.emitted);
         for slot in &self.slots[..self.emitted] {
             values.push(match slot {
                 Slot::Physical(i) => physical.get(*i).cloned().unwrap_or_default(),
-                computed => self.value(computed, physical)?,
+                Slot::Computed(c) => match c.kernel_value(physical) {
+                    Some(v) => v,
+                    None => self.evaluated(c, physical)?,
+                },
             });
         }
-        let timestamp = match (self.table.rowtime, self.table.rowtime.and_then(|r| self.slots.get(r))) {
-            (Some(r), _) if r < self.emitted => Some(rowtime_millis(&values[r])),
-            (_, Some(Slot::Physical(i))) => Some(physical.get(*i).map_or(i64::MIN, rowtime_millis)),
-            (_, Some(computed)) => Some(rowtime_millis(&self.value(computed, physical)?)),
-            (_, None) => timestamp,
+        let timestamp = match &self.stamp {
+            Stamp::Emitted(r) => Some(values.get(*r).map_or(i64::MIN, rowtime_millis)),
+            Stamp::Physical(i) => Some(physical.get(*i).map_or(i64::MIN, rowtime_millis)),
+            Stamp::Computed(c) => Some(match c.kernel_millis(physical) {
+                Some(ms) => ms,
+                None => rowtime_millis(&self.evaluated(c, physical)?),
+            }),
+            Stamp::Raw => timestamp,
         };
         Ok(StreamRecord {
             value: Row::insert(values),
             timestamp,
         })
+    }
+
+    /// `c`'s value for a row of `physical` values, by its tree.
+    #[inline(never)]
+    fn evaluated(&self, c: &Compiled, physical: &[Value]) -> Result<Value, TaskError> {
+        c.eval(physical).map_err(|e| self.failed(e))
     }
 
     fn failed(&self, cause: crate::expr::EvalError) -> TaskError {

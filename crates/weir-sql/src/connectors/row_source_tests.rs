@@ -60,3 +60,23 @@ fn rows_of_a_table_without_rowtime_keep_the_records_timestamp_and_a_null_rowtime
     assert_eq!(record.value.values, vec![Value::Null]);
     assert_eq!(record.timestamp, Some(i64::MIN));
 }
+
+#[test]
+fn an_unread_physical_rowtime_stamps_the_record_and_a_failing_computed_column_names_the_source() {
+    let t = table(
+        "CREATE TABLE o (s STRING, ts TIMESTAMP(3), n AS CAST(s AS INT) + 1, \
+         WATERMARK FOR ts AS ts - INTERVAL '1' SECOND) WITH ('connector' = 'datagen')",
+    );
+    let projected = Completer::new(Arc::new(t.project(&[2])));
+    let physical = [Value::Str("41".into()), Value::Timestamp(77)];
+    let record = projected.record(&physical, Some(3)).unwrap();
+    assert_eq!(record.value.values, vec![Value::Int(42)]);
+    assert_eq!(record.timestamp, Some(77));
+    let bad = [Value::Str("abc".into()), Value::Timestamp(77)];
+    let err = projected.record(&bad, Some(3)).unwrap_err().to_string();
+    assert!(err.contains("Source: o"), "{err}");
+    assert!(
+        err.contains("For input string: 'abc'. Invalid character found."),
+        "{err}"
+    );
+}

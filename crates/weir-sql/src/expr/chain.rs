@@ -1,6 +1,8 @@
-//! Integer chains: an integer column through arithmetic with constants and narrowing
-//! CASTs (`CAST(MOD(seq * 7919, 10000) AS INT)`), evaluated by one loop over plain
-//! steps instead of a closure per expression node. The node kinds the kernels of
+//! Chains: an integer column through arithmetic with constants and narrowing CASTs
+//! (`CAST(MOD(seq * 7919, 10000) AS INT)`), and such an integer converted to a double
+//! and carried on through double arithmetic with constants
+//! (`CAST(MOD(seq * 7, 100000) AS DOUBLE) / 100`), each evaluated by one loop over
+//! plain steps instead of a closure per expression node. The node kinds the kernels of
 //! [`super::kernel`] are compiled by are here too.
 //!
 //! Invariant: a chain computes exactly what the expression tree computes (Java's
@@ -47,6 +49,18 @@ pub(super) fn kind(e: &Expr) -> Option<Kind> {
         Expr::Cast { to, .. } if is_double(*to) => Some(Kind::Double),
         Expr::Cast { to, .. } if to.is_timestamp() => Some(Kind::Timestamp),
         e => arith_parts(e).map(|(_, _, _, t)| if t.is_integer() { Kind::Int } else { Kind::Double }),
+    }
+}
+
+/// Double `x op y`, as [`super::arith`] computes it.
+#[inline]
+pub(super) fn double_op(op: ArithOp, x: f64, y: f64) -> f64 {
+    match op {
+        ArithOp::Add => x + y,
+        ArithOp::Sub => x - y,
+        ArithOp::Mul => x * y,
+        ArithOp::Div => x / y,
+        ArithOp::Mod => x % y,
     }
 }
 
@@ -189,5 +203,75 @@ impl IntChain {
     /// Whether the chain does more than read its column.
     pub(super) fn has_steps(&self) -> bool {
         !self.steps.is_empty()
+    }
+}
+
+/// One step of a [`DoubleChain`]: double arithmetic with the constant `c`, as
+/// `x op c`, or as `c op x` when `constant_left`.
+#[derive(Debug, Clone, Copy)]
+struct DoubleStep {
+    op: ArithOp,
+    c: f64,
+    constant_left: bool,
+}
+
+/// An integer chain converted to a double, then double arithmetic with constants
+/// (`CAST(MOD(seq * 7, 100000) AS DOUBLE) / 100`): one closure and two loops instead of
+/// a closure per node.
+pub(super) struct DoubleChain {
+    int: IntChain,
+    steps: SmallVec<[DoubleStep; 4]>,
+}
+
+impl DoubleChain {
+    /// The chain `e` (an expression of a double, or of an integer read as a double) is,
+    /// if it is one.
+    pub(super) fn of(e: &Expr) -> Option<DoubleChain> {
+        match (kind(e), e) {
+            (Some(Kind::Int), e) => Some(DoubleChain {
+                int: IntChain::of(e)?,
+                steps: SmallVec::new(),
+            }),
+            (Some(Kind::Double), Expr::Cast { expr, .. }) => DoubleChain::of(expr),
+            (Some(Kind::Double), e) => {
+                let (op, a, b, _) = arith_parts(e)?;
+                let (mut chain, step) = match (double_constant(a), double_constant(b)) {
+                    (_, Some(c)) => (
+                        DoubleChain::of(a)?,
+                        DoubleStep {
+                            op,
+                            c,
+                            constant_left: false,
+                        },
+                    ),
+                    (Some(c), None) => (
+                        DoubleChain::of(b)?,
+                        DoubleStep {
+                            op,
+                            c,
+                            constant_left: true,
+                        },
+                    ),
+                    (None, None) => return None,
+                };
+                chain.steps.push(step);
+                Some(chain)
+            }
+            _ => None,
+        }
+    }
+
+    /// The chain's number for `row`; `None` where its integer chain gives none.
+    #[inline]
+    pub(super) fn eval(&self, row: &[Value]) -> Option<f64> {
+        let mut x = self.int.eval(row)? as f64;
+        for s in &self.steps {
+            x = if s.constant_left {
+                double_op(s.op, s.c, x)
+            } else {
+                double_op(s.op, x, s.c)
+            };
+        }
+        Some(x)
     }
 }

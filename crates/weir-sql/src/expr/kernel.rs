@@ -15,7 +15,7 @@
 //! expression whose kernel would give up on every row gets none.
 
 use super::cast::narrow;
-use super::chain::{arith_parts, double_constant, int_constant, kind, IntChain, Kind};
+use super::chain::{arith_parts, double_constant, double_op, int_constant, kind, DoubleChain, IntChain, Kind};
 use super::func::ScalarFn;
 use super::{ArithOp, EvalResult, Expr};
 use crate::types::DataType;
@@ -39,17 +39,6 @@ fn int_op(op: ArithOp, x: i64, y: i64, t: DataType) -> Option<i64> {
         ArithOp::Mod => x.wrapping_rem(y),
     };
     Some(narrow(r, t))
-}
-
-#[inline]
-fn double_op(op: ArithOp, x: f64, y: f64) -> f64 {
-    match op {
-        ArithOp::Add => x + y,
-        ArithOp::Sub => x - y,
-        ArithOp::Mul => x * y,
-        ArithOp::Div => x / y,
-        ArithOp::Mod => x % y,
-    }
 }
 
 /// `f(a, b)` over two compiled operands, a constant operand captured rather than called.
@@ -126,6 +115,9 @@ fn double_kernel(e: &Expr) -> Option<Kernel<f64>> {
     if let Some(d) = double_constant(e) {
         return Some(Arc::new(move |_| Some(d)));
     }
+    if let Some(chain) = DoubleChain::of(e) {
+        return Some(Arc::new(move |r| chain.eval(r)));
+    }
     match (kind(e), e) {
         (None, Expr::Column(c)) => Some(column(*c, |v| match v {
             Value::Int(x) => Some(*x as f64),
@@ -156,8 +148,14 @@ fn timestamp_kernel(e: &Expr) -> Option<Kernel<i64>> {
         })),
         Expr::Cast { expr, to, .. } if to.is_timestamp() => timestamp_kernel(expr),
         Expr::Call(ScalarFn::ToTimestampLtz(precision), args) if args.len() == 1 => {
-            let f = double_kernel(&args[0])?;
             let scale = if *precision == 0 { Some(1000.0) } else { None };
+            if let Some(chain) = DoubleChain::of(&args[0]) {
+                return Some(Arc::new(move |r| {
+                    let n = chain.eval(r)?;
+                    Some(scale.map_or(n, |s| n * s) as i64)
+                }));
+            }
+            let f = double_kernel(&args[0])?;
             Some(Arc::new(move |r| {
                 let n = f(r)?;
                 Some(scale.map_or(n, |s| n * s) as i64)
@@ -232,6 +230,29 @@ impl Compiled {
             (None, Expr::Column(i)) => return Ok(row.get(*i).cloned().unwrap_or(Value::Null)),
             (None, _) => {}
         }
+        self.eval_tree(row)
+    }
+
+    /// The kernel's value for `row`; `None` when there is no kernel or it leaves the
+    /// row to the tree (then [`Compiled::eval`] answers).
+    #[inline]
+    pub fn kernel_value(&self, row: &[Value]) -> Option<Value> {
+        self.kernel.as_ref()?.eval(row)
+    }
+
+    /// The epoch milliseconds the timestamp kernel gives for `row`; `None` as for
+    /// [`Compiled::kernel_value`] (and for an expression of another kind).
+    #[inline]
+    pub fn kernel_millis(&self, row: &[Value]) -> Option<i64> {
+        match &self.kernel {
+            Some(Root::Timestamp(f)) => f(row),
+            _ => None,
+        }
+    }
+
+    /// The tree's value for `row` (out of line: the kernels' callers stay small).
+    #[inline(never)]
+    fn eval_tree(&self, row: &[Value]) -> EvalResult {
         self.expr.eval(row)
     }
 }
@@ -276,6 +297,11 @@ mod tests {
             "CAST(seq * 40000 AS SMALLINT) + 1",
             "MOD(seq * 7, 0)",
             "1000 / (n - 3)",
+            "2.5E0 - CAST(seq * 3 AS DOUBLE) * 4",
+            "CAST(n + 1 AS DOUBLE) / 0",
+            "5E-1 / CAST(MOD(seq, 3) AS DOUBLE)",
+            "TO_TIMESTAMP_LTZ(seq * 1000 + 7, 0)",
+            "TO_TIMESTAMP_LTZ(CAST(seq + 2 AS DOUBLE) * 15E-1 + 1, 3)",
         ];
         let rows = [
             vec![Value::Int(1), Value::Int(3), Value::Double(2.5)],
