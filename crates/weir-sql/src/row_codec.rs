@@ -43,6 +43,10 @@ enum Tag {
     Interval,
 }
 
+/// The tag bytes of the commonest fields, read before the table.
+const INT: u8 = Tag::Int as u8;
+const DOUBLE: u8 = Tag::Double as u8;
+
 /// The tags by their byte.
 const TAGS: [Tag; 11] = [
     Tag::Null,
@@ -241,12 +245,18 @@ impl<'a> Reader<'a> {
     #[inline]
     fn varint64(&mut self, max_bits: u32) -> Result<u64, RowCodecError> {
         let start = self.at;
-        // One byte holds seven bits, within every `max_bits` used (32 or 64).
-        if let Some(&b) = self.bytes.get(start) {
-            if b < 0x80 && max_bits >= 7 {
+        // One byte holds seven bits, two hold fourteen, within every `max_bits` used
+        // (32 or 64).
+        match self.bytes.get(start..) {
+            Some(&[b, ..]) if b < 0x80 && max_bits >= 7 => {
                 self.at += 1;
                 return Ok(u64::from(b));
             }
+            Some(&[b0, b1, ..]) if b1 < 0x80 && max_bits >= 14 => {
+                self.at += 2;
+                return Ok(u64::from(b0 & 0x7f) | u64::from(b1) << 7);
+            }
+            _ => {}
         }
         let mut v: u64 = 0;
         let mut shift = 0u32;
@@ -286,11 +296,15 @@ impl<'a> Reader<'a> {
     fn value_into(&mut self, out: &mut Vec<Value>) -> Result<(), RowCodecError> {
         let at = self.at;
         let byte = self.byte()?;
-        let tag = *TAGS.get(usize::from(byte)).ok_or(RowCodecError::UnknownTag {
-            what: "field tag",
-            value: byte,
-            at,
-        })?;
+        let tag = match byte {
+            INT => Tag::Int,
+            DOUBLE => Tag::Double,
+            _ => *TAGS.get(usize::from(byte)).ok_or(RowCodecError::UnknownTag {
+                what: "field tag",
+                value: byte,
+                at,
+            })?,
+        };
         out.push(match tag {
             Tag::Null => Value::Null,
             Tag::False => Value::Bool(false),
