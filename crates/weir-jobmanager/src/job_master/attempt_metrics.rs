@@ -170,6 +170,7 @@ fn least(a: Option<i64>, b: Option<i64>) -> Option<i64> {
 mod tests {
     use super::super::test_support::cluster;
     use super::super::tests::job;
+    use super::super::JobMaster;
     use super::{AttemptMetrics, MetricsReport};
     use crate::restart_strategy::RestartStrategyConfig;
 
@@ -180,12 +181,18 @@ mod tests {
         }
     }
 
-    #[test]
-    fn a_heartbeat_sampled_before_the_task_finished_but_arriving_after_its_final_report_is_dropped() {
+    /// A started one-vertex job and the attempt id of its first subtask.
+    fn started() -> (JobMaster, String) {
         let mut slots = cluster(1, 2);
         let mut jm = job(1, RestartStrategyConfig::NoRestart);
         jm.start(&mut slots, 0);
         let attempt = jm.current_attempt(0, 0).map(|a| a.to_string()).unwrap_or_default();
+        (jm, attempt)
+    }
+
+    #[test]
+    fn a_heartbeat_sampled_before_the_task_finished_but_arriving_after_its_final_report_is_dropped() {
+        let (mut jm, attempt) = started();
         jm.record_metrics(&attempt, out(100), MetricsReport::Live, 1_000);
         assert_eq!(jm.attempt_metrics(&attempt), Some(out(100)));
         jm.record_metrics(&attempt, out(30_000), MetricsReport::Final, 2_000);
@@ -195,11 +202,8 @@ mod tests {
     }
 
     #[test]
-    fn live_reports_replace_each_other_until_the_final_one() {
-        let mut slots = cluster(1, 2);
-        let mut jm = job(1, RestartStrategyConfig::NoRestart);
-        jm.start(&mut slots, 0);
-        let attempt = jm.current_attempt(0, 0).map(|a| a.to_string()).unwrap_or_default();
+    fn live_reports_replace_each_other_and_reports_of_unknown_attempts_are_ignored() {
+        let (mut jm, attempt) = started();
         jm.record_metrics(&attempt, out(10), MetricsReport::Live, 1_000);
         jm.record_metrics(&attempt, out(20), MetricsReport::Live, 1_500);
         assert_eq!(jm.attempt_metrics(&attempt), Some(out(20)));
