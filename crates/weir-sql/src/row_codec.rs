@@ -43,10 +43,6 @@ enum Tag {
     Interval,
 }
 
-/// The tag bytes of the commonest fields, read before the table.
-const INT: u8 = Tag::Int as u8;
-const DOUBLE: u8 = Tag::Double as u8;
-
 /// The tags by their byte.
 const TAGS: [Tag; 11] = [
     Tag::Null,
@@ -296,15 +292,11 @@ impl<'a> Reader<'a> {
     fn value_into(&mut self, out: &mut Vec<Value>) -> Result<(), RowCodecError> {
         let at = self.at;
         let byte = self.byte()?;
-        let tag = match byte {
-            INT => Tag::Int,
-            DOUBLE => Tag::Double,
-            _ => *TAGS.get(usize::from(byte)).ok_or(RowCodecError::UnknownTag {
-                what: "field tag",
-                value: byte,
-                at,
-            })?,
-        };
+        let tag = *TAGS.get(usize::from(byte)).ok_or(RowCodecError::UnknownTag {
+            what: "field tag",
+            value: byte,
+            at,
+        })?;
         out.push(match tag {
             Tag::Null => Value::Null,
             Tag::False => Value::Bool(false),

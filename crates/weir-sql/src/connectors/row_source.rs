@@ -182,7 +182,7 @@ impl Completer {
     #[inline]
     fn value(&self, slot: &Slot, physical: &[Value]) -> Result<Value, TaskError> {
         match slot {
-            Slot::Computed(e) => e.eval(physical).map_err(|e| self.failed(e)),
+            Slot::Computed(c) => self.evaluated(c, physical),
             Slot::Physical(i) => Ok(physical.get(*i).cloned().unwrap_or_default()),
         }
     }
@@ -245,7 +245,8 @@ impl Completer {
         })
     }
 
-    /// `c`'s value for a row of `physical` values, by its tree.
+    /// `c`'s value for a row of `physical` values (out of line: [`Completer::record`]
+    /// calls it only where a kernel gave up on the row).
     #[inline(never)]
     fn evaluated(&self, c: &Compiled, physical: &[Value]) -> Result<Value, TaskError> {
         c.eval(physical).map_err(|e| self.failed(e))

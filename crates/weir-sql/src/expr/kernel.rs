@@ -149,20 +149,26 @@ fn timestamp_kernel(e: &Expr) -> Option<Kernel<i64>> {
         Expr::Cast { expr, to, .. } if to.is_timestamp() => timestamp_kernel(expr),
         Expr::Call(ScalarFn::ToTimestampLtz(precision), args) if args.len() == 1 => {
             let scale = if *precision == 0 { Some(1000.0) } else { None };
-            if let Some(chain) = DoubleChain::of(&args[0]) {
-                return Some(Arc::new(move |r| {
-                    let n = chain.eval(r)?;
-                    Some(scale.map_or(n, |s| n * s) as i64)
-                }));
-            }
-            let f = double_kernel(&args[0])?;
-            Some(Arc::new(move |r| {
-                let n = f(r)?;
-                Some(scale.map_or(n, |s| n * s) as i64)
-            }))
+            // A chain argument is called directly, not through its own closure.
+            Some(match DoubleChain::of(&args[0]) {
+                Some(chain) => epoch_millis(move |r| chain.eval(r), scale),
+                None => {
+                    let f = double_kernel(&args[0])?;
+                    epoch_millis(move |r| f(r), scale)
+                }
+            })
         }
         _ => None,
     }
+}
+
+/// `TO_TIMESTAMP_LTZ` of the number `n` gives: epoch milliseconds, from seconds when
+/// `scale` is `Some(1000.0)` (precision 0).
+fn epoch_millis(n: impl Fn(&[Value]) -> Option<f64> + Send + Sync + 'static, scale: Option<f64>) -> Kernel<i64> {
+    Arc::new(move |r| {
+        let n = n(r)?;
+        Some(scale.map_or(n, |s| n * s) as i64)
+    })
 }
 
 /// The kernel of a whole expression, giving its value.
