@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# Checks formatting (cargo fmt) and lints (cargo clippy, warnings as errors) of the
-# whole workspace, all targets. Run by CI before the tests.
+# Checks formatting (cargo fmt), lints (cargo clippy, warnings as errors), the house rule
+# that no two files import each other (scripts/file-cycles.py, after its self-test
+# proves it catches planted circles), and the API docs (cargo doc, warnings as errors)
+# of the whole workspace. Run by CI before the tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/weir-target}"
 export CARGO_TERM_COLOR=never
 cargo fmt --all -- --check
+python3 scripts/file-cycles.py --self-test
+python3 scripts/file-cycles.py
 cargo clippy --release --workspace --all-targets -- -D warnings
-echo "weir: fmt and clippy clean"
+RUSTDOCFLAGS="-D warnings" cargo doc --release --workspace --no-deps
+echo "weir: fmt, file cycles, clippy and doc clean"

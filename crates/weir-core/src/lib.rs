@@ -12,9 +12,11 @@ pub mod collect_batch;
 pub mod element;
 pub mod error;
 pub mod excerpt;
+pub mod execution_state;
 #[cfg(any(test, feature = "fuzz"))]
 pub mod fuzz;
 pub mod ids;
+pub mod job_status;
 pub mod key_group;
 pub mod key_hash;
 pub mod murmur;
@@ -30,5 +32,7 @@ pub use checkpoint::{
 };
 pub use element::{Event, StreamRecord, Watermark};
 pub use error::CoreError;
+pub use execution_state::ExecutionState;
+pub use job_status::JobStatus;
 pub use key_group::KeyGroupRange;
 pub use runtime_mode::RuntimeExecutionMode;

@@ -10,8 +10,8 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use crate::entry::Entry;
 use crate::error::FsError;
-use crate::operations::Entry;
 
 fn display(path: &Path) -> String {
     path.display().to_string()

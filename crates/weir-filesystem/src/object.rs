@@ -17,9 +17,9 @@ use futures_util::{StreamExt, TryStreamExt};
 use object_store::path::Path as ObjectPath;
 use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutPayload};
 
+use crate::entry::Entry;
 use crate::error::FsError;
 use crate::location::ObjectLocation;
-use crate::operations::Entry;
 
 type Store = Arc<dyn ObjectStore>;
 

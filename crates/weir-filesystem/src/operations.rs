@@ -10,20 +10,10 @@ use std::sync::Arc;
 
 use object_store::ObjectStore;
 
+pub use crate::entry::Entry;
 use crate::error::FsError;
 use crate::location::{Location, ObjectLocation};
 use crate::{bridge, local, object, stores};
-
-/// What a location holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Entry {
-    /// A file or an object.
-    File,
-    /// A directory, or a prefix that has objects below it.
-    Directory,
-    /// Nothing.
-    Missing,
-}
 
 fn on_store<T, F, Fut>(location: ObjectLocation, operation: F) -> Result<T, FsError>
 where

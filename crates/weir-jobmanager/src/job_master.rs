@@ -26,15 +26,15 @@ pub use operator_metrics::{OperatorMetrics, OperatorRates};
 pub use rates::AttemptRates;
 pub use savepoints::{SavepointOperation, SavepointRefused, SavepointRequest, SavepointStatus, NO_SAVEPOINT_DIRECTORY};
 
-use crate::restart_strategy::RestartBackoffTimeStrategy;
-use crate::slot_assignment::assign_slots;
-use crate::slot_table::{SlotRef, SlotTable};
+use crate::failover::restart_strategy::RestartBackoffTimeStrategy;
+use crate::resource_manager::slot_table::{SlotRef, SlotTable};
+use crate::scheduler::slot_assignment::assign_slots;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use weir_api::program::ProgramInvocation;
 use weir_core::ids::{ExecutionAttemptId, JobId};
+use weir_core::JobStatus;
 use weir_graph::adaptive_graph::{edge_consumed_subpartitions, edge_num_subpartitions};
 use weir_graph::{total_slots_required, ExecutionGraph, ExecutionState, JobGraph};
-use weir_rest::JobStatus;
 use weir_rpc::{InputChannelDescriptor, ResultPartitionDescriptor, ResultPartitionId, TaskDeploymentDescriptor};
 
 /// What the I/O shell must do.
@@ -441,7 +441,7 @@ impl JobMaster {
         let (checkpointing, restore) = self.restore_for(vi, i);
         let tdd = TaskDeploymentDescriptor {
             job_id: job.clone(),
-            program: Some(crate::invocation::to_proto(&self.invocation)),
+            program: Some(crate::dispatcher::invocation::to_proto(&self.invocation)),
             fingerprint: self.fingerprint.clone(),
             vertex_index: vi as u32,
             subtask_index: i,

@@ -2,12 +2,12 @@
 //! lock. Every entry point (an RPC, a REST call, the periodic tick) takes the lock,
 //! lets the state machines decide, and hands the resulting actions to the I/O shell.
 
-use crate::invocation::JobSubmission;
+use crate::dispatcher::invocation::JobSubmission;
+use crate::failover::restart_strategy::RestartBackoffTimeStrategy;
 use crate::job_master::adaptive_batch::{adaptive_options, prepare_job_graph};
 use crate::job_master::{Action, JobMaster, SavepointOperation, SavepointRefused, SavepointRequest};
-use crate::restart_strategy::RestartBackoffTimeStrategy;
+use crate::resource_manager::slot_table::{SlotTable, TaskManagerRegistration};
 use crate::settings::JobManagerSettings;
-use crate::slot_table::{SlotTable, TaskManagerRegistration};
 use std::collections::BTreeMap;
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -43,7 +43,7 @@ pub struct JobManager {
     /// [`JobManager::wait_for`].
     changed: Condvar,
     /// The collect sinks' coordinators.
-    pub(crate) collect: crate::collect_coordinator::CollectCoordinators,
+    pub(crate) collect: crate::coordination::collect_coordinator::CollectCoordinators,
 }
 
 /// Why a submission was refused.
@@ -127,7 +127,11 @@ impl JobManager {
 
     /// A heartbeat from a TaskManager with what it reported about its process; false
     /// if it is unknown.
-    pub fn taskmanager_heartbeat(&self, resource_id: &str, status: crate::slot_table::TaskManagerStatus) -> bool {
+    pub fn taskmanager_heartbeat(
+        &self,
+        resource_id: &str,
+        status: crate::resource_manager::slot_table::TaskManagerStatus,
+    ) -> bool {
         self.lock().slots.heartbeat(resource_id, status, now_ms())
     }
 
@@ -369,12 +373,12 @@ impl JobManager {
     }
 
     /// The status of a job; `None` if it does not exist.
-    pub fn job_status(&self, job: JobId) -> Option<weir_rest::JobStatus> {
+    pub fn job_status(&self, job: JobId) -> Option<weir_core::JobStatus> {
         self.lock().jobs.get(&job).map(|jm| jm.status)
     }
 
     /// Cancels a job; `None` if it does not exist.
-    pub fn cancel(&self, job: JobId) -> Option<Result<(), weir_rest::JobStatus>> {
+    pub fn cancel(&self, job: JobId) -> Option<Result<(), weir_core::JobStatus>> {
         let now = now_ms();
         let mut st = self.lock();
         let State { slots, jobs } = &mut *st;

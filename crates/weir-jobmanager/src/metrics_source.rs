@@ -2,10 +2,10 @@
 //! cluster it manages and its own process) and a `jobmanager_job` scope per job
 //! (restarts, uptime, downtime, checkpoint gauges), labelled with Flink's scope variables
 //! (`host`; `job_id`, `job_name`). The values are the ones the REST metric endpoints
-//! serve ([`crate::rest_metrics`]), read when a reporter asks.
+//! serve ([`crate::rest::metrics`]), read when a reporter asks.
 
 use crate::jobmanager::{now_ms, JobManager};
-use crate::rest_metrics;
+use crate::rest::metrics as rest_metrics;
 use std::sync::Arc;
 use weir_metrics::{MetricSample, MetricSource, Scope};
 use weir_rest::ComponentMetrics;

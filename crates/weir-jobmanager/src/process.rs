@@ -6,11 +6,11 @@
 //! MiniCluster of `weir local`) knows the addresses before anything connects.
 //! [`run_jobmanager`] is the standalone process: its own runtime, REST always on.
 
-use crate::actions::{run_actions, run_heartbeats, run_ticker, run_watches, Clients};
 use crate::jobmanager::JobManager;
 use crate::metrics_source::JobManagerMetricSource;
-use crate::rest_backend::JobManagerRest;
-use crate::rpc_service::JobManagerRpc;
+use crate::rest::backend::JobManagerRest;
+use crate::rpc::actions::{run_actions, run_heartbeats, run_ticker, run_watches, Clients};
+use crate::rpc::service::JobManagerRpc;
 use crate::settings::JobManagerSettings;
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -4,7 +4,7 @@
 
 use crate::examples::JID;
 use crate::fake_backend::{FakeBackend, FINISHED, VID};
-use crate::router::router;
+use crate::handlers::router;
 use crate::test_client::get;
 use axum::http::StatusCode;
 use axum::Router;

@@ -12,24 +12,24 @@
 //! bodies, status codes and Flink's error texts, and applying `maxExceptions` and
 //! `failureLabelFilter` to what [`RestBackend::job_exceptions`] returns.
 
-use crate::accumulators::JobAccumulatorsInfo;
-use crate::attempts::SubtaskAttempt;
-use crate::checkpoint_config::CheckpointConfigInfo;
-use crate::checkpoints::{CheckpointDetails, CheckpointingStatistics};
-use crate::config::{ConfigEntry, DashboardConfig, JobConfig};
-use crate::environment::{EnvironmentInfo, LogInfo, LogListInfo};
 use crate::error::RestError;
-use crate::exceptions::JobExceptions;
-use crate::execution_result::JobExecutionResultResponse;
-use crate::jobs::{JobDetail, JobPlan, JobsList, JobsOverview};
-use crate::metrics::ComponentMetrics;
-use crate::overview::Overview;
-use crate::savepoints::{SavepointStatusResponse, TriggerResponse};
-use crate::status::JobStatus;
-use crate::submit::{JobSubmitRequest, JobSubmitResponse};
-use crate::taskmanagers::{TaskManagerDetail, TaskManagersList};
-use crate::vertex_detail::{JobVertexDetail, SubtaskDetail};
-use crate::vertex_subtasks::{JobVertexTaskManagers, SubtasksTimes};
+use crate::messages::accumulators::JobAccumulatorsInfo;
+use crate::messages::attempts::SubtaskAttempt;
+use crate::messages::checkpoint_config::CheckpointConfigInfo;
+use crate::messages::checkpoints::{CheckpointDetails, CheckpointingStatistics};
+use crate::messages::config::{ConfigEntry, DashboardConfig, JobConfig};
+use crate::messages::environment::{EnvironmentInfo, LogInfo, LogListInfo};
+use crate::messages::exceptions::JobExceptions;
+use crate::messages::execution_result::JobExecutionResultResponse;
+use crate::messages::jobs::{JobDetail, JobPlan, JobsList, JobsOverview};
+use crate::messages::metrics::ComponentMetrics;
+use crate::messages::overview::Overview;
+use crate::messages::savepoints::{SavepointStatusResponse, TriggerResponse};
+use crate::messages::status::JobStatus;
+use crate::messages::submit::{JobSubmitRequest, JobSubmitResponse};
+use crate::messages::taskmanagers::{TaskManagerDetail, TaskManagersList};
+use crate::messages::vertex_detail::{JobVertexDetail, SubtaskDetail};
+use crate::messages::vertex_subtasks::{JobVertexTaskManagers, SubtasksTimes};
 use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
@@ -150,13 +150,13 @@ pub trait RestBackend: Send + Sync + 'static {
     /// `GET /jobs/:jid/vertices/:vid/subtasks/:idx/attempts/:attempt` (and its
     /// `/accumulators`): attempt `attempt` of one subtask, the current one or an earlier
     /// one still kept; errors as [`RestBackend::subtask_detail`], and
-    /// [`crate::attempts::invalid_attempt`] for a number beyond the current attempt.
+    /// [`crate::messages::attempts::invalid_attempt`] for a number beyond the current attempt.
     /// Defaults to the current attempt of [`RestBackend::subtask_detail`] (with an empty
     /// attempt id) and that 404 for any other number.
     fn subtask_attempt(&self, jid: JobId, vid: &str, subtask: u32, attempt: u32) -> Result<SubtaskAttempt, RestError> {
         let detail = self.subtask_detail(jid, vid, subtask)?;
         if detail.attempt != attempt {
-            return Err(crate::attempts::invalid_attempt(i64::from(attempt)));
+            return Err(crate::messages::attempts::invalid_attempt(i64::from(attempt)));
         }
         Ok(SubtaskAttempt {
             detail,
@@ -307,7 +307,7 @@ pub trait RestBackend: Send + Sync + 'static {
     /// `POST /jobs/:jid/coordinators/:operatorid`: hands `request` to the coordinator
     /// of operator `operator` (32 lower-case hex digits). An unknown job is
     /// [`RestError::JobNotFound`], an operator without a coordinator
-    /// [`crate::coordination::no_coordinator`], an offset or version the coordinator
+    /// [`crate::messages::coordination::no_coordinator`], an offset or version the coordinator
     /// cannot serve [`RestError::BadRequest`].
     fn coordination_request(
         &self,

@@ -3,18 +3,18 @@
 //! (a job without checkpointing, as Flink 2.3 answers for it).
 
 use crate::backend::RestBackend;
-use crate::checkpoint_config::CheckpointConfigInfo;
-use crate::checkpoints::{CheckpointDetails, CheckpointingStatistics};
-use crate::config::{ConfigEntry, JobConfig};
 use crate::error::RestError;
 use crate::examples::{self, JID};
-use crate::exceptions::JobExceptions;
-use crate::jobs::{JobDetail, JobsOverview};
-use crate::overview::Overview;
-use crate::router::router;
+use crate::handlers::router;
+use crate::messages::checkpoint_config::CheckpointConfigInfo;
+use crate::messages::checkpoints::{CheckpointDetails, CheckpointingStatistics};
+use crate::messages::config::{ConfigEntry, JobConfig};
+use crate::messages::exceptions::JobExceptions;
+use crate::messages::jobs::{JobDetail, JobsOverview};
+use crate::messages::overview::Overview;
+use crate::messages::submit::{JobSubmitRequest, JobSubmitResponse};
+use crate::messages::taskmanagers::{TaskManagerDetail, TaskManagersList};
 use crate::sample_check::sample;
-use crate::submit::{JobSubmitRequest, JobSubmitResponse};
-use crate::taskmanagers::{TaskManagerDetail, TaskManagersList};
 use crate::test_client::get;
 use axum::http::StatusCode;
 use axum::Router;

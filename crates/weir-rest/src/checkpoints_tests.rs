@@ -1,11 +1,11 @@
-//! Tests of [`crate::checkpoints`]: the statistics and details bodies against Flink
+//! Tests of [`crate::messages::checkpoints`]: the statistics and details bodies against Flink
 //! 2.3's samples (shape, key order and, where the example reproduces the run, every
 //! value), and the percentile estimate.
 
-use crate::checkpoints::{
+use crate::examples;
+use crate::messages::checkpoints::{
     CheckpointOutcome, CheckpointSummary, CheckpointingStatistics, LatestCheckpoints, StatsSummary,
 };
-use crate::examples;
 use crate::sample_check::{assert_matches_sample, sample};
 
 #[test]

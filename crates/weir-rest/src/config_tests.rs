@@ -1,4 +1,4 @@
-//! Tests of [`crate::config`], over the example bodies of [`crate::examples`].
+//! Tests of [`crate::messages::config`], over the example bodies of [`crate::examples`].
 
 use crate::examples;
 use crate::sample_check::assert_matches_sample;

@@ -23,7 +23,7 @@
 //! Flink's Java class names stay in the texts because clients search error texts for
 //! them (e.g. `FlinkJobNotFoundException`, `Could not find Flink job`).
 
-use crate::status::JobStatus;
+use crate::messages::status::JobStatus;
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};

@@ -2,19 +2,19 @@
 //! samples they are compared with (lists non-empty where the sample's are, maps empty
 //! where the sample's are).
 
-use crate::checkpoints::{
+use crate::messages::checkpoints::{
     CheckpointCounts, CheckpointDetails, CheckpointOutcome, CheckpointStatistics, CheckpointStatus, CheckpointSummary,
     CheckpointType, CheckpointingStatistics, LatestCheckpoints, TaskCheckpointStatistics,
 };
-use crate::config::{ConfigEntry, DashboardConfig, ExecutionConfigInfo, JobConfig};
-use crate::exceptions::{ExceptionHistory, ExceptionInfo, JobExceptions, RootExceptionInfo};
-use crate::jobs::{
+use crate::messages::config::{ConfigEntry, DashboardConfig, ExecutionConfigInfo, JobConfig};
+use crate::messages::exceptions::{ExceptionHistory, ExceptionInfo, JobExceptions, RootExceptionInfo};
+use crate::messages::jobs::{
     JobDetail, JobOverview, JobPlan, JobType, JobsOverview, PlanInput, PlanNode, SchedulerType, VertexDetail,
     VertexMetrics,
 };
-use crate::overview::Overview;
-use crate::status::{ExecutionState, ExecutionStateCounts, JobStatus, JobStatusTimestamps, JobTaskCounts};
-use crate::taskmanagers::{
+use crate::messages::overview::Overview;
+use crate::messages::status::{ExecutionState, ExecutionStateCounts, JobStatus, JobStatusTimestamps, JobTaskCounts};
+use crate::messages::taskmanagers::{
     AllocatedSlot, GarbageCollectorInfo, HardwareDescription, MemoryConfiguration, ResourceProfileInfo,
     TaskManagerDetail, TaskManagerInfo, TaskManagerMetrics,
 };

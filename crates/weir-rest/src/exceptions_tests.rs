@@ -1,7 +1,7 @@
-//! Tests of [`crate::exceptions`], over the example bodies of [`crate::examples`].
+//! Tests of [`crate::messages::exceptions`], over the example bodies of [`crate::examples`].
 
 use crate::examples;
-use crate::exceptions::*;
+use crate::messages::exceptions::*;
 use crate::sample_check::assert_matches_sample;
 
 #[test]

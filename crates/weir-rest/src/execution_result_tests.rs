@@ -1,9 +1,9 @@
-//! Tests of [`crate::execution_result`], over the example bodies of [`crate::examples`].
+//! Tests of [`crate::messages::execution_result`], over the example bodies of [`crate::examples`].
 
 use crate::examples;
-use crate::exceptions::{ExceptionHistory, ExceptionInfo, JobExceptions, RootExceptionInfo};
-use crate::execution_result::*;
-use crate::status::JobStatus;
+use crate::messages::exceptions::{ExceptionHistory, ExceptionInfo, JobExceptions, RootExceptionInfo};
+use crate::messages::execution_result::*;
+use crate::messages::status::JobStatus;
 use serde_json::json;
 use std::collections::BTreeMap;
 

@@ -5,18 +5,18 @@
 //! metrics, and a JobManager log file.
 
 use crate::backend::RestBackend;
-use crate::config::{ConfigEntry, JobConfig};
-use crate::environment::LogInfo;
 use crate::error::RestError;
 use crate::examples::{self, JID, TM_ID};
-use crate::exceptions::JobExceptions;
-use crate::jobs::{JobDetail, JobsOverview, VertexMetrics};
-use crate::metrics::{ComponentMetrics, MetricValue};
-use crate::overview::Overview;
-use crate::status::{ExecutionState, ExecutionStateTimestamps, JobStatus};
-use crate::submit::{JobSubmitRequest, JobSubmitResponse};
-use crate::taskmanagers::{TaskManagerDetail, TaskManagersList};
-use crate::vertex_detail::{JobVertexDetail, StatusDurations, SubtaskDetail};
+use crate::messages::config::{ConfigEntry, JobConfig};
+use crate::messages::environment::LogInfo;
+use crate::messages::exceptions::JobExceptions;
+use crate::messages::jobs::{JobDetail, JobsOverview, VertexMetrics};
+use crate::messages::metrics::{ComponentMetrics, MetricValue};
+use crate::messages::overview::Overview;
+use crate::messages::status::{ExecutionState, ExecutionStateTimestamps, JobStatus};
+use crate::messages::submit::{JobSubmitRequest, JobSubmitResponse};
+use crate::messages::taskmanagers::{TaskManagerDetail, TaskManagersList};
+use crate::messages::vertex_detail::{JobVertexDetail, StatusDurations, SubtaskDetail};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};

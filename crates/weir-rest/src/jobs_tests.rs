@@ -1,4 +1,4 @@
-//! Tests of [`crate::jobs`], over the example bodies of [`crate::examples`].
+//! Tests of [`crate::messages::jobs`], over the example bodies of [`crate::examples`].
 
 use crate::examples;
 use crate::sample_check::assert_matches_sample;
@@ -22,7 +22,7 @@ fn job_detail_matches_flink_samples() {
 
 #[test]
 fn job_plan_matches_flink_sample() {
-    let plan = crate::jobs::JobPlanInfo {
+    let plan = crate::messages::jobs::JobPlanInfo {
         plan: examples::job_plan(),
     };
     assert_matches_sample(&plan, "job_plan.json");

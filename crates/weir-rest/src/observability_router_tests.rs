@@ -6,12 +6,12 @@
 use crate::backend::RestBackend;
 use crate::examples::{JID, TM_ID};
 use crate::fake_backend::{subtask, FakeBackend, FINISHED, LOG_TEXT, VID};
-use crate::metrics::Metric;
-use crate::process_routes::NO_SUCH_LOG_FILE;
-use crate::router::router_with_origin;
+use crate::handlers::process::NO_SUCH_LOG_FILE;
+use crate::handlers::router_with_origin;
+use crate::messages::metrics::Metric;
+use crate::messages::vertex_subtasks::JobVertexTaskManagers;
 use crate::sample_check::{assert_matches_sample, assert_matches_sample_part, sample};
 use crate::test_client::{get, raw_get, Answer};
-use crate::vertex_subtasks::JobVertexTaskManagers;
 use axum::http::{header, StatusCode};
 use axum::Router;
 use serde_json::json;

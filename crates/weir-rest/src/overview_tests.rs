@@ -1,4 +1,4 @@
-//! Tests of [`crate::overview`], over the example bodies of [`crate::examples`].
+//! Tests of [`crate::messages::overview`], over the example bodies of [`crate::examples`].
 
 use crate::examples::overview as example;
 use crate::sample_check::assert_matches_sample;

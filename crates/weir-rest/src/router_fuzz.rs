@@ -7,7 +7,7 @@
 
 use crate::examples::{JID, TM_ID};
 use crate::fake_backend::FakeBackend;
-use crate::router::router;
+use crate::handlers::router;
 use axum::body::Body;
 use axum::http::{header, Method, Request, StatusCode};
 use axum::Router;

@@ -1,9 +1,10 @@
 //! Router tests: every route with and without `/v1`, against the [`FakeBackend`],
 //! through `tower::ServiceExt::oneshot`; plus one request over a real loopback socket.
 
+use crate::endpoint::RestServerHandle;
 use crate::examples::{self, JID, TM_ID};
 use crate::fake_backend::{FakeBackend, FINISHED, NEW_JOB, PANICKY};
-use crate::router::{router_with_origin, RestServerHandle};
+use crate::handlers::router_with_origin;
 use crate::sample_check::sample;
 use crate::test_client::{get, raw_get, send};
 use axum::body::Body;

@@ -2,8 +2,9 @@
 //! configuration (absent by default), non-JSON writes are 415, a connection that never
 //! finishes its headers is closed, and connections beyond the limit are closed at once.
 
+use crate::endpoint::RestServerHandle;
 use crate::fake_backend::FakeBackend;
-use crate::router::{router, router_with_origin, RestServerHandle};
+use crate::handlers::{router, router_with_origin};
 use crate::server::RestServerOptions;
 use axum::body::Body;
 use axum::http::{header, HeaderValue, Method, Request, StatusCode};

@@ -1,11 +1,11 @@
-//! Tests of [`crate::taskmanagers`], over the example bodies of [`crate::examples`].
+//! Tests of [`crate::messages::taskmanagers`], over the example bodies of [`crate::examples`].
 
 use crate::examples;
 use crate::sample_check::assert_matches_sample;
 
 #[test]
 fn taskmanagers_matches_flink_sample() {
-    let list = crate::taskmanagers::TaskManagersList {
+    let list = crate::messages::taskmanagers::TaskManagersList {
         taskmanagers: vec![examples::taskmanager_info()],
     };
     assert_matches_sample(&list, "taskmanagers.json");

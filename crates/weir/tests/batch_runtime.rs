@@ -98,7 +98,7 @@ impl LoggingTaskManager {
         let child = cmd
             .env(
                 "WEIR_LOG",
-                "warn,weir_runtime::network::blocking_partition=info,weir_taskmanager::executor=info",
+                "warn,weir_runtime::network::partition::blocking_partition=info,weir_taskmanager::executor=info",
             )
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(log).unwrap())

@@ -131,3 +131,52 @@ fn parallel_print_sinks_never_tear_lines() {
         );
     }
 }
+
+#[test]
+fn stop_cluster_says_a_process_that_no_longer_runs_was_not_running_and_removes_its_pid_file() {
+    let dir = tempfile::tempdir().expect("cluster dir");
+    // A child that exited and was reaped: no process has its pid any more.
+    let mut child = std::process::Command::new("true").spawn().expect("spawn true");
+    let pid = child.id();
+    child.wait().expect("wait for true");
+    let pid_file = dir.path().join("taskmanager-1.pid");
+    std::fs::write(&pid_file, pid.to_string()).expect("pid file");
+    let cluster_dir = format!("cluster.dir={}", dir.path().display());
+    let (code, out, err) = weir(&["stop-cluster", "-D", &cluster_dir]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(
+        out.trim(),
+        format!("taskmanager-1 (pid {pid}) was not running.\nNo cluster running.")
+    );
+    assert!(!out.contains("Stopped"), "{out}");
+    assert!(!pid_file.exists());
+}
+
+#[test]
+fn stop_cluster_with_a_pid_file_that_holds_no_process_id_fails_and_keeps_the_file() {
+    let dir = tempfile::tempdir().expect("cluster dir");
+    let pid_file = dir.path().join("jobmanager.pid");
+    std::fs::write(&pid_file, "not-a-pid").expect("pid file");
+    let cluster_dir = format!("cluster.dir={}", dir.path().display());
+    assert_one_line_error(&["stop-cluster", "-D", &cluster_dir], "not a process id: \"not-a-pid\"");
+    assert!(pid_file.exists());
+}
+
+#[test]
+fn local_job_whose_stdout_reader_has_gone_ends_quietly_with_the_sigpipe_status() {
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_weir"))
+        .args(["local", "wordcount"])
+        .env_remove("WEIR_LOG")
+        .env_remove("WEIR_CONF_DIR")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn weir local");
+    // The reader goes away before the job prints its first line.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("wait for weir local");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(141), "{err}");
+    assert!(!err.contains("error:"), "{err}");
+}

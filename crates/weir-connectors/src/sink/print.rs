@@ -9,12 +9,12 @@
 use std::fmt::Display;
 use std::io::Write;
 use std::time::{Duration, Instant};
-
-const FLUSH_BYTES: usize = 16 * 1024;
-const FLUSH_INTERVAL: Duration = Duration::from_millis(100);
 use weir_core::{StreamRecord, Watermark};
 use weir_runtime::operator::Output;
 use weir_runtime::TaskError;
+
+const FLUSH_BYTES: usize = 16 * 1024;
+const FLUSH_INTERVAL: Duration = Duration::from_millis(100);
 
 /// Writes one line per record to stdout.
 pub struct PrintSink {
@@ -51,16 +51,17 @@ impl PrintSink {
     }
 }
 
-/// The exit status of a process that stdout's reader left, as a shell reports one
-/// killed by SIGPIPE (128 + 13).
-const BROKEN_PIPE_EXIT: i32 = 141;
+/// The context of the error a print sink fails with when standard output's reader has
+/// gone (`weir local … | head`). The sink never ends the process itself — in a
+/// TaskManager that would end every other job's tasks too; the command line that ran
+/// the job recognises this text in the job's failure and ends quietly, as a Unix tool
+/// killed by SIGPIPE does.
+pub const STDOUT_CLOSED: &str = "standard output was closed by its reader";
 
-/// A failed write to stdout: when its reader has gone (`weir local … | head`), the
-/// process ends at once and quietly, as a Unix tool killed by SIGPIPE does; any other
-/// error fails the task.
+/// A failed write to stdout: fails the task, naming a closed reader distinctly.
 fn stdout_error(e: std::io::Error) -> TaskError {
     if e.kind() == std::io::ErrorKind::BrokenPipe {
-        std::process::exit(BROKEN_PIPE_EXIT);
+        return TaskError::io(STDOUT_CLOSED, e);
     }
     TaskError::io("cannot write to standard output", e)
 }

@@ -5,12 +5,12 @@
 use super::super::test_support::{cluster, deployments};
 use super::super::tests::job_graph_in;
 use super::*;
-use crate::restart_strategy::RestartStrategyConfig;
-use crate::slot_table::SlotTable;
+use crate::failover::restart_strategy::RestartStrategyConfig;
+use crate::resource_manager::slot_table::SlotTable;
 use weir_api::program::ProgramInvocation;
 use weir_core::ids::JobId;
+use weir_core::JobStatus;
 use weir_core::RuntimeExecutionMode;
-use weir_rest::JobStatus;
 use weir_rpc::{TaskDeploymentDescriptor, VertexParallelism};
 
 fn finish(jm: &mut JobMaster, tdd: &TaskDeploymentDescriptor, slots: &mut SlotTable) -> Vec<TaskDeploymentDescriptor> {

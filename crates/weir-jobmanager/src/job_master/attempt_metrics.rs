@@ -172,7 +172,7 @@ mod tests {
     use super::super::tests::job;
     use super::super::JobMaster;
     use super::{AttemptMetrics, MetricsReport};
-    use crate::restart_strategy::RestartStrategyConfig;
+    use crate::failover::restart_strategy::RestartStrategyConfig;
 
     fn out(records: u64) -> AttemptMetrics {
         AttemptMetrics {

@@ -25,13 +25,13 @@
 //! stages finish, so its waiting regions are fulfillable, as in Flink's bulk checker).
 
 use super::{Action, Failure, JobMaster};
-use crate::slot_table::{SlotRef, SlotTable};
+use crate::resource_manager::slot_table::{SlotRef, SlotTable};
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
+use weir_core::JobStatus;
 use weir_graph::{
     ExecutionState, JobGraph, PipelinedRegions, RegionSchedulingStrategy, ResultPartitionRef, ResultPartitionType,
     SubtaskRef,
 };
-use weir_rest::JobStatus;
 use weir_rpc::ResultPartitionId;
 
 /// The scheduling state of a job with blocking edges.

@@ -4,7 +4,7 @@
 use super::super::test_support::{cluster, deployments};
 use super::super::tests::job_in;
 use super::*;
-use crate::restart_strategy::RestartStrategyConfig;
+use crate::failover::restart_strategy::RestartStrategyConfig;
 use weir_config::FailoverStrategy;
 use weir_core::RuntimeExecutionMode;
 use weir_rpc::TaskDeploymentDescriptor;

@@ -6,7 +6,7 @@
 //! completed checkpoint.
 
 use super::{Action, Failure, JobMaster};
-use crate::slot_table::SlotTable;
+use crate::resource_manager::slot_table::SlotTable;
 use std::collections::BTreeMap;
 use weir_checkpoint::{
     assign_restore, CheckpointConfig, CheckpointCoordinator, CoordinatorAction, DeclineReason, RestoreVertex,
@@ -173,7 +173,7 @@ impl JobMaster {
     /// Periodic checkpoint work: start the scheduler once every task runs, trigger,
     /// expire.
     pub(super) fn checkpoint_tick(&mut self, slots: &mut SlotTable, now_ms: i64) -> Vec<Action> {
-        if self.checkpoints.is_none() || self.status != weir_rest::JobStatus::Running {
+        if self.checkpoints.is_none() || self.status != weir_core::JobStatus::Running {
             return Vec::new();
         }
         let all_running = self.execution_graph.job_vertices.iter().all(|v| {

@@ -6,10 +6,10 @@
 //! touches and falls back to this when it cannot.
 
 use super::{Action, ExceptionEntry, Failure, JobMaster};
-use crate::restart_strategy::RestartDecision;
-use crate::slot_table::SlotTable;
+use crate::failover::restart_strategy::RestartDecision;
+use crate::resource_manager::slot_table::SlotTable;
+use weir_core::JobStatus;
 use weir_graph::ExecutionState;
-use weir_rest::JobStatus;
 
 impl JobMaster {
     /// Cancels every live attempt (on TaskManagers still registered), then frees the

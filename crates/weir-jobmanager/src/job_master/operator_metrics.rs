@@ -73,7 +73,7 @@ mod tests {
     use super::super::tests::job;
     use super::super::{AttemptMetrics, MetricsReport};
     use super::*;
-    use crate::restart_strategy::RestartStrategyConfig;
+    use crate::failover::restart_strategy::RestartStrategyConfig;
 
     #[test]
     fn operator_rates_are_the_change_of_each_operator_over_the_last_two_reports() {

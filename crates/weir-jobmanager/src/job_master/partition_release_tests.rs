@@ -6,7 +6,7 @@ use super::super::test_support::{cluster, deployments};
 use super::super::tests::{job_graph_in, job_master, node};
 use super::tests::run_to;
 use super::*;
-use crate::restart_strategy::RestartStrategyConfig;
+use crate::failover::restart_strategy::RestartStrategyConfig;
 use weir_config::FailoverStrategy;
 use weir_core::ids::JobId;
 use weir_core::RuntimeExecutionMode;

@@ -64,7 +64,7 @@ mod tests {
     use super::super::test_support::cluster;
     use super::super::tests::job;
     use super::super::{AttemptMetrics, MetricsReport};
-    use crate::restart_strategy::RestartStrategyConfig;
+    use crate::failover::restart_strategy::RestartStrategyConfig;
 
     #[test]
     fn rates_are_the_change_over_the_last_two_reports_per_second() {

@@ -12,13 +12,13 @@
 //! is not running with its slots, is a global failover.
 
 use super::{Action, Failure, JobMaster};
-use crate::restart_strategy::RestartDecision;
-use crate::slot_assignment::assign_slots;
-use crate::slot_table::SlotTable;
+use crate::failover::restart_strategy::RestartDecision;
+use crate::resource_manager::slot_table::SlotTable;
+use crate::scheduler::slot_assignment::assign_slots;
 use std::collections::BTreeSet;
 use weir_config::FailoverStrategy;
+use weir_core::JobStatus;
 use weir_graph::{ExecutionState, SubtaskRef};
-use weir_rest::JobStatus;
 
 /// A region restart waiting for its delay (or for slots).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -214,7 +214,7 @@ impl JobMaster {
 mod tests {
     use super::super::test_support::{cluster, deployments};
     use super::*;
-    use crate::restart_strategy::RestartStrategyConfig;
+    use crate::failover::restart_strategy::RestartStrategyConfig;
     use weir_api::program::ProgramInvocation;
     use weir_core::ids::JobId;
     use weir_graph::{

@@ -13,11 +13,11 @@
 //! completed or failed, never changes again.
 
 use super::{Action, JobMaster};
-use crate::slot_table::SlotTable;
+use crate::resource_manager::slot_table::SlotTable;
 use weir_checkpoint::CoordinatorAction;
+use weir_core::JobStatus;
 use weir_core::{CheckpointId, SnapshotType};
 use weir_graph::ExecutionState;
-use weir_rest::JobStatus;
 
 /// Flink's message when neither the request nor the configuration names a directory.
 pub const NO_SAVEPOINT_DIRECTORY: &str = "No savepoint directory configured. You can either specify a directory \

@@ -2,7 +2,7 @@
 //! TaskManagers and the deployments among a decision's actions.
 
 use super::Action;
-use crate::slot_table::{SlotTable, TaskManagerRegistration};
+use crate::resource_manager::slot_table::{SlotTable, TaskManagerRegistration};
 use weir_rpc::{Hardware, MemoryConfiguration, TaskDeploymentDescriptor};
 
 /// `tms` TaskManagers `tm<i>` of `slots` slots each.

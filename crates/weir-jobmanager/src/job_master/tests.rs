@@ -3,7 +3,7 @@
 
 use super::test_support::{cluster, deployments};
 use super::*;
-use crate::restart_strategy::RestartStrategyConfig;
+use crate::failover::restart_strategy::RestartStrategyConfig;
 use weir_graph::{ChainingStrategy, ExecutionConfig, NodeKind, Partitioner, StreamEdge, StreamGraph, StreamNode};
 
 pub(super) fn node(id: u32, p: u32) -> StreamNode {

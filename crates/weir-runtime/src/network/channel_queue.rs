@@ -1,7 +1,7 @@
 //! A channel's queue of data buffers and events with *priority events* at its head
 //! (Flink's `PipelinedSubpartition` with its `numPriorityElements`), as a plain state
 //! machine: no locks, no I/O. It is the queue of a producer's subpartition
-//! ([`Subpartition`](super::subpartition)) and the receive queue of a remote input
+//! ([`Subpartition`](super::partition::subpartition)) and the receive queue of a remote input
 //! channel (`remote::client`).
 //!
 //! A priority event (the barrier of an unaligned checkpoint) is queued behind the

@@ -6,7 +6,7 @@
 //! least one credit (exclusive or floating) so that no channel can starve forever.
 
 use super::error::NetworkError;
-use super::remote::DataPlaneTls;
+use super::transport::stream::DataPlaneTls;
 use serde::{Deserialize, Serialize};
 
 /// Sizes of the network buffer pool and of each channel's share of it.

@@ -1,6 +1,6 @@
 //! The network stack of one TaskManager: [`NetworkEnvironment`] (one per process in
 //! the local runtime) creates result partitions and input gates over one
-//! [`NetworkBufferPool`]; a [`SubpartitionHandle`](super::subpartition::SubpartitionHandle)
+//! [`NetworkBufferPool`]; a [`SubpartitionHandle`](super::partition::subpartition::SubpartitionHandle)
 //! is how a consumer names the subpartition it reads.
 //!
 //! Invariants: every buffer of every partition comes from the one global pool, so at
@@ -10,7 +10,7 @@
 //!
 //! In-process channels move buffers from producer to consumer, so an input gate needs
 //! no segments of its own: its exclusive and floating buffers exist as credits only.
-//! Remote channels (see [`remote`](super::remote)) get real receive buffers: a gate
+//! Remote channels (see [`remote`](super::transport)) get real receive buffers: a gate
 //! with remote channels takes a fixed local pool of `remote channels × exclusive +
 //! floating` segments.
 //!
@@ -22,18 +22,20 @@
 //! [`NetworkEnvironment::shutdown`]) stops the data server and closes every
 //! connection.
 
-use super::blocking_partition::{BlockingPartition, BlockingPartitionSettings, MemoryBudget};
 use super::buffer::{lock, LocalBufferPool, NetworkBufferPool};
 use super::cancel::{CancelToken, CANCEL_POLL_INTERVAL};
 use super::config::NetworkConfig;
+use super::consumer::channel_spec::ChannelSpec;
+use super::consumer::input_gate::{ChannelSource, GatePools, InputGate};
 use super::error::NetworkError;
-use super::input_gate::{ChannelSource, GatePools, InputGate};
-use super::remote::client::{ClientConnShared, ConnectionLease, RemoteSource};
-use super::remote::server::DataServer;
-use super::remote::{ChannelSpec, PartitionId, PartitionRegistry};
-use super::result_partition::ResultPartitionWriter;
-use super::stored_subpartition::LocalSubpartition;
-use super::subpartition::{Subpartition, SubpartitionHandle};
+use super::partition::blocking_partition::{BlockingPartition, BlockingPartitionSettings, MemoryBudget};
+use super::partition::partition_id::PartitionId;
+use super::partition::registry::PartitionRegistry;
+use super::partition::result_partition::ResultPartitionWriter;
+use super::partition::stored_subpartition::LocalSubpartition;
+use super::partition::subpartition::{Subpartition, SubpartitionHandle};
+use super::transport::client::{ClientConnShared, ConnectionLease, RemoteSource};
+use super::transport::server::DataServer;
 use std::collections::HashMap;
 use std::fmt;
 use std::net::SocketAddr;

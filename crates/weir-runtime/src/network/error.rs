@@ -4,7 +4,7 @@
 //! [`NetworkError::Cancelled`]; protocol violations (which indicate a bug, never bad
 //! input) are [`NetworkError::Protocol`].
 
-use super::partition_id::PartitionId;
+use super::partition::partition_id::PartitionId;
 use thiserror::Error;
 
 /// Why a network operation failed.

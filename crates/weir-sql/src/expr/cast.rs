@@ -2,24 +2,15 @@
 //! a string that is not a number fails with Flink's cause text
 //! (`For input string: 'abc'. Invalid character found.`).
 
+pub use super::numeric::narrow;
+use super::numeric::{as_decimal, rescale, EvalError, EvalResult};
 use super::time::{parse_date, parse_time, parse_timestamp};
-use super::{as_decimal, rescale, EvalError, EvalResult};
 use crate::types::DataType;
 use crate::value::Value;
 use weir_core::excerpt::excerpt;
 
 fn number_error(s: &str) -> EvalError {
     EvalError(format!("For input string: '{}'. Invalid character found.", excerpt(s)))
-}
-
-/// An integer narrowed to `t` as Java's primitive casts do.
-pub fn narrow(i: i64, t: DataType) -> i64 {
-    match t {
-        DataType::TinyInt => i as i8 as i64,
-        DataType::SmallInt => i as i16 as i64,
-        DataType::Int => i as i32 as i64,
-        _ => i,
-    }
 }
 
 /// A string parsed as a decimal of scale `scale`.

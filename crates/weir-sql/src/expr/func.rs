@@ -2,8 +2,8 @@
 //! result types are checked where they are bound ([`super::bind`]). NULL in gives NULL
 //! out, except for `COALESCE` and `CONCAT_WS`'s separator-free arguments.
 
+use super::numeric::{arith, as_decimal, rescale, ArithOp, EvalError, EvalResult};
 use super::time::{extract, format_millis, parse_with_pattern};
-use super::{arith, as_decimal, rescale, ArithOp, EvalError, EvalResult};
 use crate::types::DataType;
 use crate::value::Value;
 

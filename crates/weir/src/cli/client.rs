@@ -6,12 +6,12 @@
 //! `security.ssl.rest.trust-cert`, presenting `security.ssl.rest.cert` when
 //! `security.ssl.rest.authentication-enabled`).
 
+use super::submission::submit_request;
 use super::JobArgs;
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
 use std::sync::OnceLock;
 use std::time::Duration;
-use weir_rest::JobSubmitRequest;
 
 /// Where the JobManager's REST endpoint is, and how to reach it.
 #[derive(Debug, Args, Clone)]
@@ -145,41 +145,6 @@ pub struct RunArgs {
     /// The program and its settings.
     #[command(flatten)]
     pub job: JobArgs,
-}
-
-/// The `POST /jobs` body `job` describes: program, arguments, parallelism, and the
-/// job settings of the command line as job-level configuration entries. `weir run` sends
-/// it over REST; `weir local` hands it to its MiniCluster's Dispatcher.
-pub fn submit_request(job: &JobArgs) -> Result<JobSubmitRequest> {
-    let inv = super::commands::invocation(job)?;
-    let mut request = JobSubmitRequest::new(inv.program.clone());
-    request.args = inv.args.clone();
-    if !inv.chaining_enabled {
-        request
-            .config
-            .insert("pipeline.operator-chaining.enabled".into(), "false".into());
-    }
-    if let Some(ms) = job.auto_watermark_interval {
-        request
-            .config
-            .insert("pipeline.auto-watermark-interval".into(), format!("{ms} ms"));
-    }
-    match job.buffer_timeout {
-        Some(-1) => {
-            request
-                .config
-                .insert("execution.buffer-timeout.enabled".into(), "false".into());
-        }
-        Some(t) => {
-            request
-                .config
-                .insert("execution.buffer-timeout.interval".into(), format!("{t} ms"));
-        }
-        None => {}
-    }
-    request.parallelism = job.parallelism;
-    request.max_parallelism = inv.max_parallelism;
-    Ok(request)
 }
 
 /// `weir run`: submits a job; without `-d` waits for it to end and prints its final state.

@@ -171,25 +171,55 @@ pub fn stop_cluster(args: &ConfigArgs) -> Result<()> {
             return Ok(());
         }
     };
+    let mut failures = Vec::new();
     for entry in entries.flatten() {
         let path = entry.path();
         if path.extension().and_then(|e| e.to_str()) != Some("pid") {
             continue;
         }
-        let pid = std::fs::read_to_string(&path).unwrap_or_default();
-        let pid = pid.trim();
-        if pid.parse::<u32>().is_ok() {
-            let _ = Command::new("kill").arg(pid).status();
-            stopped += 1;
-            println!(
-                "Stopped {} (pid {pid}).",
-                path.file_stem().and_then(|s| s.to_str()).unwrap_or("?")
-            );
+        let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("?").to_string();
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        match stop_process(text.trim()) {
+            Ok(true) => {
+                stopped += 1;
+                println!("Stopped {name} (pid {}).", text.trim());
+            }
+            Ok(false) => println!("{name} (pid {}) was not running.", text.trim()),
+            Err(e) => {
+                // Keep the pid file: the process may still run, and a second
+                // stop-cluster should try again.
+                failures.push(format!("cannot stop {name} ({}): {e}", path.display()));
+                continue;
+            }
         }
-        let _ = std::fs::remove_file(&path);
+        if let Err(e) = std::fs::remove_file(&path) {
+            failures.push(format!("cannot remove {}: {e}", path.display()));
+        }
+    }
+    if !failures.is_empty() {
+        bail!("{}", failures.join("; "));
     }
     if stopped == 0 {
         println!("No cluster running.");
     }
     Ok(())
+}
+
+/// Sends SIGTERM to the process `pid` names: `Ok(true)` when it was signalled,
+/// `Ok(false)` when no such process runs any more, an error for anything else (a pid
+/// file that holds no process id, a process this user may not signal).
+fn stop_process(pid: &str) -> Result<bool> {
+    let pid: libc::pid_t = match pid.parse() {
+        Ok(p) if p > 0 => p,
+        _ => bail!("not a process id: {pid:?}"),
+    };
+    // SAFETY: kill(2) takes plain integers and touches no memory of this process.
+    if unsafe { libc::kill(pid, libc::SIGTERM) } == 0 {
+        return Ok(true);
+    }
+    let err = std::io::Error::last_os_error();
+    if err.raw_os_error() == Some(libc::ESRCH) {
+        return Ok(false);
+    }
+    Err(err.into())
 }

@@ -1,7 +1,8 @@
 //! `weir local` (a job on a MiniCluster), `weir plan`, `weir programs`.
 
 use super::mini_cluster::{MiniCluster, MiniClusterSpec};
-use super::{client, JobArgs, LocalArgs};
+use super::submission::{invocation, submit_request};
+use super::{JobArgs, LocalArgs};
 use crate::programs::registry;
 use anyhow::Result;
 use weir_api::prelude::*;
@@ -10,30 +11,6 @@ use weir_config::Configuration;
 use weir_graph::{total_slots_required, JobGraph, JobPlan};
 use weir_rest::JobSubmitRequest;
 use weir_runtime::executor::ExecutableGraph;
-
-/// The program invocation `job` describes (program, arguments, job settings).
-pub fn invocation(job: &JobArgs) -> Result<ProgramInvocation> {
-    let mut inv = ProgramInvocation::new(job.program.clone());
-    inv.args = ProgramArgs::parse(&job.args)?
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    if let Some(p) = job.parallelism {
-        inv.parallelism = p;
-    }
-    inv.max_parallelism = job.max_parallelism;
-    inv.chaining_enabled = !job.disable_chaining;
-    if let Some(t) = job.buffer_timeout {
-        if t < -1 {
-            anyhow::bail!("invalid buffer timeout {t}: expected -1, 0 or a positive number of milliseconds");
-        }
-        inv.buffer_timeout_ms = t;
-    }
-    if let Some(ms) = job.auto_watermark_interval {
-        inv.auto_watermark_interval_ms = ms as i64;
-    }
-    Ok(inv)
-}
 
 /// Builds the program of `job` into an environment configured from `job`.
 pub fn build_job(job: &JobArgs) -> Result<(StreamExecutionEnvironment, ExecutableGraph)> {
@@ -66,8 +43,8 @@ pub fn checked_submission(
     config: &Configuration,
     job: &JobArgs,
 ) -> Result<(JobSubmitRequest, ProgramInvocation, ExecutableGraph)> {
-    let request = client::submit_request(job)?;
-    let submission = weir_jobmanager::invocation::from_submission(config, &request)?;
+    let request = submit_request(job)?;
+    let submission = weir_jobmanager::dispatcher::invocation::from_submission(config, &request)?;
     let checkpointing = weir_checkpoint::CheckpointConfig::from_config(&submission.config)?;
     weir_jobmanager::RestartStrategyConfig::from_config(&submission.config, checkpointing.is_enabled())?;
     let program = registry().build(&submission.invocation)?;

@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 use weir_api::program::ProgramRegistry;
 use weir_core::ids::JobId;
-use weir_jobmanager::rest_backend::JobManagerRest;
+use weir_jobmanager::rest::backend::JobManagerRest;
 use weir_jobmanager::{start_jobmanager, JobManagerSettings, RestEndpoint, RunningJobManager};
 use weir_rest::{JobStatus, JobSubmitRequest, RestBackend};
 

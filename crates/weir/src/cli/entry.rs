@@ -63,7 +63,11 @@ pub fn main_with(name: &'static str, version: &'static str, programs: Vec<Progra
         .and_then(|()| run_command(&cli.command));
     if let Err(e) = result {
         let chain: Vec<String> = e.chain().map(|c| c.to_string()).collect();
-        eprintln!("error: {}", chain.join(": "));
+        let message = chain.join(": ");
+        if message.contains(weir_connectors::sink::print::STDOUT_CLOSED) {
+            std::process::exit(BROKEN_PIPE_EXIT);
+        }
+        eprintln!("error: {message}");
         std::process::exit(1);
     }
 }
@@ -105,12 +109,16 @@ fn run_command(command: &Command) -> anyhow::Result<()> {
     }
 }
 
+/// The exit status of a process whose standard output's reader left, as a shell reports
+/// one killed by SIGPIPE (128 + 13): a job's print sink failed because of it.
+const BROKEN_PIPE_EXIT: i32 = 141;
+
 /// Output commands behave like other Unix tools when their reader goes away
 /// (`weir plan … | head`): they end quietly on SIGPIPE. Servers keep Rust's default
 /// (SIGPIPE ignored, EPIPE reported) so a lost peer is an error, not a kill; so does
 /// `weir local`, whose in-process cluster talks over loopback sockets (a vectored write
-/// to a connection closed at shutdown would otherwise kill it): its print sink ends the
-/// process quietly itself when standard output's reader has gone.
+/// to a connection closed at shutdown would otherwise kill it): its print sink fails the
+/// job when standard output's reader has gone, and the command then ends quietly.
 fn restore_default_sigpipe() {
     // SAFETY: called once at start-up, before any thread is spawned.
     unsafe {

@@ -15,6 +15,7 @@ pub mod savepoint;
 pub mod security;
 pub mod settings;
 pub mod sql;
+pub mod submission;
 pub mod top;
 
 use clap::{Args, Parser, Subcommand};

@@ -1,0 +1,3 @@
+//! The ResourceManager: registered TaskManagers, their slots and heartbeats.
+
+pub mod slot_table;
