@@ -1,7 +1,7 @@
 //! The snapshot of one task (subtask of a chain) at one checkpoint, and how a restored
 //! task finds the part of it that belongs to each of its operators.
 //!
-//! Format (version 3, documented in ARCHITECTURE.md): the magic bytes `WEIRSTAT`, a
+//! Format (version 3, documented in docs/checkpoints.md, "Formats"): the magic bytes `WEIRSTAT`, a
 //! big-endian u32 version, then the bincode encoding of [`TaskSnapshot`]: per
 //! operator (by [`OperatorId`]) its keyed state per key group (`(state name, bytes)`
 //! pairs; timers are the reserved names `_timers/event` and `_timers/processing`),
