@@ -92,6 +92,8 @@ pub fn jobmanager_settings(config: &Configuration) -> Result<JobManagerSettings>
         heartbeat_timeout: config.get(&o::HEARTBEAT_TIMEOUT)?,
         slot_request_timeout: config.get(&o::SLOT_REQUEST_TIMEOUT)?,
         exception_history_size: config.get(&o::EXCEPTION_HISTORY_SIZE)? as usize,
+        max_slots_per_taskmanager: config.get(&o::RESOURCEMANAGER_TASKMANAGER_MAX_SLOTS)?,
+        max_submission_subtasks: config.get(&o::JOBMANAGER_SUBMISSION_MAX_SUBTASKS)?,
         config: config.clone(),
         object_stores: ObjectStoreOptions::from_config(config)?,
         log_file: None,
