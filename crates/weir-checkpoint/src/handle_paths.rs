@@ -135,7 +135,9 @@ pub fn check_resolved_path(path: &str, roots: &[String]) -> Result<(), HandlePat
     };
     let Some(parent) = p.parent() else { return Ok(()) };
     for root in roots.iter().filter(|r| lies_below(path, r)) {
-        let Ok(Location::Local(r)) = Location::parse(root) else { continue };
+        let Ok(Location::Local(r)) = Location::parse(root) else {
+            continue;
+        };
         // The root itself is taken as named (a link in its place is what is checked).
         let resolved_root = match (r.parent(), r.file_name()) {
             (Some(up), Some(name)) => resolve_existing(up).map(|u| u.join(name)),
@@ -150,11 +152,7 @@ pub fn check_resolved_path(path: &str, roots: &[String]) -> Result<(), HandlePat
     }
     Err(HandlePathError::SymlinkEscape {
         path: shorten(path),
-        root: roots
-            .iter()
-            .find(|r| lies_below(path, r))
-            .cloned()
-            .unwrap_or_default(),
+        root: roots.iter().find(|r| lies_below(path, r)).cloned().unwrap_or_default(),
     })
 }
 

@@ -5,7 +5,9 @@ use super::*;
 fn roots() -> Vec<String> {
     let job = JobId(0xabc);
     state_roots(
-        &CheckpointStorage::FileSystem { dir: "/data/chk".into() },
+        &CheckpointStorage::FileSystem {
+            dir: "/data/chk".into(),
+        },
         &job,
         5,
         Some("/data/sp/savepoint-000000-1"),
@@ -41,7 +43,10 @@ fn a_handle_naming_a_file_elsewhere_or_climbing_out_with_dotdot_is_refused() {
         "ftp://host/x".to_string(),
     ] {
         let err = check_handle_path(&bad, &roots()).unwrap_err();
-        assert!(err.to_string().contains("outside the checkpoint's storage locations"), "{err}");
+        assert!(
+            err.to_string().contains("outside the checkpoint's storage locations"),
+            "{err}"
+        );
     }
 }
 
@@ -55,7 +60,14 @@ fn without_a_checkpoint_directory_no_file_handle_is_accepted() {
 #[test]
 fn object_store_handles_must_stay_in_the_bucket_under_the_roots_key() {
     let job = JobId(7);
-    let roots = state_roots(&CheckpointStorage::FileSystem { dir: "s3://b/chk".into() }, &job, 2, None);
+    let roots = state_roots(
+        &CheckpointStorage::FileSystem {
+            dir: "s3://b/chk".into(),
+        },
+        &job,
+        2,
+        None,
+    );
     let jid = job.to_string();
     assert_eq!(check_handle_path(&format!("s3://b/chk/{jid}/chk-2/f"), &roots), Ok(()));
     for bad in [

@@ -304,7 +304,11 @@ impl JobManager {
             .map_err(|e| SubmissionError(e.to_string()))?;
         let mut job_graph =
             JobGraph::from_stream_graph(&program.stream_graph).map_err(|e| SubmissionError(e.to_string()))?;
-        crate::submission_limits::check_submission_size(&job_graph, self.settings.max_submission_subtasks)
+        let limits = (
+            self.settings.max_submission_subtasks,
+            self.settings.max_submission_channels,
+        );
+        crate::submission_limits::check_submission_size(&job_graph, limits.0, limits.1)
             .map_err(|e| SubmissionError(e.to_string()))?;
         let adaptive = adaptive_options(&config, &job_graph, invocation.parallelism)
             .map_err(|e| SubmissionError(e.to_string()))?

@@ -5,7 +5,9 @@
 //! what these find and logs the reasons.
 
 use thiserror::Error;
-use weir_rpc::{LogFile, NetworkMemory, OperatorMetricsReport, ProcessMetrics, RegisterTaskExecutorRequest, TaskMetricsReport};
+use weir_rpc::{
+    LogFile, NetworkMemory, OperatorMetricsReport, ProcessMetrics, RegisterTaskExecutorRequest, TaskMetricsReport,
+};
 
 /// The key bounding the slots of one TaskManager.
 pub const MAX_SLOTS_KEY: &str = "resourcemanager.taskmanager.max-slots";
@@ -202,7 +204,10 @@ pub fn sanitize_process(p: ProcessMetrics, problems: &mut Vec<ReportProblem>) ->
 /// of range).
 pub fn sanitize_network(n: NetworkMemory, problems: &mut Vec<ReportProblem>) -> Option<NetworkMemory> {
     let bad = if n.segment_size == 0 || n.segment_size > MAX_SEGMENT_SIZE {
-        Some(format!("segment size {} is not in [1, {MAX_SEGMENT_SIZE}]", n.segment_size))
+        Some(format!(
+            "segment size {} is not in [1, {MAX_SEGMENT_SIZE}]",
+            n.segment_size
+        ))
     } else if n.total_segments > MAX_SEGMENTS || n.available_segments > n.total_segments {
         Some(format!(
             "{} available of {} segments (at most {MAX_SEGMENTS})",
@@ -285,9 +290,12 @@ fn sanitize_operator(op: &mut OperatorMetricsReport, cut: &mut Vec<&'static str>
     counter(&mut op.records_in, "operator records_in", cut);
     counter(&mut op.records_out, "operator records_out", cut);
     let before = op.counters.len();
-    op.counters.retain(|k, v| k.chars().count() <= MAX_NAME_CHARS && *v <= i64::MAX as u64);
+    op.counters
+        .retain(|k, v| k.chars().count() <= MAX_NAME_CHARS && *v <= i64::MAX as u64);
     while op.counters.len() > MAX_OPERATOR_COUNTERS {
-        let Some(last) = op.counters.keys().max().cloned() else { break };
+        let Some(last) = op.counters.keys().max().cloned() else {
+            break;
+        };
         op.counters.remove(&last);
     }
     if op.counters.len() != before {

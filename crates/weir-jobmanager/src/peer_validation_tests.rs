@@ -44,13 +44,19 @@ fn oversized_or_unprintable_ids_and_addresses_are_refused() {
     r.resource_id = "a".repeat(10_000);
     assert!(matches!(
         check_registration(&r, &r.binary.clone(), 1024),
-        Err(RegistrationRefused::BadField { field: "resource_id", .. })
+        Err(RegistrationRefused::BadField {
+            field: "resource_id",
+            ..
+        })
     ));
     let mut r = registration(2);
     r.rpc_address = "host\n:1".into();
     assert!(matches!(
         check_registration(&r, &r.binary.clone(), 1024),
-        Err(RegistrationRefused::BadField { field: "rpc_address", .. })
+        Err(RegistrationRefused::BadField {
+            field: "rpc_address",
+            ..
+        })
     ));
 }
 

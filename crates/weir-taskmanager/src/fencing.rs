@@ -82,10 +82,16 @@ mod tests {
     #[test]
     fn a_second_jobmaster_cannot_deploy_into_a_live_job_but_may_after_it_is_released() {
         let mut f = JobFencing::default();
-        assert!(matches!(f.admit_deployment("job", "", false), Err(FencingError::Missing { .. })));
+        assert!(matches!(
+            f.admit_deployment("job", "", false),
+            Err(FencingError::Missing { .. })
+        ));
         f.admit_deployment("job", "t1", false).unwrap();
         f.admit_deployment("job", "t1", true).unwrap();
-        assert!(matches!(f.admit_deployment("job", "t2", true), Err(FencingError::Mismatch { .. })));
+        assert!(matches!(
+            f.admit_deployment("job", "t2", true),
+            Err(FencingError::Mismatch { .. })
+        ));
         f.admit_deployment("job", "t2", false).unwrap();
         assert!(f.check("job", "t1").is_err());
         f.forget("job");

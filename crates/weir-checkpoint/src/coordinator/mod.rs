@@ -410,7 +410,10 @@ impl CheckpointCoordinator {
         }
         v.upstream.get(task.subtask as usize).is_some_and(|up| {
             up.iter().any(|r| !r.subtasks.is_empty())
-                && up.iter().flat_map(UpstreamRange::keys).all(|u| self.finished.contains(&u))
+                && up
+                    .iter()
+                    .flat_map(UpstreamRange::keys)
+                    .all(|u| self.finished.contains(&u))
         })
     }
 
@@ -479,7 +482,13 @@ impl CheckpointCoordinator {
         }
         if let Some(StreamStateHandle::File { path, .. }) = &ack.handle {
             if let Err(e) = check_handle_path(path, &self.state_roots(ack.checkpoint_id)) {
-                let actions = self.decline(ack.checkpoint_id, task, DeclineReason::SnapshotFailed, e.to_string(), now_ms);
+                let actions = self.decline(
+                    ack.checkpoint_id,
+                    task,
+                    DeclineReason::SnapshotFailed,
+                    e.to_string(),
+                    now_ms,
+                );
                 return (AckOutcome::Refused, actions);
             }
         }

@@ -69,7 +69,11 @@ fn upstream_subtasks(job_graph: &JobGraph, vertex: usize, subtask: u32) -> Vec<U
         }));
     }
     // Producers of a pointwise edge already read whole are not listed twice.
-    keys.retain(|k| !whole.iter().any(|r| r.vertex == k.vertex && r.subtasks.contains(&k.subtask)));
+    keys.retain(|k| {
+        !whole
+            .iter()
+            .any(|r| r.vertex == k.vertex && r.subtasks.contains(&k.subtask))
+    });
     let mut upstream = UpstreamRange::covering(keys);
     upstream.extend(whole.into_iter().filter(|r| !r.subtasks.is_empty()));
     upstream.sort_by_key(|r| (r.vertex, r.subtasks.start));

@@ -94,6 +94,7 @@ pub fn jobmanager_settings(config: &Configuration) -> Result<JobManagerSettings>
         exception_history_size: config.get(&o::EXCEPTION_HISTORY_SIZE)? as usize,
         max_slots_per_taskmanager: config.get(&o::RESOURCEMANAGER_TASKMANAGER_MAX_SLOTS)?,
         max_submission_subtasks: config.get(&o::JOBMANAGER_SUBMISSION_MAX_SUBTASKS)?,
+        max_submission_channels: u64::from(config.get(&o::JOBMANAGER_SUBMISSION_MAX_EXCHANGE_CHANNELS)?),
         config: config.clone(),
         object_stores: ObjectStoreOptions::from_config(config)?,
         log_file: None,

@@ -43,7 +43,11 @@ fn a_savepoint_acknowledged_with_a_file_elsewhere_fails_with_that_reason_and_mov
         "{actions:?}"
     );
     assert!(c.pending_ids().is_empty(), "the savepoint is declined");
-    let failure = c.stats().checkpoint(id).and_then(|s| s.failure_message.clone()).unwrap_or_default();
+    let failure = c
+        .stats()
+        .checkpoint(id)
+        .and_then(|s| s.failure_message.clone())
+        .unwrap_or_default();
     assert!(
         failure.contains("/some/dir/secret.conf") && failure.contains("outside the checkpoint's storage locations"),
         "{failure}"
@@ -58,7 +62,10 @@ fn handles_climbing_out_with_dotdot_or_in_another_bucket_are_refused_and_inside_
     let t = first_trigger(&mut c);
     let job = JobId(0xabc);
     let inside = format!("s3://bucket/chk/{job}/chk-1/v-0-0");
-    assert_eq!(c.acknowledge(file_ack(1, TASKS[0], &inside), t).0, AckOutcome::Acknowledged);
+    assert_eq!(
+        c.acknowledge(file_ack(1, TASKS[0], &inside), t).0,
+        AckOutcome::Acknowledged
+    );
     let mut c = coordinator(cfg);
     let t = first_trigger(&mut c);
     for bad in [
@@ -66,7 +73,11 @@ fn handles_climbing_out_with_dotdot_or_in_another_bucket_are_refused_and_inside_
         format!("s3://other/chk/{job}/chk-1/f"),
         format!("/chk/{job}/chk-1/f"),
     ] {
-        assert_eq!(c.acknowledge(file_ack(1, TASKS[0], &bad), t).0, AckOutcome::Refused, "{bad}");
+        assert_eq!(
+            c.acknowledge(file_ack(1, TASKS[0], &bad), t).0,
+            AckOutcome::Refused,
+            "{bad}"
+        );
     }
     assert!(c.pending_ids().is_empty(), "the checkpoint is declined");
 }
