@@ -211,7 +211,7 @@ fn check_finished_upstream(
             .upstream
             .get(key.subtask as usize)
             .map_or(&[][..], |u| u.as_slice());
-        if let Some(up) = upstream.iter().find(|u| !is_finished(u)) {
+        if let Some(up) = upstream.iter().flat_map(|r| r.keys()).find(|u| !is_finished(u)) {
             return Err(CheckpointError::FinishedAfterUnfinished {
                 path: path.to_string(),
                 vertex: v.info.name.clone(),
@@ -389,7 +389,10 @@ mod tests {
         let mut vertices = vec![new_vertex(&[11], 1, 128, false), new_vertex(&[21], 1, 128, false)];
         vertices[1].info.name = "Sink".to_string();
         vertices[0].info.name = "Source".to_string();
-        vertices[1].info.upstream = vec![vec![TaskKey { vertex: 0, subtask: 0 }]];
+        vertices[1].info.upstream = vec![vec![crate::UpstreamRange {
+            vertex: 0,
+            subtasks: 0..1,
+        }]];
         let err = assign_restore(&metadata(vec![source, sink]), "/sp", &vertices, false).unwrap_err();
         assert!(
             matches!(&err, CheckpointError::FinishedAfterUnfinished { vertex, upstream, .. }

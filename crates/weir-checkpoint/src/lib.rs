@@ -17,6 +17,7 @@ pub mod assignment;
 pub mod config;
 pub mod coordinator;
 pub mod error;
+pub mod handle_paths;
 pub mod metadata;
 pub mod stats;
 
@@ -24,7 +25,7 @@ pub use assignment::{assign_restore, RestoreAssignment, RestoreHandle, RestoreVe
 pub use config::CheckpointConfig;
 pub use coordinator::{
     AckOutcome, CheckpointCoordinator, CompletedCheckpoint, CoordinatorAction, DeclineReason, JobTermination,
-    SnapshotReport, SubtaskAcknowledgement, TaskKey, VertexInfo,
+    SnapshotReport, SubtaskAcknowledgement, TaskKey, UpstreamRange, VertexInfo,
 };
 pub use error::CheckpointError;
 pub use metadata::{

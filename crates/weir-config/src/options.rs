@@ -203,6 +203,13 @@ config_options! {
     TASKMANAGER_DATA_IDLE_TIMEOUT: Duration = ("taskmanager.data.idle-timeout", Some("5 min"),
         "Weir only: how long a data connection that serves no channel may stay silent before the data server, or the TaskManager that opened it, closes it.");
 
+    RESOURCEMANAGER_TASKMANAGER_MAX_SLOTS: u32 = ("resourcemanager.taskmanager.max-slots", Some("1024"),
+        "Weir only: most slots one TaskManager may declare when it registers; a registration declaring more is refused (naming this key) and the JobManager serves on.");
+    JOBMANAGER_SUBMISSION_MAX_SUBTASKS: u32 = ("jobmanager.submission.max-subtasks", Some("16384"),
+        "Weir only: most subtasks (the sum of every vertex's parallelism) one submitted job may have; a larger submission is refused before anything is allocated for it.");
+    JOBMANAGER_SUBMISSION_MAX_EXCHANGE_CHANNELS: u32 = ("jobmanager.submission.max-exchange-channels", Some("4194304"),
+        "Weir only: most input channels (producer-consumer subtask pairs of the job's data exchanges: producers times consumers for an all-to-all edge) one submitted job may have. The deployment descriptors, and the pipelined regions of a BATCH job, grow with this number; a larger submission is refused before anything is allocated for it.");
+
     PARTITION_RELEASE_DURING_JOB_EXECUTION: bool = ("jobmanager.partition.release-during-job-execution", Some("true"),
         "Whether a BATCH job's blocking result partitions are released while the job runs, as soon as every region reading them finished (freeing their memory and spill files); false keeps them until the job ends.");
 

@@ -19,7 +19,7 @@
 
 use crate::execution_graph::consumed_subpartitions;
 use crate::job_graph::JobGraph;
-use crate::stream_graph::ResultPartitionType;
+use crate::stream_graph::{DistributionPattern, ResultPartitionType};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A subtask: (vertex index, subtask index).
@@ -77,6 +77,30 @@ impl PipelinedRegions {
                 for consumer in 0..target.parallelism {
                     undecided.push(((e.source_vertex, UNDECIDED_SUBTASK), (e.target_vertex, consumer)));
                 }
+            }
+            if e.distribution == DistributionPattern::AllToAll
+                && e.partition_type != ResultPartitionType::Blocking
+                && source.parallelism > 0
+                && target.parallelism > 0
+            {
+                // Every producer with every consumer: one region. Joining each subtask
+                // to the first of the other side is enough (linear, not one union per
+                // producer-consumer pair).
+                let first_producer = index.get(&(e.source_vertex, 0)).copied();
+                let first_consumer = index.get(&(e.target_vertex, 0)).copied();
+                if let (Some(fp), Some(fc)) = (first_producer, first_consumer) {
+                    for producer in 0..source.parallelism {
+                        if let Some(&p) = index.get(&(e.source_vertex, producer)) {
+                            union(&mut parent, p, fc);
+                        }
+                    }
+                    for consumer in 0..target.parallelism {
+                        if let Some(&c) = index.get(&(e.target_vertex, consumer)) {
+                            union(&mut parent, fp, c);
+                        }
+                    }
+                }
+                continue;
             }
             for consumer in 0..target.parallelism {
                 for (producer, _) in

@@ -53,6 +53,8 @@ pub enum Action {
         rpc_address: String,
         /// The attempt.
         attempt_id: String,
+        /// The job's fencing token ([`JobMaster::job_master_id`]).
+        job_master_id: String,
     },
     /// Ask a source task to take a checkpoint.
     TriggerCheckpoint {
@@ -166,6 +168,9 @@ pub struct JobMaster {
     pub invocation: ProgramInvocation,
     /// StreamGraph fingerprint, checked by TaskManagers.
     pub fingerprint: String,
+    /// This JobMaster's fencing token (Flink's `JobMasterId`): random, sent with every
+    /// deployment and job-scoped request; TaskManagers refuse requests without it.
+    pub job_master_id: String,
     /// The compiled graph.
     pub job_graph: JobGraph,
     /// Subtasks and attempts.
@@ -238,6 +243,7 @@ impl JobMaster {
             job_id,
             invocation,
             fingerprint,
+            job_master_id: crate::secret_id::fresh_secret_id(),
             job_graph,
             execution_graph,
             status: JobStatus::Created,
@@ -454,6 +460,7 @@ impl JobMaster {
             checkpointing,
             restore,
             vertex_parallelism: self.vertex_parallelism_overrides(),
+            job_master_id: self.job_master_id.clone(),
         };
         let rpc_address = tm.registration.rpc_address.clone();
         self.attempts.insert(
@@ -496,12 +503,29 @@ impl JobMaster {
         let Some(d) = self.attempts.get(attempt_id).cloned() else {
             return Vec::new();
         };
+        let task_name = self.task_name(d.vertex, d.subtask);
         let Some(ev) = self.execution_graph.execution_vertex_mut(d.vertex, d.subtask) else {
             return Vec::new();
         };
         if ev.current.attempt_id.to_string() != attempt_id || ev.current.state.is_terminal() {
             return Vec::new();
         }
+        // The JobMaster marks an attempt CANCELED itself before it asks for the cancel,
+        // so a live attempt reported cancelled was cancelled without its request (a
+        // lost peer, or a forged request): a failure, never a silent zombie.
+        let (state, failure) = match state {
+            ExecutionState::Canceled | ExecutionState::Canceling => (
+                ExecutionState::Failed,
+                Some((
+                    "weir.runtime.TaskCanceledWithoutRequestException".to_string(),
+                    format!(
+                        "Task {task_name} was canceled on its TaskManager ({}) without a request by the JobMaster (a data connection of it broke, or another peer cancelled it).",
+                        d.slot.resource_id
+                    ),
+                )),
+            ),
+            _ => (state, failure),
+        };
         if state == ExecutionState::Failed {
             let (name, message) =
                 failure.unwrap_or_else(|| ("weir.runtime.TaskException".into(), "task failed".into()));

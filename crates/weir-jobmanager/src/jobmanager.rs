@@ -105,13 +105,15 @@ impl JobManager {
         }
     }
 
-    /// A TaskManager registered (again).
-    pub fn register_taskmanager(&self, registration: TaskManagerRegistration) {
+    /// A TaskManager registered (again); returns the fresh instance id its heartbeats
+    /// must carry.
+    pub fn register_taskmanager(&self, registration: TaskManagerRegistration) -> String {
         let now = now_ms();
         let id = registration.resource_id.clone();
+        let instance_id = crate::secret_id::fresh_secret_id();
         let mut actions = Vec::new();
         let mut st = self.lock();
-        let lost = st.slots.register(registration, now);
+        let lost = st.slots.register_instance(registration, instance_id.clone(), now);
         let State { slots, jobs } = &mut *st;
         for job in lost {
             if let Some(jm) = jobs.get_mut(&job) {
@@ -123,16 +125,25 @@ impl JobManager {
         }
         drop(st);
         self.emit(actions);
+        instance_id
     }
 
-    /// A heartbeat from a TaskManager with what it reported about its process; false
-    /// if it is unknown.
+    /// A heartbeat from a TaskManager with what it reported about its process.
     pub fn taskmanager_heartbeat(
         &self,
         resource_id: &str,
+        instance_id: &str,
         status: crate::resource_manager::slot_table::TaskManagerStatus,
-    ) -> bool {
-        self.lock().slots.heartbeat(resource_id, status, now_ms())
+    ) -> crate::resource_manager::slot_table::HeartbeatOutcome {
+        self.lock().slots.heartbeat(resource_id, instance_id, status, now_ms())
+    }
+
+    /// The fencing token of job `job_id`'s JobMaster (empty for an unknown job, which
+    /// TaskManagers holding its tasks refuse).
+    pub fn job_master_id(&self, job_id: &str) -> String {
+        JobId::parse(job_id)
+            .and_then(|job| self.lock().jobs.get(&job).map(|jm| jm.job_master_id.clone()))
+            .unwrap_or_default()
     }
 
     /// A TaskManager is gone: heartbeat timeout or connection loss.
@@ -293,6 +304,12 @@ impl JobManager {
             .map_err(|e| SubmissionError(e.to_string()))?;
         let mut job_graph =
             JobGraph::from_stream_graph(&program.stream_graph).map_err(|e| SubmissionError(e.to_string()))?;
+        let limits = (
+            self.settings.max_submission_subtasks,
+            self.settings.max_submission_channels,
+        );
+        crate::dispatcher::submission_limits::check_submission_size(&job_graph, limits.0, limits.1)
+            .map_err(|e| SubmissionError(e.to_string()))?;
         let adaptive = adaptive_options(&config, &job_graph, invocation.parallelism)
             .map_err(|e| SubmissionError(e.to_string()))?
             .map(|options| prepare_job_graph(&mut job_graph, &options));

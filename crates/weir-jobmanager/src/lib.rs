@@ -24,6 +24,7 @@ pub mod failover;
 pub mod job_master;
 pub mod jobmanager;
 pub mod metrics_source;
+pub mod secret_id;
 pub mod process;
 pub mod resource_manager;
 pub mod rest;

@@ -25,6 +25,13 @@ pub struct JobManagerSettings {
     pub slot_request_timeout: Duration,
     /// `web.exception-history-size`.
     pub exception_history_size: usize,
+    /// `resourcemanager.taskmanager.max-slots`: most slots a TaskManager may declare.
+    pub max_slots_per_taskmanager: u32,
+    /// `jobmanager.submission.max-subtasks`: most subtasks one submitted job may have.
+    pub max_submission_subtasks: u32,
+    /// `jobmanager.submission.max-exchange-channels`: most input channels one
+    /// submitted job may have.
+    pub max_submission_channels: u64,
     /// The whole configuration (restart strategy, `/jobmanager/config`, job defaults).
     pub config: Configuration,
     /// The object store options (`s3.*`) for checkpoint and savepoint paths on object

@@ -88,6 +88,7 @@ fn valid_trigger(id: u64) -> Vec<u8> {
         drain: false,
         alignment: "UNALIGNED".into(),
         aligned_timeout_ms: 0,
+        job_master_id: "00112233445566778899aabbccddeeff".into(),
     }
     .encode_to_vec()
 }

@@ -48,6 +48,8 @@ struct ExecutorState {
     slots: Vec<Option<String>>,
     tasks: HashMap<String, RunningTask>,
     jobs: HashMap<String, Arc<JobCode>>,
+    /// The deploying JobMaster's fencing token of each job.
+    fencing: crate::fencing::JobFencing,
 }
 
 /// What the report of a FAILED attempt says.
@@ -363,6 +365,10 @@ impl TaskExecutor {
     pub fn submit(self: &Arc<Self>, tdd: TaskDeploymentDescriptor) -> Result<(), String> {
         {
             let mut st = self.lock();
+            let live = st.tasks.values().any(|t| t.job_id == tdd.job_id);
+            st.fencing
+                .admit_deployment(&tdd.job_id, &tdd.job_master_id, live)
+                .map_err(|e| e.to_string())?;
             let slot = st.slots.get_mut(tdd.slot_index as usize).ok_or_else(|| {
                 format!(
                     "slot {} does not exist (this TaskManager has {})",
@@ -571,6 +577,22 @@ impl TaskExecutor {
         }
     }
 
+    /// Refuses a job-scoped request of `job_id` without the fencing token of the
+    /// JobMaster that deployed the job here.
+    pub fn check_job_fencing(&self, job_id: &str, token: &str) -> Result<(), crate::fencing::FencingError> {
+        self.lock().fencing.check(job_id, token)
+    }
+
+    /// [`TaskExecutor::check_job_fencing`] for the job of `attempt_id`; passes when the
+    /// attempt is not here (nothing to affect).
+    pub fn check_attempt_fencing(&self, attempt_id: &str, token: &str) -> Result<(), crate::fencing::FencingError> {
+        let st = self.lock();
+        match st.tasks.get(attempt_id) {
+            Some(t) => st.fencing.check(&t.job_id, token),
+            None => Ok(()),
+        }
+    }
+
     /// Cancels one attempt.
     pub fn cancel(&self, attempt_id: &str) {
         if let Some(t) = self.lock().tasks.get(attempt_id) {
@@ -600,6 +622,7 @@ impl TaskExecutor {
                 }
             }
             st.jobs.remove(job_id);
+            st.fencing.forget(job_id);
         }
         drop(st);
         self.network.release_job_partitions_before(job_id, below_generation);

@@ -10,6 +10,7 @@
 pub mod checkpointing;
 pub mod error;
 pub mod executor;
+pub mod fencing;
 pub mod log_files;
 mod metric_reports;
 pub mod metrics_source;

@@ -1,7 +1,8 @@
 //! Registration with the ResourceManager and heartbeats.
 //!
-//! The TaskManager registers, then heartbeats every `heartbeat.interval` with its slot
-//! report, the live counters of its tasks, and its process metrics: CPU, memory and
+//! The TaskManager registers, then heartbeats every `heartbeat.interval` with the
+//! instance id its registration was answered with (Flink's `InstanceID`; the
+//! ResourceManager ignores a heartbeat without it) and its slot report, the live counters of its tasks, and its process metrics: CPU, memory and
 //! threads sampled from `/proc/self`, its network buffer pool, and its log file. If the
 //! JobManager does not know it (it restarted) it registers again; if the JobManager
 //! cannot be reached for `heartbeat.timeout`, every task is cancelled and every slot
@@ -77,9 +78,10 @@ pub async fn run_registration(executor: Arc<TaskExecutor>, rpc_address: String, 
             version: env!("CARGO_PKG_VERSION").to_string(),
             binary: executor.binary_identity(),
         };
-        match client.register_task_executor(request).await {
+        let instance_id = match client.register_task_executor(request).await {
             Ok(r) if r.get_ref().accepted => {
                 tracing::info!("registered at ResourceManager {}", settings.jobmanager_rpc);
+                r.into_inner().instance_id
             }
             Ok(r) => {
                 tracing::error!("registration refused: {}", r.get_ref().rejection_reason);
@@ -91,7 +93,7 @@ pub async fn run_registration(executor: Arc<TaskExecutor>, rpc_address: String, 
                 tokio::time::sleep(Duration::from_millis(300)).await;
                 continue;
             }
-        }
+        };
         let mut last_ok = Instant::now();
         loop {
             tokio::time::sleep(settings.heartbeat_interval).await;
@@ -102,6 +104,7 @@ pub async fn run_registration(executor: Arc<TaskExecutor>, rpc_address: String, 
                 process: Some(process.sample()),
                 network: Some(executor.network_memory()),
                 logs: settings.log_file.as_deref().and_then(log_file).into_iter().collect(),
+                instance_id: instance_id.clone(),
             };
             match client.heartbeat(hb).await {
                 Ok(r) if r.get_ref().known => last_ok = Instant::now(),

@@ -1,4 +1,6 @@
 //! The `TaskExecutorGateway` RPC service: how JobMasters deploy, cancel and release.
+//! Job-scoped requests must carry the fencing token of the JobMaster that deployed the
+//! job ([`crate::fencing`]).
 
 use crate::executor::TaskExecutor;
 use std::sync::Arc;
@@ -10,6 +12,12 @@ use weir_rpc::{
     TriggerCheckpointRequest, WatchEvent, WatchRequest,
 };
 use weir_runtime::task::mailbox::TaskMail;
+
+/// A refused job-scoped request: the peer is not the JobMaster that deployed the job.
+fn refused(e: crate::fencing::FencingError) -> Status {
+    tracing::warn!("refused a job-scoped request: {e}");
+    Status::permission_denied(e.to_string())
+}
 
 /// Serves the gateway over a [`TaskExecutor`].
 pub struct TaskExecutorService {
@@ -47,12 +55,19 @@ impl TaskExecutorGateway for TaskExecutorService {
     }
 
     async fn cancel_task(&self, request: Request<CancelTaskRequest>) -> Result<Response<Ack>, Status> {
-        self.executor.cancel(&request.into_inner().attempt_id);
+        let r = request.into_inner();
+        self.executor
+            .check_attempt_fencing(&r.attempt_id, &r.job_master_id)
+            .map_err(refused)?;
+        self.executor.cancel(&r.attempt_id);
         Ok(Response::new(Ack {}))
     }
 
     async fn release_job(&self, request: Request<ReleaseJobRequest>) -> Result<Response<Ack>, Status> {
         let r = request.into_inner();
+        self.executor
+            .check_job_fencing(&r.job_id, &r.job_master_id)
+            .map_err(refused)?;
         let executor = self.executor.clone();
         tokio::task::spawn_blocking(move || executor.release_job(&r.job_id, r.below_generation))
             .await
@@ -62,6 +77,9 @@ impl TaskExecutorGateway for TaskExecutorService {
 
     async fn release_partitions(&self, request: Request<ReleasePartitionsRequest>) -> Result<Response<Ack>, Status> {
         let r = request.into_inner();
+        self.executor
+            .check_job_fencing(&r.job_id, &r.job_master_id)
+            .map_err(refused)?;
         let executor = self.executor.clone();
         tokio::task::spawn_blocking(move || executor.release_partitions(&r.job_id, &r.partitions))
             .await
@@ -95,6 +113,9 @@ impl TaskExecutorGateway for TaskExecutorService {
 
     async fn trigger_checkpoint(&self, request: Request<TriggerCheckpointRequest>) -> Result<Response<Ack>, Status> {
         let r = request.into_inner();
+        self.executor
+            .check_attempt_fencing(&r.attempt_id, &r.job_master_id)
+            .map_err(refused)?;
         let wire = weir_rpc::convert::WireOptions {
             snapshot_type: &r.snapshot_type,
             mode: &r.mode,
@@ -127,6 +148,14 @@ impl TaskExecutorGateway for TaskExecutorService {
         } else {
             TaskMail::NotifyCheckpointAborted(r.checkpoint_id)
         };
+        self.executor
+            .check_job_fencing(&r.job_id, &r.job_master_id)
+            .map_err(refused)?;
+        for attempt in &r.attempt_ids {
+            self.executor
+                .check_attempt_fencing(attempt, &r.job_master_id)
+                .map_err(refused)?;
+        }
         for attempt in &r.attempt_ids {
             // A task that finished or failed meanwhile has nothing to commit or abort.
             self.executor.send_mail(attempt, mail);

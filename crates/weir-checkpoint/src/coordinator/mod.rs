@@ -65,6 +65,7 @@ use weir_core::{CheckpointId, CheckpointOptions, KeyGroupRange, SnapshotType};
 
 use crate::config::CheckpointConfig;
 use crate::error::CheckpointError;
+use crate::handle_paths::{check_handle_path, state_roots};
 use crate::metadata::{
     check_location, savepoint_directory_with, CheckpointMetadata, CheckpointStorage, SubtaskState, TaskState,
 };
@@ -74,8 +75,8 @@ mod types;
 
 pub use types::{
     tolerable_failure_message, AckOutcome, CompletedCheckpoint, CoordinatorAction, DeclineReason, JobTermination,
-    SnapshotReport, SubtaskAcknowledgement, TaskKey, VertexInfo, EXCEEDED_CHECKPOINT_TOLERABLE_FAILURE_MESSAGE,
-    SHUTDOWN_MESSAGE, SUBSUMED_MESSAGE,
+    SnapshotReport, SubtaskAcknowledgement, TaskKey, UpstreamRange, VertexInfo,
+    EXCEEDED_CHECKPOINT_TOLERABLE_FAILURE_MESSAGE, SHUTDOWN_MESSAGE, SUBSUMED_MESSAGE,
 };
 
 #[derive(Debug)]
@@ -407,9 +408,13 @@ impl CheckpointCoordinator {
         if v.is_source {
             return true;
         }
-        v.upstream
-            .get(task.subtask as usize)
-            .is_some_and(|up| !up.is_empty() && up.iter().all(|u| self.finished.contains(u)))
+        v.upstream.get(task.subtask as usize).is_some_and(|up| {
+            up.iter().any(|r| !r.subtasks.is_empty())
+                && up
+                    .iter()
+                    .flat_map(UpstreamRange::keys)
+                    .all(|u| self.finished.contains(&u))
+        })
     }
 
     fn all_finished(&self) -> bool {
@@ -457,7 +462,15 @@ impl CheckpointCoordinator {
         self.finished.contains(&task)
     }
 
-    /// A subtask acknowledged a checkpoint.
+    /// Where the state files of checkpoint `id` may lie
+    /// ([`crate::handle_paths::state_roots`]).
+    pub fn state_roots(&self, id: CheckpointId) -> Vec<String> {
+        let target = self.pending.get(&id).and_then(|p| p.location.as_deref());
+        state_roots(&self.storage, &self.job_id, id, target)
+    }
+
+    /// A subtask acknowledged a checkpoint. A file handle outside the checkpoint's
+    /// storage locations declines it instead ([`AckOutcome::Refused`]).
     pub fn acknowledge(&mut self, ack: SubtaskAcknowledgement, now_ms: i64) -> (AckOutcome, Vec<CoordinatorAction>) {
         let SubtaskAcknowledgement { task, report: ack } = ack;
         let known_task = self
@@ -466,6 +479,18 @@ impl CheckpointCoordinator {
             .is_some_and(|v| task.subtask < v.parallelism);
         if !known_task {
             return (AckOutcome::UnknownTask, Vec::new());
+        }
+        if let Some(StreamStateHandle::File { path, .. }) = &ack.handle {
+            if let Err(e) = check_handle_path(path, &self.state_roots(ack.checkpoint_id)) {
+                let actions = self.decline(
+                    ack.checkpoint_id,
+                    task,
+                    DeclineReason::SnapshotFailed,
+                    e.to_string(),
+                    now_ms,
+                );
+                return (AckOutcome::Refused, actions);
+            }
         }
         let Some(pending) = self.pending.get_mut(&ack.checkpoint_id) else {
             // Flink discards the state of late acknowledgements.

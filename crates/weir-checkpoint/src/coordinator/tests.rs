@@ -32,10 +32,10 @@ fn vertices() -> Vec<VertexInfo> {
             max_parallelism: 128,
             operator_ids: vec![OperatorId(21)],
             is_source: false,
-            upstream: vec![vec![
-                TaskKey { vertex: 0, subtask: 0 },
-                TaskKey { vertex: 0, subtask: 1 },
-            ]],
+            upstream: vec![vec![UpstreamRange {
+                vertex: 0,
+                subtasks: 0..2,
+            }]],
         },
     ]
 }
@@ -211,7 +211,9 @@ fn all_acknowledgements_write_metadata_and_completion_notifies_every_task() {
 
 #[test]
 fn duplicate_late_and_foreign_acknowledgements_are_ignored() {
-    let mut c = coordinator(config(1000));
+    let mut cfg = config(1000);
+    cfg.checkpoint_dir = Some("/c".to_string());
+    let mut c = coordinator(cfg);
     let t = first_trigger(&mut c);
     c.acknowledge(ack(1, TASKS[0]), t);
     assert_eq!(c.acknowledge(ack(1, TASKS[0]), t), (AckOutcome::Duplicate, vec![]));
@@ -227,17 +229,16 @@ fn duplicate_late_and_foreign_acknowledgements_are_ignored() {
     );
     c.abort_all("failover", t + 1);
     let mut late = ack(1, TASKS[1]);
+    let late_file = format!("/c/{}/chk-1/s1", JobId(0xabc));
     late.report.handle = Some(StreamStateHandle::File {
-        path: "/c/chk-1/s1".to_string(),
+        path: late_file.clone(),
         size: 9,
     });
     assert_eq!(
         c.acknowledge(late, t + 2),
         (
             AckOutcome::UnknownCheckpoint,
-            vec![CoordinatorAction::Discard {
-                location: "/c/chk-1/s1".to_string()
-            }]
+            vec![CoordinatorAction::Discard { location: late_file }]
         )
     );
 }
@@ -775,3 +776,4 @@ proptest! {
 }
 
 mod finished_tasks;
+mod hostile_handles;

@@ -31,9 +31,50 @@ pub struct VertexInfo {
     pub operator_ids: Vec<OperatorId>,
     /// Whether it starts with a source: its subtasks receive the trigger.
     pub is_source: bool,
-    /// Per subtask, the subtasks of other vertices it reads from (empty for a source).
-    /// A subtask whose upstream subtasks have all finished is triggered like a source.
-    pub upstream: Vec<Vec<TaskKey>>,
+    /// Per subtask, the subtasks of other vertices it reads from (empty for a source),
+    /// as ranges: an all-to-all input is one range of the whole producer vertex, so
+    /// the size is linear in the parallelism (Flink's `ConsumedPartitionGroup`), never
+    /// one entry per producer-consumer pair. A subtask whose upstream subtasks have all
+    /// finished is triggered like a source.
+    pub upstream: Vec<Vec<UpstreamRange>>,
+}
+
+/// Consecutive subtasks of one upstream vertex.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UpstreamRange {
+    /// Index of the upstream vertex in the job's vertex list.
+    pub vertex: usize,
+    /// Its subtasks read, `start..end`.
+    pub subtasks: std::ops::Range<u32>,
+}
+
+impl UpstreamRange {
+    /// Every subtask of the range.
+    pub fn keys(&self) -> impl Iterator<Item = TaskKey> + '_ {
+        self.subtasks.clone().map(|subtask| TaskKey {
+            vertex: self.vertex,
+            subtask,
+        })
+    }
+
+    /// Ranges covering `keys` (sorted or not): consecutive subtasks of one vertex
+    /// become one range.
+    pub fn covering(keys: impl IntoIterator<Item = TaskKey>) -> Vec<UpstreamRange> {
+        let mut keys: Vec<TaskKey> = keys.into_iter().collect();
+        keys.sort();
+        keys.dedup();
+        let mut out: Vec<UpstreamRange> = Vec::new();
+        for k in keys {
+            match out.last_mut() {
+                Some(r) if r.vertex == k.vertex && r.subtasks.end == k.subtask => r.subtasks.end += 1,
+                _ => out.push(UpstreamRange {
+                    vertex: k.vertex,
+                    subtasks: k.subtask..k.subtask + 1,
+                }),
+            }
+        }
+        out
+    }
 }
 
 /// A subtask: the `vertex`-th vertex of the job, subtask `subtask`.
@@ -132,6 +173,9 @@ pub enum AckOutcome {
     UnknownCheckpoint,
     /// No such subtask in the job: ignored.
     UnknownTask,
+    /// Its state handle names a file outside the checkpoint's storage locations: the
+    /// checkpoint is declined with that reason (and nothing is done with the file).
+    Refused,
 }
 
 /// A completed checkpoint or savepoint.

@@ -2,3 +2,4 @@
 //! a submission becomes one.
 
 pub mod invocation;
+pub mod submission_limits;

@@ -10,11 +10,11 @@ use crate::resource_manager::slot_table::SlotTable;
 use std::collections::BTreeMap;
 use weir_checkpoint::{
     assign_restore, CheckpointConfig, CheckpointCoordinator, CoordinatorAction, DeclineReason, RestoreVertex,
-    SnapshotReport, SubtaskAcknowledgement, TaskKey, VertexInfo,
+    SnapshotReport, SubtaskAcknowledgement, TaskKey, UpstreamRange, VertexInfo,
 };
 use weir_core::{CheckpointBarrier, CheckpointId};
 use weir_graph::execution_graph::consumed_subpartitions;
-use weir_graph::{ExecutionState, JobGraph};
+use weir_graph::{DistributionPattern, ExecutionState, JobGraph};
 use weir_rpc::{CheckpointingSettings, StateHandle, TaskRestoreDescriptor};
 
 /// What a task says when a newer checkpoint's barrier overtook the one it aligned.
@@ -47,24 +47,36 @@ pub fn vertex_infos(job_graph: &JobGraph, stream_graph: &weir_graph::StreamGraph
 }
 
 /// The subtasks that subtask `subtask` of vertex `vertex` reads from, over all its
-/// input edges.
-fn upstream_subtasks(job_graph: &JobGraph, vertex: usize, subtask: u32) -> Vec<TaskKey> {
+/// input edges, as ranges: an all-to-all edge is one range of the whole producer
+/// vertex (never one entry per producer), a pointwise edge the few producers it wires.
+fn upstream_subtasks(job_graph: &JobGraph, vertex: usize, subtask: u32) -> Vec<UpstreamRange> {
     let consumer_parallelism = job_graph.vertices[vertex].parallelism;
-    let mut upstream: Vec<TaskKey> = job_graph
-        .edges
-        .iter()
-        .filter(|e| e.target_vertex == vertex)
-        .flat_map(|e| {
-            let producer_parallelism = job_graph.vertices.get(e.source_vertex).map_or(0, |p| p.parallelism);
-            consumed_subpartitions(e.distribution, producer_parallelism, consumer_parallelism, subtask)
-                .into_iter()
-                .map(move |(producer, _)| TaskKey {
-                    vertex: e.source_vertex,
-                    subtask: producer,
-                })
-        })
-        .collect();
-    upstream.sort();
+    let mut keys = Vec::new();
+    let mut whole = Vec::new();
+    for e in job_graph.edges.iter().filter(|e| e.target_vertex == vertex) {
+        let producer_parallelism = job_graph.vertices.get(e.source_vertex).map_or(0, |p| p.parallelism);
+        if e.distribution == DistributionPattern::AllToAll {
+            whole.push(UpstreamRange {
+                vertex: e.source_vertex,
+                subtasks: 0..producer_parallelism,
+            });
+            continue;
+        }
+        let consumed = consumed_subpartitions(e.distribution, producer_parallelism, consumer_parallelism, subtask);
+        keys.extend(consumed.into_iter().map(|(producer, _)| TaskKey {
+            vertex: e.source_vertex,
+            subtask: producer,
+        }));
+    }
+    // Producers of a pointwise edge already read whole are not listed twice.
+    keys.retain(|k| {
+        !whole
+            .iter()
+            .any(|r| r.vertex == k.vertex && r.subtasks.contains(&k.subtask))
+    });
+    let mut upstream = UpstreamRange::covering(keys);
+    upstream.extend(whole.into_iter().filter(|r| !r.subtasks.is_empty()));
+    upstream.sort_by_key(|r| (r.vertex, r.subtasks.start));
     upstream.dedup();
     upstream
 }
@@ -117,6 +129,16 @@ impl JobMaster {
         let Some(coordinator) = self.checkpoints.as_mut() else {
             return Vec::new();
         };
+        // The coordinator checks the path's text; the file system is asked here whether
+        // a symbolic link leads out of the checkpoint's locations.
+        if let Some(weir_core::checkpoint::StreamStateHandle::File { path, .. }) = &report.handle {
+            let roots = coordinator.state_roots(report.checkpoint_id);
+            if let Err(e) = weir_checkpoint::handle_paths::check_resolved_path(path, &roots) {
+                let reason = DeclineReason::SnapshotFailed;
+                let decisions = coordinator.decline(report.checkpoint_id, task, reason, e.to_string(), now_ms);
+                return self.carry_out(decisions, slots, now_ms);
+            }
+        }
         let (_, decisions) = coordinator.acknowledge(SubtaskAcknowledgement { task, report }, now_ms);
         self.carry_out(decisions, slots, now_ms)
     }

@@ -27,6 +27,7 @@ impl JobMaster {
                 actions.push(Action::Cancel {
                     rpc_address: tm.registration.rpc_address.clone(),
                     attempt_id: id.clone(),
+                    job_master_id: self.job_master_id.clone(),
                 });
             }
         }

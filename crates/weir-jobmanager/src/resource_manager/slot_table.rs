@@ -58,6 +58,21 @@ pub struct TaskManagerEntry {
     pub last_heartbeat_ms: i64,
     /// What its last heartbeat reported about its process.
     pub status: TaskManagerStatus,
+    /// The random id of this registration (Flink's `InstanceID`); its heartbeats must
+    /// carry it. Empty: none was given, and no heartbeat is accepted.
+    pub instance_id: String,
+}
+
+/// What became of a heartbeat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HeartbeatOutcome {
+    /// From the live registration: recorded.
+    Accepted,
+    /// No TaskManager of that resource id is registered.
+    Unknown,
+    /// The resource id is registered, but the heartbeat does not carry its live
+    /// registration's instance id (a stale or forged heartbeat): ignored.
+    WrongInstance,
 }
 
 impl TaskManagerEntry {
@@ -82,6 +97,17 @@ impl SlotTable {
     /// Registers (or re-registers) a TaskManager; returns the jobs that held slots on a
     /// previous registration under the same id (they lost them).
     pub fn register(&mut self, registration: TaskManagerRegistration, now_ms: i64) -> Vec<JobId> {
+        self.register_instance(registration, String::new(), now_ms)
+    }
+
+    /// [`SlotTable::register`] with the registration's instance id, which its
+    /// heartbeats must carry.
+    pub fn register_instance(
+        &mut self,
+        registration: TaskManagerRegistration,
+        instance_id: String,
+        now_ms: i64,
+    ) -> Vec<JobId> {
         let lost = self.remove(&registration.resource_id);
         let slots = vec![None; registration.num_slots as usize];
         self.tms.insert(
@@ -91,6 +117,7 @@ impl SlotTable {
                 slots,
                 last_heartbeat_ms: now_ms,
                 status: TaskManagerStatus::default(),
+                instance_id,
             },
         );
         lost
@@ -107,16 +134,23 @@ impl SlotTable {
         jobs
     }
 
-    /// Records a heartbeat with what it reported; false if the TaskManager is not
-    /// registered.
-    pub fn heartbeat(&mut self, resource_id: &str, status: TaskManagerStatus, now_ms: i64) -> bool {
+    /// Records a heartbeat with what it reported, if it carries the live
+    /// registration's instance id.
+    pub fn heartbeat(
+        &mut self,
+        resource_id: &str,
+        instance_id: &str,
+        status: TaskManagerStatus,
+        now_ms: i64,
+    ) -> HeartbeatOutcome {
         match self.tms.get_mut(resource_id) {
+            Some(tm) if tm.instance_id.is_empty() || tm.instance_id != instance_id => HeartbeatOutcome::WrongInstance,
             Some(tm) => {
                 tm.last_heartbeat_ms = now_ms;
                 tm.status = status;
-                true
+                HeartbeatOutcome::Accepted
             }
-            None => false,
+            None => HeartbeatOutcome::Unknown,
         }
     }
 
@@ -295,10 +329,34 @@ mod tests {
     #[test]
     fn heartbeats_keep_a_taskmanager_alive_and_silence_expires_it() {
         let mut t = SlotTable::new();
-        t.register(reg("a", 1), 0);
-        t.register(reg("b", 1), 0);
-        assert!(t.heartbeat("a", TaskManagerStatus::default(), 40_000));
-        assert!(!t.heartbeat("zzz", TaskManagerStatus::default(), 40_000));
+        t.register_instance(reg("a", 1), "i1".into(), 0);
+        t.register_instance(reg("b", 1), "i2".into(), 0);
+        let ok = TaskManagerStatus::default();
+        assert_eq!(t.heartbeat("a", "i1", ok.clone(), 40_000), HeartbeatOutcome::Accepted);
+        assert_eq!(t.heartbeat("zzz", "i1", ok.clone(), 40_000), HeartbeatOutcome::Unknown);
         assert_eq!(t.expired(60_000, 50_000), vec!["b".to_string()]);
+    }
+
+    #[test]
+    fn a_heartbeat_spoofing_a_registered_id_without_its_instance_id_is_ignored() {
+        let mut t = SlotTable::new();
+        t.register_instance(reg("a", 1), "secret".into(), 0);
+        t.register(reg("b", 1), 0);
+        let forged = TaskManagerStatus {
+            logs: vec![LogFile {
+                name: "forged.log".into(),
+                size: 1,
+                mtime_ms: 1,
+            }],
+            ..Default::default()
+        };
+        for (id, instance) in [("a", ""), ("a", "guess"), ("b", "")] {
+            assert_eq!(
+                t.heartbeat(id, instance, forged.clone(), 40_000),
+                HeartbeatOutcome::WrongInstance
+            );
+            assert!(t.get(id).unwrap().status.logs.is_empty());
+            assert_eq!(t.get(id).unwrap().last_heartbeat_ms, 0);
+        }
     }
 }

@@ -109,16 +109,17 @@ async fn execute(jm: Arc<JobManager>, clients: Clients, action: Action) {
         Action::Cancel {
             rpc_address,
             attempt_id,
+            job_master_id,
         } => {
             if let Some(mut c) = clients.get(&rpc_address) {
                 let request = CancelTaskRequest {
                     job_id: String::new(),
-                    attempt_id: attempt_id.clone(),
+                    attempt_id,
+                    job_master_id,
                 };
+                // An unreachable TaskManager is lost soon; its tasks fail over then.
                 if let Err(status) = c.cancel_task(request).await {
-                    // The attempt stays CANCELING until its TaskManager reports it or is
-                    // declared lost by the heartbeat monitor, which fails it.
-                    tracing::warn!(attempt = %attempt_id, taskmanager = %rpc_address, "cannot cancel task: {}", status.message());
+                    tracing::warn!(taskmanager = %rpc_address, "cannot cancel a task: {}", status.message());
                 }
             }
         }
@@ -140,6 +141,7 @@ async fn execute(jm: Arc<JobManager>, clients: Clients, action: Action) {
                 drain,
                 alignment: barrier.options.alignment.flink_name().to_string(),
                 aligned_timeout_ms: barrier.options.aligned_timeout_ms,
+                job_master_id: jm.job_master_id(&job_id),
             };
             if let Err(status) = c.trigger_checkpoint(request).await {
                 if let Some(job) = JobId::parse(&job_id) {
@@ -161,6 +163,7 @@ async fn execute(jm: Arc<JobManager>, clients: Clients, action: Action) {
         } => {
             let Some(mut c) = clients.get(&rpc_address) else { return };
             let request = weir_rpc::NotifyCheckpointRequest {
+                job_master_id: jm.job_master_id(&job_id),
                 job_id,
                 attempt_ids,
                 checkpoint_id,
@@ -216,6 +219,7 @@ async fn execute(jm: Arc<JobManager>, clients: Clients, action: Action) {
                 let request = ReleasePartitionsRequest {
                     job_id: job_id.clone(),
                     partitions,
+                    job_master_id: jm.job_master_id(&job_id),
                 };
                 // A TaskManager that cannot be told keeps them until the job's release
                 // (or its loss): their memory and files are not lost, only held longer.
@@ -229,16 +233,17 @@ async fn execute(jm: Arc<JobManager>, clients: Clients, action: Action) {
             below_generation,
             rpc_addresses,
         } => {
+            let job_master_id = jm.job_master_id(&job_id);
             for a in rpc_addresses {
                 if let Some(mut c) = clients.get(&a) {
                     let request = ReleaseJobRequest {
                         job_id: job_id.clone(),
                         below_generation,
+                        job_master_id: job_master_id.clone(),
                     };
+                    // A TaskManager that cannot be told is lost soon and frees everything.
                     if let Err(status) = c.release_job(request).await {
-                        // The TaskManager keeps the job's leftovers until it releases the
-                        // job for another reason or is declared lost.
-                        tracing::warn!(job = %job_id, taskmanager = %a, "cannot release job: {}", status.message());
+                        tracing::warn!(job = %job_id, taskmanager = %a, "cannot release the job: {}", status.message());
                     }
                 }
             }

@@ -5,7 +5,10 @@ use crate::coordination::collect_coordinator::{CollectError, OfferOutcome};
 use crate::coordination::collect_results::CollectBatchRefused;
 use crate::job_master::{AttemptMetrics, MetricsReport, OperatorMetrics};
 use crate::jobmanager::JobManager;
-use crate::resource_manager::slot_table::{TaskManagerRegistration, TaskManagerStatus};
+use crate::resource_manager::peer_validation::{
+    check_registration, sanitize_logs, sanitize_network, sanitize_process, sanitize_task_metrics,
+};
+use crate::resource_manager::slot_table::{HeartbeatOutcome, TaskManagerRegistration, TaskManagerStatus};
 use std::sync::Arc;
 use tonic::{Request, Response, Status};
 use weir_core::ids::JobId;
@@ -44,36 +47,21 @@ impl ResourceManager for JobManagerRpc {
         let r = request.into_inner();
         let interval = self.jm.settings.heartbeat_interval.as_millis() as u64;
         let timeout = self.jm.settings.heartbeat_timeout.as_millis() as u64;
-        let reject = |reason: String| {
-            Ok(Response::new(RegisterTaskExecutorResponse {
-                accepted: false,
-                rejection_reason: reason,
-                heartbeat_interval_ms: interval,
-                heartbeat_timeout_ms: timeout,
-            }))
-        };
-        if r.version != env!("CARGO_PKG_VERSION") {
-            return reject(format!(
-                "TaskManager version {} does not match JobManager version {}",
-                r.version,
-                env!("CARGO_PKG_VERSION")
-            ));
-        }
         let binary = self.jm.binary_identity();
-        if r.binary != binary {
+        if let Err(refused) = check_registration(&r, &binary, self.jm.settings.max_slots_per_taskmanager) {
+            // The operator's log names what was expected; the peer is not told.
             tracing::warn!(
-                "TaskManager {} at {} refused: its binary {} is not the JobManager's {binary}",
+                "TaskManager registration from {:.64} at {:.256} refused: {refused} (this JobManager's binary: {binary})",
                 r.resource_id,
                 r.rpc_address,
-                r.binary
             );
-            return reject(format!(
-                "TaskManager binary '{}' does not match the JobManager's binary '{binary}': every process of a cluster must run the same binary",
-                r.binary
-            ));
-        }
-        if r.resource_id.is_empty() || r.rpc_address.is_empty() || r.data_address.is_empty() || r.num_slots == 0 {
-            return reject("registration needs a resource id, RPC and data addresses and at least one slot".into());
+            return Ok(Response::new(RegisterTaskExecutorResponse {
+                accepted: false,
+                rejection_reason: refused.to_string(),
+                heartbeat_interval_ms: interval,
+                heartbeat_timeout_ms: timeout,
+                instance_id: String::new(),
+            }));
         }
         tracing::info!(
             "TaskManager {} registered with {} slots ({})",
@@ -81,7 +69,7 @@ impl ResourceManager for JobManagerRpc {
             r.num_slots,
             r.rpc_address
         );
-        self.jm.register_taskmanager(TaskManagerRegistration {
+        let instance_id = self.jm.register_taskmanager(TaskManagerRegistration {
             resource_id: r.resource_id,
             rpc_address: r.rpc_address,
             data_address: r.data_address,
@@ -94,19 +82,29 @@ impl ResourceManager for JobManagerRpc {
             rejection_reason: String::new(),
             heartbeat_interval_ms: interval,
             heartbeat_timeout_ms: timeout,
+            instance_id,
         }))
     }
 
     async fn heartbeat(&self, request: Request<TaskExecutorHeartbeat>) -> Result<Response<HeartbeatResponse>, Status> {
         let hb = request.into_inner();
+        let mut problems = Vec::new();
         let status = TaskManagerStatus {
-            process: hb.process,
-            network: hb.network,
-            logs: hb.logs,
+            process: hb.process.map(|p| sanitize_process(p, &mut problems)),
+            network: hb.network.and_then(|n| sanitize_network(n, &mut problems)),
+            logs: sanitize_logs(hb.logs, &mut problems),
         };
-        let known = self.jm.taskmanager_heartbeat(&hb.resource_id, status);
+        let outcome = self.jm.taskmanager_heartbeat(&hb.resource_id, &hb.instance_id, status);
+        if outcome == HeartbeatOutcome::WrongInstance {
+            tracing::warn!(
+                "heartbeat for TaskManager {:.64} ignored: it does not carry the instance id of its live registration",
+                hb.resource_id
+            );
+        }
+        let known = outcome == HeartbeatOutcome::Accepted;
         if known {
-            for m in hb.task_metrics {
+            for mut m in hb.task_metrics {
+                sanitize_task_metrics(&mut m, &mut problems);
                 let Some(job) = JobId::parse(&m.job_id) else { continue };
                 self.jm.task_metrics(
                     job,
@@ -129,6 +127,15 @@ impl ResourceManager for JobManagerRpc {
                     MetricsReport::Live,
                 );
             }
+        }
+        if known && !problems.is_empty() {
+            let reasons: Vec<String> = problems.iter().take(8).map(ToString::to_string).collect();
+            tracing::warn!(
+                "heartbeat of TaskManager {}: {} implausible values not believed: {}",
+                hb.resource_id,
+                problems.len(),
+                reasons.join("; ")
+            );
         }
         Ok(Response::new(HeartbeatResponse { known }))
     }

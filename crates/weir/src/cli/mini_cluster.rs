@@ -107,6 +107,8 @@ impl MiniCluster {
         let mut jm_settings = jobmanager_settings(config)?;
         jm_settings.host = LOOPBACK.to_string();
         jm_settings.rpc_port = 0;
+        // Its own TaskManagers, sized for the job: the registration ceiling is for peers.
+        jm_settings.max_slots_per_taskmanager = jm_settings.max_slots_per_taskmanager.max(spec.slots_per_taskmanager);
         let rest = if config.contains(&o::REST_PORT) {
             RestEndpoint::Serve
         } else {
