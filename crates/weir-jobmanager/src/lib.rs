@@ -16,6 +16,7 @@
 #![warn(missing_docs)]
 
 pub mod actions;
+pub mod checkpoint_discards;
 pub mod checkpoint_rest;
 pub mod collect_coordinator;
 pub mod collect_results;

@@ -415,7 +415,10 @@ impl JobMaster {
                 } => {
                     actions.extend(self.notify(checkpoint_id, &tasks, false, slots));
                 }
-                CoordinatorAction::Discard { location } => actions.push(Action::DiscardCheckpoint { location }),
+                CoordinatorAction::Discard { location } => {
+                    crate::checkpoint_discards::started();
+                    actions.push(Action::DiscardCheckpoint { location });
+                }
                 CoordinatorAction::FailJob { reason } => {
                     let failure = Failure {
                         name: "weir.runtime.checkpoint.CheckpointException".into(),
