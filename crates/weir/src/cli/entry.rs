@@ -44,7 +44,8 @@ pub fn main_with(name: &'static str, version: &'static str, programs: Vec<Progra
         std::process::exit(1);
     }
     let matches = Cli::command().name(name).bin_name(name).version(version).get_matches();
-    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    super::discovery::resolve_jobmanager(&mut cli.command, &matches);
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("WEIR_LOG")
@@ -63,7 +64,7 @@ pub fn main_with(name: &'static str, version: &'static str, programs: Vec<Progra
         .and_then(|()| run_command(&cli.command));
     if let Err(e) = result {
         let chain: Vec<String> = e.chain().map(|c| c.to_string()).collect();
-        eprintln!("error: {}", chain.join(": "));
+        eprintln!("error: {}", super::terminal::escape_lines(&chain.join(": ")));
         std::process::exit(1);
     }
 }
