@@ -106,6 +106,7 @@ pub struct GraphBuilder {
     pub(crate) errors: Vec<String>,
     pub(crate) watermark_interval: WatermarkInterval,
     pub(crate) runtime_mode: RuntimeModeHandle,
+    pub(crate) limits: crate::limits::PlanLimits,
 }
 
 impl GraphBuilder {

@@ -111,6 +111,17 @@ impl StreamExecutionEnvironment {
         &self.config
     }
 
+    /// Sets the limits the job's plan is checked against while it is built.
+    pub fn set_plan_limits(&mut self, limits: crate::limits::PlanLimits) -> &mut Self {
+        self.builder.borrow_mut().limits = limits;
+        self
+    }
+
+    /// The limits the job's plan is checked against.
+    pub fn plan_limits(&self) -> crate::limits::PlanLimits {
+        self.builder.borrow().limits
+    }
+
     /// Network settings of the in-process runtime.
     pub fn set_network_config(&mut self, network: NetworkConfig) -> &mut Self {
         self.network = network;

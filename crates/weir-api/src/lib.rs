@@ -44,6 +44,7 @@ pub mod functions;
 pub mod join;
 pub mod keyed;
 pub mod keyed_state;
+pub mod limits;
 pub mod operators;
 pub mod process;
 pub mod program;

@@ -179,6 +179,8 @@ pub struct ProgramInvocation {
     pub runtime_mode: weir_core::RuntimeExecutionMode,
     /// The job's name.
     pub job_name: String,
+    /// The limits its plan is checked against (none unless the JobManager sets them).
+    pub limits: crate::limits::PlanLimits,
 }
 
 impl ProgramInvocation {
@@ -195,6 +197,7 @@ impl ProgramInvocation {
             buffer_timeout_ms: 100,
             auto_watermark_interval_ms: 200,
             runtime_mode: weir_core::RuntimeExecutionMode::Streaming,
+            limits: crate::limits::PlanLimits::default(),
         }
     }
 
@@ -213,6 +216,7 @@ impl ProgramInvocation {
             self.auto_watermark_interval_ms.max(0) as u64
         ));
         env.set_runtime_mode(self.runtime_mode);
+        env.set_plan_limits(self.limits);
         env
     }
 }

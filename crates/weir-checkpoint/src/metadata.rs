@@ -407,7 +407,8 @@ pub fn check_location(path: &str) -> Result<(), CheckpointError> {
 /// itself. An existing `_metadata` is never overwritten
 /// ([`CheckpointError::MetadataExists`]).
 pub fn write_metadata(location: &str, metadata: &CheckpointMetadata) -> Result<String, CheckpointError> {
-    weir_filesystem::create_dir_all(location)?;
+    // `put_new` creates `location` on a local file system, and removes it again when
+    // the write fails (a full disk leaves no empty `chk-<id>` behind).
     let target = join(location, METADATA_FILE_NAME);
     let bytes = encode(metadata)?;
     match weir_filesystem::put_new(&target, bytes) {

@@ -98,6 +98,10 @@ config_options! {
         "Whether chainable operators are fused into one task.");
     AUTO_WATERMARK_INTERVAL: Duration = ("pipeline.auto-watermark-interval", Some("200 ms"),
         "Interval of periodic watermark emission; 0 disables periodic watermarks.");
+    MAX_WINDOWS_PER_RECORD: u32 = ("pipeline.window.max-windows-per-record", Some("10000"),
+        "Weir only (Flink has no limit): the most windows one record may belong to. A sliding (HOP) window puts each record into size / slide windows and a CUMULATE window into max size / step; a job whose windows exceed this is refused when it is planned, instead of growing memory without bound.");
+    SQL_MAX_STATEMENT_SIZE: MemorySize = ("table.sql.max-statement-size", Some("1mb"),
+        "Weir only: the largest SQL statement (and catalog script) a job may have, in bytes of text, literal lists included. The text travels to every task, so the limit stays well below the 4 MiB RPC message limit; a larger statement is refused at submission.");
     CHECKPOINTING_INTERVAL: Option<Duration> = ("execution.checkpointing.interval", None,
         "Interval between checkpoints; unset disables checkpointing.");
     CHECKPOINTING_MODE: CheckpointingMode = ("execution.checkpointing.mode", Some("EXACTLY_ONCE"),
@@ -186,6 +190,8 @@ config_options! {
         "Weir only (Flink: security.ssl.rest.keystore): PEM file with the private key of security.ssl.rest.cert.");
     SSL_REST_TRUST_CERT: Option<String> = ("security.ssl.rest.trust-cert", None,
         "Weir only (Flink: security.ssl.rest.truststore): PEM file with the CA certificate(s) the REST endpoint's certificate (for clients) or a client's certificate (with authentication) must be signed by.");
+    JOB_ALLOWED_PATHS: Option<String> = ("security.job.allowed-paths", None,
+        "Weir only (Flink has no such restriction): the directories jobs' file sources and sinks may open, separated by ';'. Unset or empty: any file the process can open. Read when a TaskManager (and the JobManager, for the checks at submission) starts; a job opening a file outside them fails with an error naming the path and this key.");
     WEB_ACCESS_CONTROL_ALLOW_ORIGIN: Option<String> = ("web.access-control-allow-origin", None,
         "The Access-Control-Allow-Origin header of REST responses. Unset (Weir's default; Flink's is *): no such header, so web pages of other origins can neither read responses nor make cross-origin requests that need a preflight; every write needs Content-Type: application/json in any case.");
     REST_SERVER_MAX_CONNECTIONS: u32 = ("rest.server.max-connections", Some("512"),

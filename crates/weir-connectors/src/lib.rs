@@ -7,6 +7,7 @@
 //! `collect` and flush on `end_input`; the file sink writes in transactions committed
 //! when the checkpoint covering them completes ([`sink::two_phase_commit`]).
 
+pub mod file_policy;
 pub mod rng;
 pub mod sink;
 pub mod source;

@@ -20,6 +20,7 @@
 #![warn(missing_docs)]
 
 mod bridge;
+mod created_dirs;
 mod entry;
 pub mod error;
 mod local;

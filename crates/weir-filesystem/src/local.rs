@@ -11,6 +11,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::entry::Entry;
+use crate::created_dirs::CreatedDirs;
 use crate::error::FsError;
 
 fn display(path: &Path) -> String {
@@ -61,12 +62,13 @@ fn remove_temp(temp: &Path) {
 /// Writes `bytes` to `path` (creating its directory): temporary file, then rename, so
 /// the file is complete whenever it exists. Replaces an existing file.
 pub(crate) fn put(path: &Path, bytes: &[u8]) -> Result<(), FsError> {
-    create_parent(path)?;
+    let created = CreatedDirs::for_parent_of(path)?;
     let temp = temp_path(path);
     let result = write_new_file(&temp, bytes, false)
         .and_then(|()| fs::rename(&temp, path).map_err(|e| FsError::local(&display(path), &e)));
     if result.is_err() {
         remove_temp(&temp);
+        created.remove_empty();
     }
     result
 }
@@ -74,7 +76,7 @@ pub(crate) fn put(path: &Path, bytes: &[u8]) -> Result<(), FsError> {
 /// Writes `bytes` to `path` (creating its directory) unless it exists
 /// ([`FsError::AlreadyExists`]); atomic and durable (synced before it appears).
 pub(crate) fn put_new(path: &Path, bytes: &[u8]) -> Result<(), FsError> {
-    create_parent(path)?;
+    let created = CreatedDirs::for_parent_of(path)?;
     if path.exists() {
         return Err(FsError::AlreadyExists {
             location: display(path),
@@ -83,6 +85,9 @@ pub(crate) fn put_new(path: &Path, bytes: &[u8]) -> Result<(), FsError> {
     let temp = temp_path(path);
     let result = write_new_file(&temp, bytes, true).and_then(|()| publish(&temp, path));
     remove_temp(&temp);
+    if result.is_err() {
+        created.remove_empty();
+    }
     result
 }
 

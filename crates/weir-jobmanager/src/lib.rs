@@ -18,6 +18,7 @@
 
 #![warn(missing_docs)]
 
+pub mod checkpoint;
 pub mod coordination;
 pub mod dispatcher;
 pub mod failover;

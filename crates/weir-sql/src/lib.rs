@@ -17,6 +17,7 @@ pub mod expr;
 pub mod key;
 pub mod parser;
 pub mod plan;
+pub mod plan_limits;
 pub mod program;
 pub mod row_codec;
 mod stack_bytes;

@@ -153,6 +153,7 @@ pub fn build_statement(
 ) -> Result<()> {
     if let Statement::Query(q) = stmt {
         let plan = plan_query(q, catalog)?;
+        crate::plan_limits::check_windows(&plan, &env.plan_limits())?;
         let types = plan.types();
         let stream = compile(&plan, env)?;
         if let Some(batch) = collect {
@@ -185,6 +186,7 @@ pub fn build_statement(
     let mut planned = Vec::new();
     for insert in job_inserts(stmt)? {
         let p = plan_insert(&insert, catalog)?;
+        crate::plan_limits::check_windows(&p.plan, &env.plan_limits())?;
         let stream = compile(&p.plan, env)?;
         planned.push((p, stream));
     }
@@ -200,8 +202,16 @@ pub fn build_statement(
 
 /// The `sql` program's build function.
 pub fn build(env: &StreamExecutionEnvironment, args: &ProgramArgs) -> std::result::Result<(), ProgramError> {
-    let catalog = Catalog::from_script(args.get(CATALOG_ARG).unwrap_or_default())
-        .map_err(|e| ProgramError::Invalid(format!("the catalog of the SQL job: {e}")))?;
+    let limits = env.plan_limits();
+    let script = args.get(CATALOG_ARG).unwrap_or_default();
+    crate::plan_limits::check_text("the catalog script of the SQL job", script, &limits)
+        .map_err(|e| ProgramError::Invalid(e.to_string()))?;
+    if let Some(text) = args.get(STATEMENT_ARG) {
+        crate::plan_limits::check_text("the SQL statement", text, &limits)
+            .map_err(|e| ProgramError::Invalid(e.to_string()))?;
+    }
+    let catalog =
+        Catalog::from_script(script).map_err(|e| ProgramError::Invalid(format!("the catalog of the SQL job: {e}")))?;
     let text = args.get(STATEMENT_ARG).ok_or_else(|| {
         ProgramError::Invalid("the sql program needs --arg statement=<INSERT INTO ... | SELECT ...>".into())
     })?;

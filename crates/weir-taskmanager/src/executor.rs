@@ -96,6 +96,8 @@ pub fn invocation_from_proto(p: &weir_rpc::ProgramInvocation) -> ProgramInvocati
         auto_watermark_interval_ms: p.auto_watermark_interval_ms,
         runtime_mode: weir_core::RuntimeExecutionMode::parse(&p.runtime_mode).unwrap_or_default(),
         job_name: p.job_name.clone(),
+        // Checked by the JobManager when it accepted the job.
+        limits: Default::default(),
     }
 }
 

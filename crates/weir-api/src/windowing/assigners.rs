@@ -80,6 +80,11 @@ pub trait WindowAssigner<T, W: Window>: Send + Sync + 'static {
         Ok(())
     }
 
+    /// How many windows one record belongs to at most (sliding windows: size / slide).
+    fn windows_per_record(&self) -> u64 {
+        1
+    }
+
     /// The assigner's name in operator names, e.g. `TumblingEventTimeWindows(60000)`.
     fn describe(&self) -> String;
 }
@@ -281,6 +286,9 @@ impl<T: 'static> WindowAssigner<T, TimeWindow> for SlidingEventTimeWindows {
     fn is_event_time(&self) -> bool {
         true
     }
+    fn windows_per_record(&self) -> u64 {
+        (self.size / self.slide.max(1)).max(1) as u64
+    }
     fn validate(&self) -> Result<(), String> {
         check_sliding("SlidingEventTimeWindows", self.size, self.slide, self.offset)
     }
@@ -333,6 +341,9 @@ impl<T: 'static> WindowAssigner<T, TimeWindow> for SlidingProcessingTimeWindows 
     }
     fn is_event_time(&self) -> bool {
         false
+    }
+    fn windows_per_record(&self) -> u64 {
+        (self.size / self.slide.max(1)).max(1) as u64
     }
     fn validate(&self) -> Result<(), String> {
         check_sliding("SlidingProcessingTimeWindows", self.size, self.slide, self.offset)

@@ -63,6 +63,10 @@ impl<K: KeyType, T: Data, W: Window> WindowedStream<K, T, W> {
         if let Err(e) = assigner.validate() {
             stream.builder.borrow_mut().errors.push(e);
         }
+        let limits = stream.builder.borrow().limits;
+        if let Err(e) = limits.check_windows_per_record(&assigner.describe(), assigner.windows_per_record()) {
+            stream.builder.borrow_mut().errors.push(e);
+        }
         let trigger = assigner.default_trigger::<K>();
         Self {
             stream,

@@ -210,7 +210,7 @@ pub struct FileSink {
 impl FileSink {
     /// A sink with a fresh writer writing into `dir` (created if missing).
     pub fn create(dir: &Path) -> Result<Self, FileSinkError> {
-        fs::create_dir_all(dir).map_err(io_err("cannot create output directory", dir))?;
+        crate::file_policy::create_dir_all(dir).map_err(io_err("cannot create output directory", dir))?;
         Ok(Self {
             dir: dir.to_path_buf(),
             writer: fresh_writer_id(),
@@ -236,7 +236,7 @@ impl FileSink {
     fn write_line(&mut self, txn: &mut FilePart, line: &dyn Display) -> Result<(), FileSinkError> {
         let path = self.path(in_progress_name(&txn.writer, txn.seq));
         if txn.out.is_none() {
-            let f = File::create(&path).map_err(io_err("cannot create", &path))?;
+            let f = crate::file_policy::create(&path).map_err(io_err("cannot create", &path))?;
             txn.out = Some(BufWriter::with_capacity(64 * 1024, f));
         }
         if let Some(out) = txn.out.as_mut() {

@@ -59,7 +59,7 @@ impl ByteRange {
 /// The line number (from 1) of the line beginning at byte `offset` of `path`: one
 /// more than the `\n`s before it.
 fn line_number_at(path: &Path, offset: u64) -> io::Result<u64> {
-    let mut file = File::open(path)?.take(offset);
+    let mut file = crate::file_policy::open(path)?.take(offset);
     let mut buf = vec![0; CHUNK];
     let mut newlines = 0u64;
     loop {
@@ -104,7 +104,7 @@ enum Fill {
 impl OpenSplit {
     /// Opens `path` at the next line of split `p` (aligned to a line start).
     fn open(path: &Path, p: &SplitPosition, chunk: usize) -> io::Result<Self> {
-        let mut file = File::open(path)?;
+        let mut file = crate::file_policy::open(path)?;
         let range = ByteRange::of_split(file.metadata()?.len(), p.split, p.num_splits);
         let from = p.byte_offset.max(range.start);
         let base = from.saturating_sub(1);

@@ -83,7 +83,7 @@ impl LineSplitReader {
         }
         if self.reader.is_none() {
             let (line_no, byte_offset) = self.splits.scan_start();
-            let mut f = File::open(&self.path).map_err(|e| self.error(e))?;
+            let mut f = crate::file_policy::open(&self.path).map_err(|e| self.error(e))?;
             f.seek(SeekFrom::Start(byte_offset)).map_err(|e| self.error(e))?;
             self.line_no = line_no;
             self.byte_offset = byte_offset;

@@ -71,6 +71,10 @@ pub fn from_submission(cluster: &Configuration, request: &JobSubmitRequest) -> R
     inv.auto_watermark_interval_ms = conf.get(&o::AUTO_WATERMARK_INTERVAL)?.as_millis() as i64;
     inv.runtime_mode = conf.get(&o::RUNTIME_MODE)?;
     inv.job_name = request.job_name.clone().unwrap_or_else(|| request.program.clone());
+    inv.limits = weir_api::limits::PlanLimits {
+        max_windows_per_record: Some(u64::from(conf.get(&o::MAX_WINDOWS_PER_RECORD)?)),
+        max_statement_bytes: Some(conf.get(&o::SQL_MAX_STATEMENT_SIZE)?.bytes()),
+    };
     Ok(JobSubmission {
         invocation: inv,
         config: conf,

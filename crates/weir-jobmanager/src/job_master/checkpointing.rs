@@ -437,7 +437,10 @@ impl JobMaster {
                 } => {
                     actions.extend(self.notify(checkpoint_id, &tasks, false, slots));
                 }
-                CoordinatorAction::Discard { location } => actions.push(Action::DiscardCheckpoint { location }),
+                CoordinatorAction::Discard { location } => {
+                    crate::checkpoint::discards::started();
+                    actions.push(Action::DiscardCheckpoint { location });
+                }
                 CoordinatorAction::FailJob { reason } => {
                     let failure = Failure {
                         name: "weir.runtime.checkpoint.CheckpointException".into(),

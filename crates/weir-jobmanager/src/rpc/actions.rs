@@ -209,6 +209,7 @@ async fn execute(jm: Arc<JobManager>, clients: Clients, action: Action) {
                 Ok((location, Err(e))) => tracing::warn!("cannot discard checkpoint {location}: {e}"),
                 Err(e) => tracing::warn!("checkpoint discard panicked: {e}"),
             }
+            crate::checkpoint::discards::finished();
         }
         Action::ReleasePartitions {
             rpc_address,

@@ -7,6 +7,8 @@
 
 const $ = (id) => document.getElementById(id);
 const esc = (s) => String(s ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
+/** A URI component that is also safe inside a single-quoted JS string in an attribute. */
+const uri = (s) => encodeURIComponent(String(s ?? "")).replace(/[!'()*]/g, (c) => "%" + c.charCodeAt(0).toString(16).toUpperCase());
 const num = (v) => (typeof v === "number" && isFinite(v) ? v : Number(v));
 const bytes = (b) => (!(num(b) >= 0) ? "-" : b < 1024 ? b + " B" : b < 1048576 ? (b / 1024).toFixed(1) + " KiB"
   : b < 1073741824 ? (b / 1048576).toFixed(1) + " MiB" : (b / 1073741824).toFixed(2) + " GiB");
@@ -207,7 +209,7 @@ class TaskManagersView {
     if (!current() || !res.ok) return;
     const tms = res.body.taskmanagers;
     $("tm-rows").innerHTML = tms.length === 0 ? `<tr><td colspan="9" class="muted">No TaskManagers registered.</td></tr>`
-      : tms.map((t) => `<tr class="link" data-taskmanager="${esc(t.id)}" onclick="go('#/task-manager/${encodeURIComponent(t.id)}/metrics')">
+      : tms.map((t) => `<tr class="link" data-taskmanager="${esc(t.id)}" onclick="go('#/task-manager/${uri(t.id)}/metrics')">
         <td>${esc(t.id)}</td><td>${esc(t.path)}</td><td>${esc(t.dataPort)}</td><td>${date(t.timeSinceLastHeartbeat)}</td>
         <td>${t.slotsNumber}</td><td>${t.freeSlots}</td><td>${bytes(t.memoryConfiguration.taskHeap)}</td>
         <td>${bytes(t.memoryConfiguration.managedMemory)}</td><td>${bytes(t.memoryConfiguration.networkMemory)}</td></tr>`).join("");

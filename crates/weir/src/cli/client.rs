@@ -7,6 +7,7 @@
 //! `security.ssl.rest.authentication-enabled`).
 
 use super::submission::submit_request;
+use super::terminal::{escape, flink_date};
 use super::JobArgs;
 use anyhow::{anyhow, bail, Result};
 use clap::Args;
@@ -91,15 +92,17 @@ fn call(method: &str, address: &str, path: &str, body: Option<&str>) -> Result<(
     }
 }
 
+/// The errors of a REST answer, escaped for the terminal (they came from a peer).
 fn error_of(body: &str) -> String {
-    serde_json::from_str::<serde_json::Value>(body)
+    let errors = serde_json::from_str::<serde_json::Value>(body)
         .ok()
         .and_then(|v| {
             v["errors"]
                 .as_array()
                 .map(|e| e.iter().filter_map(|x| x.as_str()).collect::<Vec<_>>().join("; "))
         })
-        .unwrap_or_else(|| body.to_string())
+        .unwrap_or_else(|| body.to_string());
+    escape(&errors).into_owned()
 }
 
 /// `method` on `path`; the response body on 2xx, else the answer's errors.
@@ -173,7 +176,7 @@ pub fn run(args: &RunArgs) -> Result<()> {
         .as_str()
         .ok_or_else(|| anyhow!("unexpected response: {resp}"))?
         .to_string();
-    println!("Job has been submitted with JobID {jid}");
+    println!("Job has been submitted with JobID {}", escape(&jid));
     if args.detached {
         return Ok(());
     }
@@ -184,7 +187,11 @@ pub fn run(args: &RunArgs) -> Result<()> {
         let state = v["state"].as_str().unwrap_or("").to_string();
         if matches!(state.as_str(), "FINISHED" | "FAILED" | "CANCELED") {
             let duration = v["duration"].as_i64().unwrap_or(0);
-            println!("Job {jid} reached state {state} after {duration} ms");
+            println!(
+                "Job {} reached state {} after {duration} ms",
+                escape(&jid),
+                escape(&state)
+            );
             if state == "FINISHED" {
                 return Ok(());
             }
@@ -194,8 +201,11 @@ pub fn run(args: &RunArgs) -> Result<()> {
                 .as_str()
                 .unwrap_or("")
                 .replace('\n', " | ");
+            let cause = escape(&cause);
             bail!(
-                "job {jid} {state}{}",
+                "job {} {}{}",
+                escape(&jid),
+                escape(&state),
                 if cause.is_empty() {
                     String::new()
                 } else {
@@ -218,17 +228,17 @@ pub fn list(target: &Target) -> Result<()> {
         let jid = j["jid"].as_str().unwrap_or("");
         println!(
             "{} : {} : {} ({}){}",
-            j["start-time"].as_i64().unwrap_or(0),
-            jid,
-            j["name"].as_str().unwrap_or(""),
-            j["state"].as_str().unwrap_or(""),
+            flink_date(j["start-time"].as_i64().unwrap_or(0)),
+            escape(jid),
+            escape(j["name"].as_str().unwrap_or("")),
+            escape(j["state"].as_str().unwrap_or("")),
             last_checkpoint(&target.jobmanager, jid)
         );
     }
     Ok(())
 }
 
-/// `, last checkpoint <id> at <ms>` for a job with a completed checkpoint, else empty.
+/// `, last checkpoint <id> at <date>` for a job with a completed checkpoint, else empty.
 fn last_checkpoint(jobmanager: &str, jid: &str) -> String {
     let Ok(body) = get(jobmanager, &format!("/jobs/{jid}/checkpoints")) else {
         return String::new();
@@ -236,14 +246,25 @@ fn last_checkpoint(jobmanager: &str, jid: &str) -> String {
     let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
     let latest = &v["latest"]["completed"];
     match (latest["id"].as_u64(), latest["latest_ack_timestamp"].as_i64()) {
-        (Some(id), Some(at)) => format!(", last checkpoint {id} at {at}"),
+        (Some(id), Some(at)) => format!(", last checkpoint {id} at {}", flink_date(at)),
         _ => String::new(),
+    }
+}
+
+/// Refuses a job id that is not 32 hexadecimal characters (Flink's `JobID` form)
+/// before it is put into a URL or printed.
+pub fn check_job_id(jid: &str) -> Result<()> {
+    if jid.len() == 32 && jid.bytes().all(|b| b.is_ascii_hexdigit()) {
+        Ok(())
+    } else {
+        bail!("invalid job id '{}': expected 32 hexadecimal characters", escape(jid))
     }
 }
 
 /// `weir cancel`.
 pub fn cancel(target: &Target, jid: &str) -> Result<()> {
+    check_job_id(jid)?;
     patch(&target.jobmanager, &format!("/jobs/{jid}?mode=cancel"))?;
-    println!("Cancelled job {jid}.");
+    println!("Cancelled job {}.", escape(jid));
     Ok(())
 }

@@ -8,7 +8,8 @@
 //! [`LOG_FILE_ENV`] (as Flink's scripts pass `-Dlog.file`), so that the JobManager
 //! serves its log at `/jobmanager/logs` and each TaskManager reports its own.
 
-use super::settings::{jobmanager_settings, taskmanager_settings, ConfigArgs};
+use super::settings::{install_file_policy, jobmanager_settings, taskmanager_settings, ConfigArgs};
+use super::startup::Startup;
 use crate::programs::registry;
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -51,6 +52,7 @@ pub fn jobmanager(args: &JobManagerArgs) -> Result<()> {
     let config = args.config.load()?;
     match &args.application {
         None => {
+            install_file_policy(&config)?;
             let mut settings = jobmanager_settings(&config)?;
             settings.log_file = log_file_from_env();
             weir_jobmanager::run_jobmanager(settings, registry().clone())?;
@@ -63,6 +65,7 @@ pub fn jobmanager(args: &JobManagerArgs) -> Result<()> {
 /// `weir taskmanager`.
 pub fn taskmanager(args: &ConfigArgs) -> Result<()> {
     let config = args.load()?;
+    install_file_policy(&config)?;
     let mut settings = taskmanager_settings(&config)?;
     settings.log_file = log_file_from_env();
     if config.get(&o::NUM_TASK_SLOTS)? == 0 {
@@ -87,7 +90,7 @@ fn cluster_dir(config: &Configuration) -> Result<PathBuf> {
     Ok(config.cluster_dir()?)
 }
 
-fn spawn_daemon(dir: &Path, name: &str, role: &str, args: &ConfigArgs) -> Result<u32> {
+fn spawn_daemon(dir: &Path, name: &str, role: &str, args: &ConfigArgs) -> Result<std::process::Child> {
     let exe = std::env::current_exe().context("cannot find the weir binary")?;
     let log_path = dir.join(format!("{name}.log"));
     let log = std::fs::File::create(&log_path).with_context(|| format!("cannot create {}", log_path.display()))?;
@@ -108,12 +111,15 @@ fn spawn_daemon(dir: &Path, name: &str, role: &str, args: &ConfigArgs) -> Result
     let pid = child.id();
     std::fs::write(dir.join(format!("{name}.pid")), pid.to_string())
         .with_context(|| format!("cannot write {}", dir.join(format!("{name}.pid")).display()))?;
-    Ok(pid)
+    Ok(child)
 }
 
 /// `weir start-cluster`: a JobManager and N TaskManagers as background processes;
 /// returns once every slot is registered, which it checks through the REST API with
-/// the cluster's own `security.ssl.rest.*` settings (HTTPS when REST SSL is on).
+/// the cluster's own `security.ssl.rest.*` settings (HTTPS when REST SSL is on). The
+/// ports the JobManager really bound (`0` asks for ephemeral ones) are read from its
+/// start-up line, given to the TaskManagers and recorded for the client commands
+/// ([`super::discovery`]). When any step fails, what was started is stopped again.
 pub fn start_cluster(args: &StartClusterArgs) -> Result<()> {
     let config = args.config.load()?;
     taskmanager_settings(&config)?;
@@ -128,19 +134,31 @@ pub fn start_cluster(args: &StartClusterArgs) -> Result<()> {
         );
     }
     let start = Instant::now();
+    let mut startup = Startup::new(&dir);
     let jm = spawn_daemon(&dir, "jobmanager", "jobmanager", &args.config)?;
-    println!("Starting standalonesession daemon (jobmanager, pid {jm}).");
+    println!("Starting standalonesession daemon (jobmanager, pid {}).", jm.id());
+    startup.add("jobmanager", jm);
+    let bound = startup.jobmanager_addresses(Duration::from_secs(30))?;
+    bound.write(&dir)?;
+    let mut tm_config = args.config.clone();
+    tm_config
+        .dynamic
+        .push(format!("{}={}", o::JOBMANAGER_RPC_PORT.key(), bound.rpc_port));
     for i in 0..args.taskmanagers {
-        let pid = spawn_daemon(&dir, &format!("taskmanager-{i}"), "taskmanager", &args.config)?;
-        println!("Starting taskexecutor daemon (taskmanager-{i}, pid {pid}).");
+        let name = format!("taskmanager-{i}");
+        let tm = spawn_daemon(&dir, &name, "taskmanager", &tm_config)?;
+        println!("Starting taskexecutor daemon ({name}, pid {}).", tm.id());
+        startup.add(&name, tm);
     }
-    let rest = format!("{}:{}", config.get(&o::REST_ADDRESS)?, config.get(&o::REST_PORT)?);
+    let rest = format!("{}:{}", config.get(&o::REST_ADDRESS)?, bound.rest_port);
     let slots = config.get(&o::NUM_TASK_SLOTS)? * args.taskmanagers;
     let deadline = Instant::now() + Duration::from_secs(30);
     while Instant::now() < deadline {
+        startup.check_alive()?;
         if let Ok(body) = super::client::get(&rest, "/overview") {
             let v: serde_json::Value = serde_json::from_str(&body).unwrap_or_default();
             if v["slots-total"].as_u64() == Some(slots as u64) {
+                startup.succeeded();
                 println!(
                     "Cluster ready in {} ms: {} TaskManagers, {} slots, REST on {}://{rest}",
                     start.elapsed().as_millis(),
@@ -201,6 +219,10 @@ pub fn stop_cluster(args: &ConfigArgs) -> Result<()> {
     }
     if stopped == 0 {
         println!("No cluster running.");
+    }
+    let address = dir.join(super::discovery::ADDRESS_FILE);
+    if address.exists() {
+        std::fs::remove_file(&address).with_context(|| format!("cannot remove {}", address.display()))?;
     }
     Ok(())
 }

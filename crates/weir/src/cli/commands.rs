@@ -51,6 +51,9 @@ pub fn checked_submission(
     Ok((request, submission.invocation, program))
 }
 
+/// The longest `weir local` waits for the deletion of the job's checkpoints.
+const DISCARD_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// `weir local`: runs the program on a [`MiniCluster`] in this process, through the
 /// JobManager's normal submission path (so the restart strategy, checkpointing and the
 /// exception history apply as on a cluster); succeeds when the job FINISHED, else fails
@@ -61,6 +64,7 @@ pub fn checked_submission(
 /// slots) is checked before any server starts.
 pub fn local(args: &LocalArgs) -> Result<()> {
     let config = args.config.load()?;
+    super::settings::install_file_policy(&config)?;
     let (request, invocation, program) = checked_submission(&config, &args.job)?;
     let job_graph = JobGraph::from_stream_graph(&program.stream_graph)?;
     let spec = MiniClusterSpec::for_job(&config, total_slots_required(&job_graph))?;
@@ -71,6 +75,10 @@ pub fn local(args: &LocalArgs) -> Result<()> {
     let outcome = cluster
         .submit(request)
         .and_then(|job| Ok((job, cluster.wait_for_result(job)?)));
+    // The checkpoints retention does not keep are deleted before the process ends.
+    if !weir_jobmanager::checkpoint::discards::wait_for_discards(DISCARD_WAIT) {
+        eprintln!("warning: checkpoints of the job were still being deleted after {DISCARD_WAIT:?}");
+    }
     cluster.shutdown();
     let (job, result) = outcome?;
     result.into_outcome(job, &invocation.job_name)

@@ -44,7 +44,8 @@ pub fn main_with(name: &'static str, version: &'static str, programs: Vec<Progra
         std::process::exit(1);
     }
     let matches = Cli::command().name(name).bin_name(name).version(version).get_matches();
-    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    super::discovery::resolve_jobmanager(&mut cli.command, &matches);
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("WEIR_LOG")
@@ -67,7 +68,7 @@ pub fn main_with(name: &'static str, version: &'static str, programs: Vec<Progra
         if message.contains(weir_connectors::sink::print::STDOUT_CLOSED) {
             std::process::exit(BROKEN_PIPE_EXIT);
         }
-        eprintln!("error: {message}");
+        eprintln!("error: {}", super::terminal::escape_lines(&message));
         std::process::exit(1);
     }
 }

@@ -8,6 +8,7 @@ pub mod client;
 pub mod cluster;
 pub mod commands;
 pub mod daemon;
+pub mod discovery;
 pub mod embedded;
 pub mod entry;
 pub mod mini_cluster;
@@ -15,7 +16,9 @@ pub mod savepoint;
 pub mod security;
 pub mod settings;
 pub mod sql;
+pub mod startup;
 pub mod submission;
+pub mod terminal;
 pub mod top;
 
 use clap::{Args, Parser, Subcommand};

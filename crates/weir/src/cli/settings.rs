@@ -203,3 +203,10 @@ mod tests {
         assert!(err.contains("has no key"), "{err}");
     }
 }
+
+/// Restricts the files jobs of this process may open to `security.job.allowed-paths`.
+pub fn install_file_policy(config: &Configuration) -> Result<()> {
+    let paths = config.get(&o::JOB_ALLOWED_PATHS)?.unwrap_or_default();
+    weir_connectors::file_policy::install(&paths)
+        .with_context(|| format!("cannot resolve {}", weir_connectors::file_policy::ALLOWED_PATHS_KEY))
+}

@@ -8,6 +8,7 @@
 //! plain text, drawn in place with two ANSI escapes unless `--once` asks for one frame.
 
 use super::client::{get, Target};
+use super::terminal::escape;
 use anyhow::{Context, Result};
 use clap::Args;
 use serde_json::Value;
@@ -153,9 +154,9 @@ pub fn render(address: &str, jobs: &[JobView], now_ms: i64) -> String {
     for job in jobs {
         out += &format!(
             "{:<32}  {:<24}  {:<10}  {:>8}\n",
-            job.jid,
-            job.name,
-            job.state,
+            escape(&job.jid),
+            escape(&job.name),
+            escape(&job.state),
             duration(job.duration_ms)
         );
         if job.vertices.is_empty() {
@@ -169,7 +170,7 @@ pub fn render(address: &str, jobs: &[JobView], now_ms: i64) -> String {
             let lag = v
                 .min_input_watermark
                 .map_or("-".into(), |w| format!("{:.1}s", (now_ms - w) as f64 / 1000.0));
-            let name: String = v.name.chars().take(40).collect();
+            let name: String = escape(&v.name).chars().take(40).collect();
             out += &format!(
                 "    {:<40} {:>3}  {:>9}  {:>9}  {:>5}  {:>5}  {:>12}\n",
                 name,
@@ -257,5 +258,20 @@ mod tests {
         assert_eq!(columns, vec!["5.5s", "-", "41%", "0", "25.0K", "2"]);
         assert!(lines[6].contains("wordcount") && lines[6].contains("FINISHED"));
         assert_eq!(lines.len(), 7);
+    }
+
+    #[test]
+    fn a_job_name_with_escape_sequences_and_newlines_stays_on_its_line() {
+        let jobs = vec![JobView {
+            jid: "c".repeat(32),
+            name: "evil\u{1b}[2J\nfake line".into(),
+            state: "RUNNING".into(),
+            duration_ms: 0,
+            vertices: vec![],
+        }];
+        let frame = render("127.0.0.1:8081", &jobs, 0);
+        assert!(!frame.contains('\u{1b}'), "{frame:?}");
+        assert_eq!(frame.lines().count(), 4, "{frame:?}");
+        assert!(frame.contains("evil\\e[2J\\nfake line"), "{frame:?}");
     }
 }

@@ -457,7 +457,7 @@ fn build(env: &StreamExecutionEnvironment, args: &ProgramArgs) -> Result<(), Pro
 
     let lines = match args.get("input") {
         Some(path) => {
-            std::fs::File::open(path)
+            weir_connectors::file_policy::open(path)
                 .map_err(|e| ProgramError::Invalid(format!("cannot read input file {path}: {e}")))?;
             let path = path.to_string();
             env.from_source(

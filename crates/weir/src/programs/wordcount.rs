@@ -56,7 +56,7 @@ pub fn tokenize(line: String) -> Vec<String> {
 fn build(env: &StreamExecutionEnvironment, args: &ProgramArgs) -> Result<(), ProgramError> {
     let lines = match args.get("input") {
         Some(path) => {
-            std::fs::File::open(path)
+            weir_connectors::file_policy::open(path)
                 .map_err(|e| ProgramError::Invalid(format!("cannot read input file {path}: {e}")))?;
             env.read_text_file(path).set_parallelism(env.parallelism())
         }

@@ -12,6 +12,7 @@ pub mod streaming_result;
 pub mod submit;
 pub mod tableau;
 
+use crate::cli::terminal::escape_lines;
 use anyhow::{anyhow, Result};
 use clap::Args;
 use session::Session;
@@ -42,9 +43,9 @@ fn run_script(session: &mut Session, script: &str) -> Result<()> {
         .chain(std::iter::once(&rest).filter(|r| !r.is_empty()))
     {
         match session.execute(s) {
-            Ok(out) => println!("{out}\n"),
+            Ok(out) => println!("{}\n", escape_lines(&out)),
             Err(e) => {
-                println!("[ERROR] {e:#}\n");
+                println!("[ERROR] {}\n", escape_lines(&format!("{e:#}")));
                 return Err(anyhow!("statement failed: {e:#}"));
             }
         }
@@ -118,8 +119,8 @@ fn repl(session: &mut Session) -> Result<()> {
                 return save(&mut editor, history.as_deref());
             }
             match session.execute(s) {
-                Ok(out) => println!("{out}\n"),
-                Err(e) => println!("[ERROR] {e:#}\n"),
+                Ok(out) => println!("{}\n", escape_lines(&out)),
+                Err(e) => println!("[ERROR] {}\n", escape_lines(&format!("{e:#}"))),
             }
         }
         buffer = if rest.is_empty() {

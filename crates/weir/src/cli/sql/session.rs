@@ -39,6 +39,23 @@ impl Session {
         }
     }
 
+    /// Refuses a statement longer than `table.sql.max-statement-size` (as `SET` in the
+    /// session or by `-D`) before it is parsed.
+    fn check_statement_size(&self, text: &str) -> Result<()> {
+        let key = weir_api::limits::MAX_STATEMENT_SIZE_KEY;
+        let mut config = weir_config::Configuration::new();
+        if let Some(v) = self.options.get(key) {
+            config.set_string(key, v);
+        }
+        let limits = weir_api::limits::PlanLimits {
+            max_statement_bytes: Some(config.get(&weir_config::options::SQL_MAX_STATEMENT_SIZE)?.bytes()),
+            max_windows_per_record: None,
+        };
+        limits
+            .check_statement_size("the SQL statement", text)
+            .map_err(anyhow::Error::msg)
+    }
+
     /// Ends the session (waits for the embedded cluster's jobs).
     pub fn close(self) -> Result<()> {
         self.executor.close()
@@ -46,6 +63,7 @@ impl Session {
 
     /// Executes one statement; what to print.
     pub fn execute(&mut self, text: &str) -> Result<String> {
+        self.check_statement_size(text)?;
         let stmt = parse_statement(text)?;
         match &stmt {
             Statement::CreateTable(def) => {

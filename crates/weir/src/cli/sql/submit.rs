@@ -116,6 +116,10 @@ impl Executor {
                     first_error.get_or_insert(e);
                 }
             }
+            // The checkpoints retention does not keep are deleted before the cluster ends.
+            if !weir_jobmanager::checkpoint::discards::wait_for_discards(std::time::Duration::from_secs(30)) {
+                eprintln!("[WARNING] checkpoints were still being deleted when the session ended");
+            }
             (*c).shutdown();
             if let Some(e) = first_error {
                 return Err(e);

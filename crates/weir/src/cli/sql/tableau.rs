@@ -5,6 +5,7 @@
 //! streaming result, printed row by row as it arrives: the widths must be known before
 //! the first row). A cell wider than its column is cut and ends in `...`.
 
+use crate::cli::terminal::escape;
 use weir_sql::types::DataType;
 
 /// The widest a column gets (Flink's `sql-client.display.max-column-width`, 30).
@@ -16,6 +17,11 @@ pub const NULL_CELL: &str = "<NULL>";
 /// Renders `rows` under `header` as a boxed table, the columns as wide as their widest
 /// cell (at most [`MAX_COLUMN_WIDTH`]), ending with `N rows in set`.
 pub fn render(header: &[&str], rows: &[Vec<String>]) -> String {
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|r| r.iter().map(|c| escape(c).into_owned()).collect())
+        .collect();
+    let rows = &rows;
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for r in rows {
         for (i, c) in r.iter().enumerate() {
@@ -77,12 +83,14 @@ pub fn border(widths: &[usize]) -> String {
     format!("+{}+\n", dashes.join("+"))
 }
 
-/// One row of `cells`, right-aligned, a cell wider than its column cut to end in `...`.
+/// One row of `cells`, right-aligned, a cell wider than its column cut to end in `...`;
+/// control characters in a cell are shown escaped (a value never breaks the box).
 pub fn row(widths: &[usize], cells: &[String]) -> String {
     let parts: Vec<String> = cells
         .iter()
         .zip(widths)
         .map(|(c, &w)| {
+            let c = escape(c);
             let len = c.chars().count();
             if len <= w {
                 format!(" {c:>w$} ")
