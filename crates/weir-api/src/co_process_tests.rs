@@ -142,20 +142,3 @@ fn scaling_two_subtasks_to_one_restores_the_counts_of_both() {
     op.collect(second(9, 2)).unwrap();
     assert_eq!(log.take(), vec![format!("2:9 ts=Some(2) wm={} counts=2/4", i64::MIN)]);
 }
-
-#[test]
-fn a_job_connecting_two_streams_processes_every_record_of_both_once() {
-    let mut env = crate::StreamExecutionEnvironment::new();
-    env.set_parallelism(2);
-    let words = env.from_collection(vec!["x".to_string(), "y".to_string()]);
-    let numbers = env.from_collection((0..5u64).collect());
-    let out = words.connect(&numbers).process(CountBoth::default()).collect();
-    env.execute("co-process").unwrap();
-    let mut got: Vec<String> = out
-        .get()
-        .into_iter()
-        .map(|line| line.split(' ').next().unwrap_or_default().to_string())
-        .collect();
-    got.sort();
-    assert_eq!(got, vec!["1:x", "1:y", "2:0", "2:1", "2:2", "2:3", "2:4"]);
-}

@@ -1,11 +1,17 @@
 //! `StreamExecutionEnvironment`: job settings, sources, and running a job.
+//!
+//! Running hands the built pipeline to a [`PipelineExecutor`] (the environment's own,
+//! else the process default; see [`crate::executor`]): the MiniCluster of the `weir`
+//! crate runs it through the same JobMaster and TaskExecutor code as a cluster.
 
 use crate::builder::{Boundedness, GraphBuilder, RuntimeModeHandle};
 use crate::datastream::DataStream;
 use crate::error::ApiError;
 use crate::watermark::generator::millis;
 use crate::watermark::{WatermarkStrategy, WatermarkedSource};
+use crate::executor::{default_executor, ExecutionError, JobExecutionResult, Pipeline, PipelineExecutor};
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -14,8 +20,7 @@ use weir_connectors::source::{CollectionSource, GeneratorSource, TextFileSource}
 use weir_connectors::Rng;
 use weir_core::RuntimeExecutionMode;
 use weir_graph::{ExecutionConfig, NodeKind};
-use weir_runtime::executor::{ExecutableGraph, JobExecutionResult, LocalExecutor};
-use weir_runtime::network::NetworkConfig;
+use weir_runtime::executor::ExecutableGraph;
 use weir_runtime::operator::factory::Data;
 use weir_runtime::operator::{OperatorFactory, SourceFunction, TaskContext};
 use weir_runtime::TaskError;
@@ -24,8 +29,8 @@ use weir_runtime::TaskError;
 /// one thread; the job's operators run elsewhere.
 pub struct StreamExecutionEnvironment {
     config: ExecutionConfig,
-    network: NetworkConfig,
-    metrics_collection: bool,
+    configuration: BTreeMap<String, String>,
+    executor: Option<Arc<dyn PipelineExecutor>>,
     builder: Rc<RefCell<GraphBuilder>>,
 }
 
@@ -40,10 +45,17 @@ impl StreamExecutionEnvironment {
     pub fn new() -> Self {
         Self {
             config: ExecutionConfig::default(),
-            network: NetworkConfig::default(),
-            metrics_collection: true,
+            configuration: BTreeMap::new(),
+            executor: None,
             builder: Rc::default(),
         }
+    }
+
+    /// The same environment running its jobs on `executor` instead of the process
+    /// default.
+    pub fn with_executor(mut self, executor: Arc<dyn PipelineExecutor>) -> Self {
+        self.executor = Some(executor);
+        self
     }
 
     /// The default parallelism of operators that set none.
@@ -122,10 +134,17 @@ impl StreamExecutionEnvironment {
         self.builder.borrow().limits
     }
 
-    /// Network settings of the in-process runtime.
-    pub fn set_network_config(&mut self, network: NetworkConfig) -> &mut Self {
-        self.network = network;
+    /// Sets a configuration option of the jobs this environment runs, by Flink's key
+    /// (e.g. `restart-strategy.type`, `taskmanager.network.memory.buffers-per-channel`):
+    /// the executor passes it to the cluster it runs the job on, which checks it.
+    pub fn set_config_option(&mut self, key: impl Into<String>, value: impl Into<String>) -> &mut Self {
+        self.configuration.insert(key.into(), value.into());
         self
+    }
+
+    /// The configuration options set on this environment.
+    pub fn configuration(&self) -> &BTreeMap<String, String> {
+        &self.configuration
     }
 
     /// A source built per subtask by `build`; `parallelism` fixes its parallelism. It
@@ -253,15 +272,30 @@ impl StreamExecutionEnvironment {
     /// Whether the tasks of [`execute`](Self::execute) collect their metrics while they
     /// run (`metrics.collection.enabled`, on by default).
     pub fn set_metrics_collection(&mut self, enabled: bool) -> &mut Self {
-        self.metrics_collection = enabled;
-        self
+        self.set_config_option("metrics.collection.enabled", enabled.to_string())
     }
 
-    /// Runs the job in this process (Flink's MiniCluster) and waits for it to end.
+    /// The pipeline built so far, ready for an executor.
+    pub fn pipeline(&self, job_name: &str) -> Result<Pipeline, ApiError> {
+        Ok(Pipeline {
+            job_name: job_name.to_string(),
+            graph: self.build_graph(job_name)?,
+            execution: self.config.clone(),
+            auto_watermark_interval_ms: self.builder.borrow().watermark_interval.get(),
+            configuration: self.configuration.clone(),
+        })
+    }
+
+    /// Builds the job and runs it on the environment's executor (else the process
+    /// default: the MiniCluster, where the `weir` crate installs it), waiting for its
+    /// end: `Ok` when it FINISHED, else the error naming the failed task and its cause.
     pub fn execute(&self, job_name: &str) -> Result<JobExecutionResult, ApiError> {
-        let graph = self.build_graph(job_name)?;
-        Ok(LocalExecutor::new(self.network.clone())
-            .with_metrics_collection(self.metrics_collection)
-            .execute(graph)?)
+        let pipeline = self.pipeline(job_name)?;
+        let executor = self
+            .executor
+            .clone()
+            .or_else(default_executor)
+            .ok_or(ExecutionError::NoExecutor)?;
+        Ok(executor.execute(pipeline)?)
     }
 }

@@ -11,7 +11,7 @@ pub enum ApiError {
     /// The graphs could not be compiled.
     #[error(transparent)]
     Graph(#[from] weir_graph::GraphError),
-    /// The job failed while running.
+    /// The job did not run, or failed while running.
     #[error(transparent)]
-    Runtime(#[from] weir_runtime::RuntimeError),
+    Execution(#[from] crate::executor::ExecutionError),
 }

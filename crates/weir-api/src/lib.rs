@@ -1,7 +1,9 @@
 //! The DataStream API: build a job as a chain of transformations on a
-//! [`StreamExecutionEnvironment`], then run it.
+//! [`StreamExecutionEnvironment`], then run it on an executor ([`executor`]): the
+//! `weir` crate's MiniCluster, which runs it through the same JobMaster and
+//! TaskExecutor code as a cluster.
 //!
-//! ```
+//! ```no_run
 //! use weir_api::prelude::*;
 //!
 //! let mut env = StreamExecutionEnvironment::new();
@@ -39,8 +41,10 @@ pub mod connected;
 pub mod datastream;
 pub mod env;
 pub mod error;
+pub mod executor;
 mod forwarding;
 pub mod functions;
+pub mod in_process;
 pub mod join;
 pub mod keyed;
 pub mod keyed_state;
@@ -56,6 +60,7 @@ pub use builder::{Boundedness, RuntimeModeHandle};
 pub use datastream::DataStream;
 pub use env::StreamExecutionEnvironment;
 pub use error::ApiError;
+pub use executor::{JobExecutionResult, PipelineExecutor};
 pub use keyed::KeyedStream;
 
 /// Everything a program needs: `use weir_api::prelude::*;`.

@@ -48,6 +48,15 @@ pub enum ProgramError {
     /// The program rejected its input (e.g. an unreadable file).
     #[error("{0}")]
     Invalid(String),
+    /// The job's program was built by closures in another process (or its job has
+    /// ended): only that process's MiniCluster can run it.
+    #[error("job {job}'s program was built in-process by closures and is not registered in this process (this is {binary})")]
+    NotInThisProcess {
+        /// The job.
+        job: weir_core::ids::JobId,
+        /// The binary asked.
+        binary: BinaryInfo,
+    },
 }
 
 /// The arguments of one program invocation (`--arg key=value`).
@@ -289,6 +298,26 @@ impl ProgramRegistry {
         };
         program.build_into(&env, &args)?;
         Ok(env.build_graph(&invocation.job_name)?)
+    }
+
+    /// The program of `job`: its in-process program when this process registered one
+    /// ([`crate::in_process`]), else the program of `invocation` rebuilt by name.
+    pub fn build_job(
+        &self,
+        job: weir_core::ids::JobId,
+        invocation: &ProgramInvocation,
+    ) -> Result<weir_runtime::executor::ExecutableGraph, InvocationError> {
+        if let Some(graph) = crate::in_process::lookup(job) {
+            return Ok(graph);
+        }
+        if invocation.program == crate::in_process::IN_PROCESS_PROGRAM {
+            return Err(ProgramError::NotInThisProcess {
+                job,
+                binary: self.binary.clone(),
+            }
+            .into());
+        }
+        self.build(invocation)
     }
 
     /// Every registered program, by name.

@@ -289,18 +289,25 @@ impl JobManager {
         self.emit(actions);
     }
 
-    /// Accepts a job: builds its program, compiles its graphs, starts its JobMaster with
-    /// the restart strategy and checkpointing of the job's configuration.
+    /// Accepts a job: builds its program (found by the job's id when it was built
+    /// in-process, else by name), compiles its graphs, starts its JobMaster with the
+    /// restart strategy and checkpointing of the job's configuration. The job runs under
+    /// the submission's fixed id (refused when a job has it already) or a fresh one.
     pub fn submit(&self, submission: JobSubmission) -> Result<JobId, SubmissionError> {
         let JobSubmission {
             invocation,
             config,
             savepoint_path,
             allow_non_restored_state,
+            job_id,
         } = submission;
+        let job_id = job_id.unwrap_or_else(JobId::random);
+        if self.lock().jobs.contains_key(&job_id) {
+            return Err(SubmissionError(format!("a job with id {job_id} already exists")));
+        }
         let program = self
             .registry
-            .build(&invocation)
+            .build_job(job_id, &invocation)
             .map_err(|e| SubmissionError(e.to_string()))?;
         let mut job_graph =
             JobGraph::from_stream_graph(&program.stream_graph).map_err(|e| SubmissionError(e.to_string()))?;
@@ -314,7 +321,6 @@ impl JobManager {
             .map_err(|e| SubmissionError(e.to_string()))?
             .map(|options| prepare_job_graph(&mut job_graph, &options));
         let fingerprint = program.stream_graph.fingerprint();
-        let job_id = JobId::random();
         let mut checkpoint_config =
             weir_checkpoint::CheckpointConfig::from_config(&config).map_err(|e| SubmissionError(e.to_string()))?;
         if job_graph.config.runtime_mode.is_batch() {

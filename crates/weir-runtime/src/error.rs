@@ -71,28 +71,3 @@ impl TaskError {
         }
     }
 }
-
-/// Why a job could not run.
-#[derive(Debug, Error)]
-pub enum RuntimeError {
-    /// The graphs could not be compiled.
-    #[error(transparent)]
-    Graph(#[from] weir_graph::GraphError),
-    /// The network stack could not be set up (e.g. not enough buffers).
-    #[error("network: {0}")]
-    Network(#[from] NetworkError),
-    /// A subtask failed; the job failed with it.
-    #[error("Job failed: task {task} failed: {cause}")]
-    TaskFailed {
-        /// `name (i/n)` of the failing subtask.
-        task: String,
-        /// The root cause.
-        cause: TaskError,
-    },
-    /// A node of the StreamGraph has no operator factory.
-    #[error("no operator registered for stream node {0}")]
-    MissingFactory(u32),
-    /// A thread could not be started.
-    #[error("cannot start task thread: {0}")]
-    Spawn(std::io::Error),
-}

@@ -7,8 +7,8 @@
 //!   runtime ([`operator::Output`], [`operator::OperatorFactory`]) and the chain glue.
 //! - [`checkpoint`]: barrier alignment, the chain's registered state, acknowledgements.
 //! - [`task`]: one subtask: its operator chain on one thread in a mailbox-style loop.
-//! - [`executor`]: the in-process cluster (`weir local`) that deploys an
-//!   ExecutionGraph onto threads.
+//! - [`executor`]: the executable graph (StreamGraph plus operator code) that the
+//!   TaskExecutors deploy subtasks of.
 
 pub mod checkpoint;
 pub mod error;
@@ -18,4 +18,4 @@ pub mod operator;
 pub mod partitioner;
 pub mod task;
 
-pub use error::{RuntimeError, TaskError};
+pub use error::TaskError;

@@ -1,7 +1,9 @@
 //! The TaskExecutor's core: slots, running tasks and the code of each job.
 //!
-//! Deploying a task rebuilds the job's program once per job (and refuses the task if
-//! the build's StreamGraph fingerprint differs from the JobManager's), creates and
+//! Deploying a task rebuilds the job's program once per job — or, for a job built by
+//! closures in this process, finds it by the job's id (`ProgramRegistry::build_job`) —
+//! (and refuses the task if the build's StreamGraph fingerprint differs from the
+//! JobManager's), creates and
 //! registers the task's result partitions, and starts the task thread, which connects
 //! its input channels (local or remote, waiting for producers that deploy later), runs
 //! the chain, and reports every state change to the JobMaster.
@@ -14,6 +16,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use tokio::sync::mpsc::UnboundedSender;
 use weir_api::program::{ProgramInvocation, ProgramRegistry};
+use weir_core::ids::JobId;
 use weir_graph::JobGraph;
 use weir_rpc::{
     NetworkMemory, ResultPartitionBytes, ResultPartitionType, SlotStatus, TaskDeploymentDescriptor, TaskExecutionState,
@@ -343,9 +346,10 @@ impl TaskExecutor {
             .as_ref()
             .map(invocation_from_proto)
             .ok_or("deployment without a program")?;
+        let job = JobId::parse(&tdd.job_id).ok_or_else(|| format!("malformed job id '{}'", tdd.job_id))?;
         let program = self
             .registry
-            .build(&invocation)
+            .build_job(job, &invocation)
             .map_err(|e| format!("cannot build program '{}': {e}", invocation.program))?;
         let fingerprint = program.stream_graph.fingerprint();
         if fingerprint != tdd.fingerprint {

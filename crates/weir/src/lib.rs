@@ -2,9 +2,11 @@
 //! native binary.
 //!
 //! This facade re-exports the DataStream API (`use weir::prelude::*`) and holds the
-//! built-in programs and the command line.
+//! MiniCluster every in-process job runs on ([`minicluster`]: the executor of
+//! `StreamExecutionEnvironment::execute`), the built-in programs and the command line.
 
 pub mod cli;
+pub mod minicluster;
 pub mod programs;
 
 pub use weir_api as api;
@@ -32,7 +34,9 @@ macro_rules! main {
     };
 }
 
-/// Everything a program needs.
+/// Everything a program needs, with
+/// `StreamExecutionEnvironment::create_local_environment()` ([`minicluster::LocalEnvironment`]).
 pub mod prelude {
+    pub use crate::minicluster::LocalEnvironment;
     pub use weir_api::prelude::*;
 }

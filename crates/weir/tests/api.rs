@@ -1,10 +1,10 @@
-//! The DataStream API end to end on the in-process runtime.
+//! The DataStream API end to end on the MiniCluster (JobMaster and TaskExecutor).
 
-use weir_api::prelude::*;
+use weir::prelude::*;
 
 #[test]
 fn explicit_forward_across_different_parallelisms_is_rejected_with_flinks_message() {
-    let env = StreamExecutionEnvironment::new();
+    let env = StreamExecutionEnvironment::create_local_environment();
     env.from_collection(vec![1u64, 2])
         .map(|v: u64| v)
         .set_parallelism(2)
@@ -25,7 +25,7 @@ fn explicit_forward_across_different_parallelisms_is_rejected_with_flinks_messag
 
 #[test]
 fn union_merges_streams_and_partition_custom_routes_by_user_function() {
-    let mut env = StreamExecutionEnvironment::new();
+    let mut env = StreamExecutionEnvironment::create_local_environment();
     env.set_parallelism(3);
     let a = env.from_collection((0..100u64).collect());
     let b = env.from_collection((100..150u64).collect());
@@ -42,7 +42,7 @@ fn union_merges_streams_and_partition_custom_routes_by_user_function() {
 
 #[test]
 fn broadcast_delivers_every_record_to_every_subtask() {
-    let mut env = StreamExecutionEnvironment::new();
+    let mut env = StreamExecutionEnvironment::create_local_environment();
     env.set_parallelism(3);
     let out = env.from_collection(vec![1u64, 2]).broadcast().map(|v: u64| v).collect();
     env.execute("broadcast").unwrap();
@@ -74,7 +74,7 @@ fn keyed_state_list_and_map_state_survive_across_records_of_a_key() {
             Ok(())
         }
     }
-    let mut env = StreamExecutionEnvironment::new();
+    let mut env = StreamExecutionEnvironment::create_local_environment();
     env.set_parallelism(2);
     let data = vec![
         (1u64, "a".to_string()),
@@ -96,7 +96,7 @@ fn keyed_state_list_and_map_state_survive_across_records_of_a_key() {
 
 #[test]
 fn rolling_sum_min_max_follow_flink_aggregations() {
-    let env = StreamExecutionEnvironment::new();
+    let env = StreamExecutionEnvironment::create_local_environment();
     let data = vec![
         ("a".to_string(), 3i64),
         ("a".into(), 1),
@@ -149,7 +149,7 @@ fn a_failing_user_function_fails_the_job_with_its_message_and_task_name() {
             Ok(())
         }
     }
-    let mut env = StreamExecutionEnvironment::new();
+    let mut env = StreamExecutionEnvironment::create_local_environment();
     env.set_parallelism(2);
     env.from_generator(1000, 1, |i, _| i)
         .key_by(|v: &u64| *v)
@@ -164,7 +164,7 @@ fn a_failing_user_function_fails_the_job_with_its_message_and_task_name() {
 #[test]
 fn buffer_timeout_zero_and_minus_one_deliver_the_same_records() {
     for timeout in [0i64, -1, 5] {
-        let mut env = StreamExecutionEnvironment::new();
+        let mut env = StreamExecutionEnvironment::create_local_environment();
         env.set_parallelism(2).set_buffer_timeout(timeout);
         let out = env
             .from_generator(5000, 3, |i, _| i)

@@ -4,7 +4,7 @@
 //! (10M records would be ~130 MB of frames).
 
 use std::time::{Duration, Instant};
-use weir_api::prelude::*;
+use weir::prelude::*;
 use weir_runtime::operator::Output;
 use weir_runtime::TaskError;
 
@@ -48,7 +48,7 @@ fn peak_rss_kib() -> u64 {
 
 #[test]
 fn slow_sink_behind_fast_generator_keeps_peak_memory_bounded() {
-    let env = StreamExecutionEnvironment::new();
+    let env = StreamExecutionEnvironment::create_local_environment();
     let counted = CollectHandle::<u64>::new();
     let h = counted.clone();
     env.from_generator(RECORDS, 1, |i, _| i)

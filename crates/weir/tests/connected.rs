@@ -2,7 +2,7 @@
 
 use weir::cli::commands::build_job;
 use weir::cli::JobArgs;
-use weir_api::prelude::*;
+use weir::prelude::*;
 
 mod common;
 use common::enrich::expected_enrich;
@@ -42,7 +42,7 @@ fn keyed_co_process_joins_both_inputs_by_key_at_every_parallelism() {
 
 #[test]
 fn co_map_merges_streams_of_different_types() {
-    let mut env = StreamExecutionEnvironment::new();
+    let mut env = StreamExecutionEnvironment::create_local_environment();
     env.set_parallelism(2);
     let numbers = env.from_collection((0..50u64).collect());
     let words = env.from_collection(vec!["a".to_string(), "bb".to_string()]);
@@ -116,7 +116,7 @@ fn a_two_input_operator_fires_event_time_timers_only_when_both_inputs_pass_them(
     // The first input carries timestamps and per-record watermarks; the second carries
     // none until it ends. The operator's watermark is the minimum of both, so no timer
     // fires before the second input has ended, and every timer sees all of its records.
-    let mut env = StreamExecutionEnvironment::new();
+    let mut env = StreamExecutionEnvironment::create_local_environment();
     env.set_parallelism(2);
     let timed = env
         .from_collection((0..20i64).map(|t| (7u64, t * 10)).collect::<Vec<_>>())

@@ -23,6 +23,7 @@ fn run(program: &str, p: u32, chaining: bool, args: &[String], out: &Path) -> Ve
         auto_watermark_interval: None,
     };
     let (env, _) = build_job(&job).unwrap();
+    weir::minicluster::install();
     env.execute(program).unwrap();
     common::read_parts(out)
 }

@@ -19,7 +19,7 @@ use weir::programs::orders_per_minute::{
     generate_line, parse_order, CountAndSum, FormatWindow, GeneratorConfig, Order, PerRecordWatermarks, START_MS,
     STEP_MS, WINDOW_MS,
 };
-use weir_api::prelude::*;
+use weir::prelude::*;
 use weir_connectors::source::GeneratorSource;
 use weir_runtime::operator::{Output, SourceFunction, SourceStatus};
 use weir_runtime::TaskError;
@@ -143,7 +143,7 @@ fn run_with_late_output(
     seed: u64,
     cfg: GeneratorConfig,
 ) -> (Vec<String>, Vec<Order>) {
-    let mut env = StreamExecutionEnvironment::new();
+    let mut env = StreamExecutionEnvironment::create_local_environment();
     env.set_parallelism(p);
     if !chaining {
         env.disable_operator_chaining();
@@ -404,7 +404,7 @@ fn an_idle_source_split_does_not_hold_windows_back_once_marked_idle() {
     let release = Arc::new(AtomicBool::new(false));
     let timed_out = Arc::new(AtomicBool::new(false));
     let seen: Seen<(u64, i64, u64)> = Arc::default();
-    let mut env = StreamExecutionEnvironment::new();
+    let mut env = StreamExecutionEnvironment::create_local_environment();
     env.set_parallelism(2)
         .set_auto_watermark_interval(Duration::from_millis(10));
     let (r, t) = (release.clone(), timed_out.clone());
@@ -455,7 +455,7 @@ fn an_idle_source_split_does_not_hold_windows_back_once_marked_idle() {
 fn processing_time_windows_fire_on_the_wall_clock_while_the_source_runs() {
     let total = Arc::new(AtomicU64::new(0));
     let timed_out = Arc::new(AtomicBool::new(false));
-    let env = StreamExecutionEnvironment::new();
+    let env = StreamExecutionEnvironment::create_local_environment();
     let (tot, to) = (total.clone(), timed_out.clone());
     let counts = env
         .add_source("Bursts", Some(1), move |_ctx| {
@@ -572,7 +572,7 @@ fn keyed_process_functions_get_processing_time_timers_on_the_task_thread_and_eve
     let release = Arc::new(AtomicBool::new(false));
     let timed_out = Arc::new(AtomicBool::new(false));
     let seen: Seen<(u64, String)> = Arc::default();
-    let mut env = StreamExecutionEnvironment::new();
+    let mut env = StreamExecutionEnvironment::create_local_environment();
     env.set_parallelism(2);
     let (r, t) = (release.clone(), timed_out.clone());
     let out = env

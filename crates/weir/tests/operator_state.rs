@@ -13,7 +13,7 @@ use weir::cli::commands::build_job;
 use weir::cli::JobArgs;
 use weir::programs::broadcast_rules::factor;
 use weir::programs::keyed_sum::generate;
-use weir_api::prelude::*;
+use weir::prelude::*;
 
 /// The sorted output of `broadcast-rules`, computed sequentially: per key the count,
 /// sum and maximum of `value * factor(key % rules)`; per source subtask `s` (which
@@ -140,7 +140,7 @@ impl BroadcastProcessFunction<(String, u32, u64), (String, String), String> for 
 
 #[test]
 fn collect_sees_every_word_numbered_per_subtask_and_translated_by_the_broadcast_dictionary() {
-    let mut env = StreamExecutionEnvironment::new();
+    let mut env = StreamExecutionEnvironment::create_local_environment();
     env.set_parallelism(2);
     let words: Vec<String> = (0..40).map(|i| ["one", "two", "three"][i % 3].to_string()).collect();
     let dictionary_stream = env

@@ -2,7 +2,7 @@
 //! off) the multiset of outputs equals a sequential evaluation of the same steps.
 
 use proptest::prelude::*;
-use weir_api::prelude::*;
+use weir::prelude::*;
 
 #[derive(Debug, Clone, Copy)]
 enum Step {
@@ -82,7 +82,7 @@ fn reference(input: &[u64], steps: &[(Step, u32)]) -> Vec<u64> {
 }
 
 fn run_pipeline(input: &[u64], steps: &[(Step, u32)], chaining: bool, source_p: u32) -> Vec<u64> {
-    let mut env = StreamExecutionEnvironment::new();
+    let mut env = StreamExecutionEnvironment::create_local_environment();
     env.set_parallelism(2);
     if !chaining {
         env.disable_operator_chaining();

@@ -6,7 +6,7 @@
 //! same watermarks and the results are exact.
 
 use std::collections::BTreeMap;
-use weir_api::prelude::*;
+use weir::prelude::*;
 
 /// (key, timestamp, value)
 type Ev = (u64, i64, i64);
@@ -57,7 +57,7 @@ impl<K: Copy + Into<u64> + weir_api::functions::KeyType> ProcessWindowFunction<K
 }
 
 fn env(p: u32, chaining: bool) -> StreamExecutionEnvironment {
-    let mut env = StreamExecutionEnvironment::new();
+    let mut env = StreamExecutionEnvironment::create_local_environment();
     env.set_parallelism(p);
     if !chaining {
         env.disable_operator_chaining();

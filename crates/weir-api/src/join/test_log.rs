@@ -1,12 +1,10 @@
 //! What a join under test emitted: values with their timestamps, recorded by an
-//! operator ([`Emitted`]) or stamped onto them in a job ([`StampWithTimestamp`]).
+//! operator ([`Emitted`]).
 
-use crate::functions::Collector;
-use crate::process::{ProcessContext, ProcessFunction};
 use std::cell::RefCell;
 use std::rc::Rc;
 use weir_core::{StreamRecord, Watermark};
-use weir_runtime::error::{TaskError, UserError};
+use weir_runtime::error::TaskError;
 use weir_runtime::operator::Output;
 
 /// A value with the timestamp it was emitted with.
@@ -38,22 +36,6 @@ impl<T: 'static> Output<T> for Emitted<T> {
         Ok(())
     }
     fn end_input(&mut self) -> Result<(), TaskError> {
-        Ok(())
-    }
-}
-
-/// Appends ` @<timestamp>` to every record.
-#[derive(Clone)]
-pub(crate) struct StampWithTimestamp;
-
-impl ProcessFunction<String, String> for StampWithTimestamp {
-    fn process_element(
-        &mut self,
-        value: String,
-        ctx: &mut ProcessContext<'_>,
-        out: &mut Collector<'_, String>,
-    ) -> Result<(), UserError> {
-        out.collect(format!("{value} @{}", ctx.timestamp().unwrap_or(i64::MIN)));
         Ok(())
     }
 }

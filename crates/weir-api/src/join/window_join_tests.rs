@@ -1,9 +1,10 @@
 //! The window join's co-group function inside a real window operator, driven by
-//! direct calls (elements, watermarks, processing-time ticks in; records out), plus a
-//! whole job built through `join`/`co_group` and run in process.
+//! direct calls (elements, watermarks, processing-time ticks in; records out). A whole
+//! job built through `join`/`co_group` runs on the MiniCluster in
+//! `crates/weir/tests/api_jobs.rs`.
 
 use super::*;
-use crate::join::test_log::{Emitted, StampWithTimestamp};
+use crate::join::test_log::Emitted;
 use crate::keyed_state::restore_keyed;
 use crate::process::tests::context;
 use crate::windowing::contents::ListContents;
@@ -12,7 +13,6 @@ use crate::windowing::{
     EventTimeTrigger, ProcessingTimeTrigger, SlidingEventTimeWindows, TimeWindow, TumblingEventTimeWindows,
     TumblingProcessingTimeWindows,
 };
-use crate::StreamExecutionEnvironment;
 use weir_core::ids::OperatorId;
 use weir_core::{StreamRecord, Watermark};
 use weir_runtime::checkpoint::CheckpointedOperator;
@@ -240,71 +240,4 @@ fn a_restored_join_still_has_the_window_contents_and_timers_of_the_checkpoint() 
     again.element(amount(2, 6), 5);
     again.watermark(9);
     assert_eq!(again.sorted_output(), at(9, &["a+5", "b+6"]));
-}
-
-/// A record with the timestamp its source assigns.
-type Timed<T> = (T, i64);
-
-/// Names at even ms and amounts at odd ms, keys 0..3: the job's join output and its
-/// brute-force computation.
-fn job_input() -> (Vec<Timed<Name>>, Vec<Timed<Amount>>) {
-    let names = (0..30).map(|i| ((i % 3, format!("n{i}")), 2 * i as i64)).collect();
-    let amounts = (0..30).map(|i| ((i % 3, i as u64), 2 * i as i64 + 1)).collect();
-    (names, amounts)
-}
-
-#[test]
-fn a_job_built_with_join_emits_exactly_the_per_window_cross_product_at_parallelism_two() {
-    let (names, amounts) = job_input();
-    let mut expected = Vec::new();
-    for ((nk, n), nts) in &names {
-        for ((ak, a), ats) in &amounts {
-            if nk == ak && nts / 10 == ats / 10 {
-                expected.push(format!("{n}+{a} @{}", nts / 10 * 10 + 9));
-            }
-        }
-    }
-    expected.sort();
-
-    let mut env = StreamExecutionEnvironment::new();
-    env.set_parallelism(2);
-    let left = env
-        .from_collection(names)
-        .assign_timestamps_and_watermarks(
-            crate::watermark::WatermarkStrategy::for_monotonous_timestamps()
-                .with_timestamp_assigner(|r: &(Name, i64), _| r.1),
-        )
-        .map(|r: (Name, i64)| r.0);
-    let right = env
-        .from_collection(amounts)
-        .assign_timestamps_and_watermarks(
-            crate::watermark::WatermarkStrategy::for_monotonous_timestamps()
-                .with_timestamp_assigner(|r: &(Amount, i64), _| r.1),
-        )
-        .map(|r: (Amount, i64)| r.0);
-    let joined = left
-        .join(&right)
-        .where_(|n: &Name| n.0)
-        .equal_to(|a: &Amount| a.0)
-        .window(TumblingEventTimeWindows::of(Duration::from_millis(10)))
-        .apply(pair);
-    let with_time = joined.process(StampWithTimestamp).collect();
-    let sizes = left
-        .co_group(&right)
-        .where_(|n: &Name| n.0)
-        .equal_to(|a: &Amount| a.0)
-        .window(TumblingEventTimeWindows::of(Duration::from_millis(10)))
-        .apply(|n: Vec<Name>, a: Vec<Amount>, out: &mut Collector<'_, (usize, usize)>| out.collect((n.len(), a.len())))
-        .collect();
-    env.execute("window join").unwrap();
-    let mut got = with_time.get();
-    got.sort();
-    assert_eq!(got, expected);
-    let mut sizes = sizes.get();
-    sizes.sort();
-    // 3 keys × 6 windows of 10 ms over 60 ms; each key has 1 or 2 records of either
-    // input per window (records of key k every 6 ms, alternating even and odd ms).
-    assert_eq!(sizes.len(), 18, "{sizes:?}");
-    assert_eq!(sizes.iter().map(|s| s.0).sum::<usize>(), 30);
-    assert_eq!(sizes.iter().map(|s| s.1).sum::<usize>(), 30);
 }

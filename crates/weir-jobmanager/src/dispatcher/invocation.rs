@@ -33,6 +33,10 @@ pub struct JobSubmission {
     pub savepoint_path: Option<String>,
     /// Start even when savepoint state belongs to no operator of the job.
     pub allow_non_restored_state: bool,
+    /// The id the job runs under, fixed by an in-process client (Flink's
+    /// `$internal.pipeline.job-id`) so its program is found by id; a fresh random id
+    /// when absent, as for every REST submission.
+    pub job_id: Option<weir_core::ids::JobId>,
 }
 
 /// The submission `request` asks for: the cluster configuration, overridden by the
@@ -80,6 +84,7 @@ pub fn from_submission(cluster: &Configuration, request: &JobSubmitRequest) -> R
         config: conf,
         savepoint_path: request.savepoint_path.clone().filter(|p| !p.trim().is_empty()),
         allow_non_restored_state: request.allow_non_restored_state,
+        job_id: None,
     })
 }
 

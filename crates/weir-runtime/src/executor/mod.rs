@@ -1,8 +1,8 @@
-//! Running jobs: the program's executable graph and the in-process cluster.
-
-pub mod local;
-
-pub use local::{JobExecutionResult, LocalExecutor};
+//! The program's executable graph: a StreamGraph with the code of its operators, what
+//! every process that runs a job's tasks builds (or, for a program built in-process by
+//! closures, finds) before deploying them. Jobs run through the JobMaster and
+//! TaskExecutors (`weir-jobmanager`, `weir-taskmanager`; the MiniCluster of the `weir`
+//! crate runs them in one process); this crate runs one subtask ([`crate::task`]).
 
 use crate::error::TaskError;
 use crate::operator::{OperatorFactory, SelectorFactory};

@@ -1,6 +1,6 @@
 //! How an operator talks to its coordinator on the JobMaster (Flink's
 //! `OperatorEventGateway`): the task hands its chain a gateway when it runs on a
-//! TaskManager (none in the in-process executor, which has no JobMaster). The only
+//! TaskManager (none where a chain runs without one, as in operator tests). The only
 //! event so far is a collect sink's batch of result rows; a send blocks until the
 //! JobMaster answered.
 

@@ -1,11 +1,22 @@
 //! `weir bench`: records/s of the benchmark pipelines, measured in one run so the
 //! figures can be compared as ratios.
+//!
+//! Every case runs through `StreamExecutionEnvironment::execute` on one MiniCluster
+//! (JobMaster and TaskExecutor, the path every job takes) that all cases and runs
+//! share: it is started once, with as many slots as the widest case needs, so a
+//! figure measures the job from its submission to its end, not the start-up of a
+//! cluster.
 
 use super::commands::build_job;
 use super::JobArgs;
+use crate::minicluster::{MiniCluster, MiniClusterExecutor, MiniClusterSpec};
+use crate::programs::registry;
 use anyhow::Result;
 use clap::{Args, Subcommand};
+use std::sync::Arc;
 use std::time::Instant;
+use weir_config::options as o;
+use weir_config::Configuration;
 
 /// Options of `weir bench`.
 #[derive(Debug, Args)]
@@ -50,7 +61,7 @@ fn case_args(program: &str, args: &BenchArgs) -> Vec<String> {
     }
 }
 
-fn measure(program: &str, parallelism: u32, args: &BenchArgs) -> Result<f64> {
+fn measure(cluster: &Arc<MiniCluster>, program: &str, parallelism: u32, args: &BenchArgs) -> Result<f64> {
     let job = JobArgs {
         program: program.to_string(),
         parallelism: Some(parallelism),
@@ -62,8 +73,8 @@ fn measure(program: &str, parallelism: u32, args: &BenchArgs) -> Result<f64> {
     };
     let mut best = 0f64;
     for _ in 0..args.runs.max(1) {
-        let (mut env, _) = build_job(&job)?;
-        env.set_metrics_collection(args.metrics_collection);
+        let (env, _) = build_job(&job)?;
+        let env = env.with_executor(Arc::new(MiniClusterExecutor::on(cluster.clone())));
         let start = Instant::now();
         env.execute(program)?;
         let rate = args.records as f64 / start.elapsed().as_secs_f64();
@@ -103,9 +114,21 @@ pub fn run(args: &BenchArgs) -> Result<()> {
         ),
     ];
     let wanted = |program: &str| args.only.as_deref().is_none_or(|o| program.contains(o));
-    for (label, program, p) in cases.into_iter().filter(|(_, program, _)| wanted(program)) {
-        let rate = measure(program, p, args)?;
+    let cases: Vec<_> = cases.into_iter().filter(|(_, program, _)| wanted(program)).collect();
+    let mut config = Configuration::new();
+    config.set(&o::METRICS_COLLECTION_ENABLED, args.metrics_collection);
+    let spec = MiniClusterSpec {
+        taskmanagers: 1,
+        slots_per_taskmanager: cases.iter().map(|(_, _, p)| *p).max().unwrap_or(1),
+    };
+    let cluster = Arc::new(MiniCluster::start(&config, spec, registry().clone())?);
+    let outcome = cases.into_iter().try_for_each(|(label, program, p)| {
+        let rate = measure(&cluster, program, p, args)?;
         println!("{label}: {:.2} M records/s", rate / 1e6);
+        anyhow::Ok(())
+    });
+    if let Some(cluster) = Arc::into_inner(cluster) {
+        cluster.shutdown();
     }
-    Ok(())
+    outcome
 }

@@ -1,4 +1,5 @@
-//! `weir bench-cluster`: the cluster against the in-process runtime, measured in one run.
+//! `weir bench-cluster`: the cluster against a MiniCluster in this process (one started
+//! for the job, as `StreamExecutionEnvironment::execute` does), measured in one run.
 //!
 //! Starts a JobManager and two TaskManagers (one slot each) as child processes on
 //! ephemeral loopback ports, and reports: start-up time (processes started → all slots

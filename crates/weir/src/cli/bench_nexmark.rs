@@ -3,11 +3,13 @@
 //! the cores used and the peak resident memory — the figures the Nexmark suite
 //! publishes (throughput per core).
 //!
-//! - `--local` (the default): each query runs on the in-process executor (as `weir
-//!   bench`) of its own `weir` process (the bench runs itself once per query, so that
-//!   memory one query's allocator keeps does not count for the next); seconds are
-//!   wall-clock from start to end of the job, cores used the process's CPU time (user +
-//!   system, `getrusage`) over those seconds, and peak memory the process's `VmHWM`.
+//! - `--local` (the default): each query runs on a MiniCluster (JobMaster and
+//!   TaskExecutor in this process, as `weir bench`) of its own `weir` process (the
+//!   bench runs itself once per query, so that memory one query's allocator keeps does
+//!   not count for the next); the MiniCluster is started before the clock starts, so
+//!   seconds are wall-clock from the job's submission to its end, cores used the
+//!   process's CPU time (user + system, `getrusage`) over those seconds, and peak
+//!   memory the process's `VmHWM`.
 //! - `-m host:port`: each query is submitted to a running cluster's REST API; seconds
 //!   are the job's duration, cores used the TaskManagers' CPU time over it, and peak
 //!   memory the largest sum of TaskManager resident memory, both as TaskManagers report
@@ -15,10 +17,14 @@
 
 use super::commands::build_job;
 use super::{client, JobArgs};
+use crate::minicluster::{MiniCluster, MiniClusterExecutor, MiniClusterSpec};
+use crate::programs::registry;
 use anyhow::{anyhow, bail, Context, Result};
 use clap::Args;
 use serde::Serialize;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+use weir_config::Configuration;
 
 /// Options of `weir bench nexmark`.
 #[derive(Debug, Args)]
@@ -157,10 +163,21 @@ fn measure_local(query: &str, args: &NexmarkBenchArgs) -> Result<QueryFigures> {
         auto_watermark_interval: None,
     };
     let (env, _) = build_job(&job)?;
+    let spec = MiniClusterSpec {
+        taskmanagers: 1,
+        slots_per_taskmanager: args.parallelism,
+    };
+    let cluster = Arc::new(MiniCluster::start(&Configuration::new(), spec, registry().clone())?);
+    let env = env.with_executor(Arc::new(MiniClusterExecutor::on(cluster.clone())));
     let cpu = process_cpu_seconds();
     let start = Instant::now();
-    env.execute(&job.program)?;
+    let outcome = env.execute(&job.program);
     let seconds = start.elapsed().as_secs_f64();
+    drop(env);
+    if let Some(cluster) = Arc::into_inner(cluster) {
+        cluster.shutdown();
+    }
+    outcome?;
     Ok(QueryFigures::new(
         query,
         args.events,

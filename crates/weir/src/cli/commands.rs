@@ -1,6 +1,6 @@
 //! `weir local` (a job on a MiniCluster), `weir plan`, `weir programs`.
 
-use super::mini_cluster::{MiniCluster, MiniClusterSpec};
+use crate::minicluster::{MiniCluster, MiniClusterSpec};
 use super::submission::{invocation, submit_request};
 use super::{JobArgs, LocalArgs};
 use crate::programs::registry;

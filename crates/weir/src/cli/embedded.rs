@@ -4,7 +4,9 @@
 //!
 //! It owns the tokio runtime its servers run on (the MiniCluster starts its
 //! TaskManagers on the same one): they live exactly as long as it does. Jobs go through
-//! the Dispatcher's normal submission path, as `POST /jobs` does.
+//! the Dispatcher's normal submission path, as `POST /jobs` does; a job built in this
+//! process by closures is submitted under the id its program is registered by
+//! ([`EmbeddedJobManager::submit_as`]).
 
 use anyhow::{anyhow, bail, Context, Result};
 use std::net::SocketAddr;
@@ -96,6 +98,20 @@ impl EmbeddedJobManager {
             .map_err(|e| anyhow!("{e}"))
             .with_context(|| format!("the JobManager refused job '{program}'"))?;
         Ok(response.jobid)
+    }
+
+    /// Submits a job under the fixed id `job` (Flink's `$internal.pipeline.job-id`):
+    /// the request is checked and read as `POST /jobs` reads it, then handed to the
+    /// JobManager with that id.
+    pub fn submit_as(&self, request: JobSubmitRequest, job: JobId) -> Result<JobId> {
+        request.validate().map_err(|e| anyhow!("{e}"))?;
+        let jobmanager = self.jobmanager.jobmanager();
+        let mut submission = weir_jobmanager::invocation::from_submission(&jobmanager.settings.config, &request)?;
+        submission.job_id = Some(job);
+        jobmanager
+            .submit(submission)
+            .map_err(|e| anyhow!("{}", e.0))
+            .with_context(|| format!("the JobManager refused job '{}'", request.program))
     }
 
     /// Waits until `job` reaches FINISHED, FAILED or CANCELED.

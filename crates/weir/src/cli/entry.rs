@@ -43,6 +43,8 @@ pub fn main_with(name: &'static str, version: &'static str, programs: Vec<Progra
         eprintln!("error: the program registry was read before {name} installed its programs");
         std::process::exit(1);
     }
+    // `StreamExecutionEnvironment::execute` runs on the MiniCluster (the one path).
+    crate::minicluster::install();
     let matches = Cli::command().name(name).bin_name(name).version(version).get_matches();
     let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     super::discovery::resolve_jobmanager(&mut cli.command, &matches);

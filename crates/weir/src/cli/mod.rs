@@ -11,7 +11,6 @@ pub mod daemon;
 pub mod discovery;
 pub mod embedded;
 pub mod entry;
-pub mod mini_cluster;
 pub mod savepoint;
 pub mod security;
 pub mod settings;
@@ -50,7 +49,7 @@ pub enum Command {
     Programs,
     /// Measure records/s of the benchmark pipelines.
     Bench(bench::BenchArgs),
-    /// Compare a two-TaskManager cluster with the in-process runtime.
+    /// Compare a two-TaskManager cluster with a MiniCluster in this process.
     BenchCluster(bench_cluster::BenchClusterArgs),
     /// Run a JobManager (Dispatcher with REST API, ResourceManager, JobMasters); with
     /// `--application`, run that one job and exit with its outcome.

@@ -5,7 +5,7 @@
 
 use crate::cli::client;
 use crate::cli::embedded::JobResult;
-use crate::cli::mini_cluster::{MiniCluster, MiniClusterSpec};
+use crate::minicluster::{MiniCluster, MiniClusterSpec};
 use crate::programs::registry;
 use anyhow::{anyhow, bail, Result};
 use std::time::Duration;

@@ -13,8 +13,8 @@
 //!   servers and background tasks run on: they live exactly as long as it does. Task threads are OS threads of the
 //!   TaskExecutors; a finished job has none left.
 
-use super::embedded::{EmbeddedJobManager, JobResult};
-use super::settings::{jobmanager_settings, taskmanager_settings};
+use crate::cli::embedded::{EmbeddedJobManager, JobResult};
+use crate::cli::settings::{jobmanager_settings, taskmanager_settings};
 use anyhow::{bail, Context, Result};
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -97,6 +97,7 @@ impl MiniClusterSpec {
 pub struct MiniCluster {
     jobmanager: EmbeddedJobManager,
     taskmanagers: Vec<RunningTaskManager>,
+    spec: MiniClusterSpec,
 }
 
 impl MiniCluster {
@@ -140,6 +141,7 @@ impl MiniCluster {
         let cluster = MiniCluster {
             jobmanager,
             taskmanagers,
+            spec,
         };
         cluster.wait_for_slots(spec.total_slots())?;
         Ok(cluster)
@@ -155,6 +157,11 @@ impl MiniCluster {
         Ok(())
     }
 
+    /// The slots of all its TaskManagers together.
+    pub fn total_slots(&self) -> u32 {
+        self.spec.total_slots()
+    }
+
     /// Where the REST endpoint listens, when `rest.port` is configured.
     pub fn rest_address(&self) -> Option<SocketAddr> {
         self.jobmanager.rest_address()
@@ -163,6 +170,12 @@ impl MiniCluster {
     /// Submits a job through the Dispatcher, exactly as `POST /jobs` does.
     pub fn submit(&self, request: JobSubmitRequest) -> Result<JobId> {
         self.jobmanager.submit(request)
+    }
+
+    /// Submits a job under the fixed id `job` (whose in-process program is registered
+    /// under it), through the JobManager's normal submission path.
+    pub fn submit_as(&self, request: JobSubmitRequest, job: JobId) -> Result<JobId> {
+        self.jobmanager.submit_as(request, job)
     }
 
     /// Waits until `job` reaches FINISHED, FAILED or CANCELED.
@@ -176,6 +189,7 @@ impl MiniCluster {
         let MiniCluster {
             jobmanager,
             taskmanagers,
+            spec: _,
         } = self;
         for tm in &taskmanagers {
             tm.executor().release_all_partitions();
