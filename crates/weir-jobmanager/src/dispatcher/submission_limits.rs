@@ -123,14 +123,28 @@ mod tests {
     #[test]
     fn a_job_of_more_subtasks_than_the_limit_is_refused_naming_the_key() {
         let graph = keyed(32768);
-        let err = check_submission_size(&graph, 16384).unwrap_err().to_string();
+        let err = check_submission_size(&graph, 16384, u64::MAX).unwrap_err().to_string();
         assert!(err.contains("65536 subtasks"), "{err}");
         assert!(err.contains("has 32768"), "{err}");
         assert!(
             err.contains("limit of 16384 (jobmanager.submission.max-subtasks)"),
             "{err}"
         );
-        assert_eq!(check_submission_size(&graph, 65536), Ok(()));
-        assert_eq!(check_submission_size(&keyed(4), 8), Ok(()));
+        assert_eq!(check_submission_size(&graph, 65536, u64::MAX), Ok(()));
+        assert_eq!(check_submission_size(&keyed(4), 8, 16), Ok(()));
+    }
+
+    #[test]
+    fn an_all_to_all_exchange_of_too_many_channels_is_refused_naming_the_key() {
+        assert_eq!(input_channels(&keyed(4096)), 4096 * 4096);
+        let err = check_submission_size(&keyed(4096), 16384, 4_194_304)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("16777216 input channels"), "{err}");
+        assert!(
+            err.contains("limit of 4194304 (jobmanager.submission.max-exchange-channels)"),
+            "{err}"
+        );
+        assert_eq!(check_submission_size(&keyed(2048), 16384, 4_194_304), Ok(()));
     }
 }

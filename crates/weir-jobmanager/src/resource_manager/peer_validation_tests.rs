@@ -150,7 +150,7 @@ fn a_network_report_with_more_available_than_total_segments_is_dropped() {
         segment_size: 32768,
         ..Default::default()
     };
-    assert_eq!(sanitize_network(ok.clone(), &mut problems), Some(ok));
+    assert_eq!(sanitize_network(ok, &mut problems), Some(ok));
     let huge = NetworkMemory {
         segment_size: u64::MAX,
         ..Default::default()
