@@ -1,7 +1,7 @@
 //! `weir local` (a job on a MiniCluster), `weir plan`, `weir programs`.
 
-use crate::minicluster::{MiniCluster, MiniClusterSpec};
 use super::{client, JobArgs, LocalArgs};
+use crate::minicluster::{MiniCluster, MiniClusterSpec};
 use crate::programs::registry;
 use anyhow::Result;
 use weir_api::prelude::*;
