@@ -7,9 +7,9 @@
 use crate::builder::{Boundedness, GraphBuilder, RuntimeModeHandle};
 use crate::datastream::DataStream;
 use crate::error::ApiError;
+use crate::executor::{default_executor, ExecutionError, JobExecutionResult, Pipeline, PipelineExecutor};
 use crate::watermark::generator::millis;
 use crate::watermark::{WatermarkStrategy, WatermarkedSource};
-use crate::executor::{default_executor, ExecutionError, JobExecutionResult, Pipeline, PipelineExecutor};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -85,8 +85,8 @@ pub enum ExecutionError {
         job_id: JobId,
         /// FAILED or CANCELED.
         status: String,
-        /// The root exception of the job's exception history: the failing task and
-        /// its cause.
+        /// The root exception of the job's exception history: `task <name (i/n) -
+        /// execution #k> failed: <error and its causes>`.
         cause: String,
     },
 }
@@ -108,4 +108,63 @@ pub fn set_default_executor(executor: Arc<dyn PipelineExecutor>) {
 /// The process default executor, if one is installed.
 pub fn default_executor() -> Option<Arc<dyn PipelineExecutor>> {
     DEFAULT_EXECUTOR.read().unwrap_or_else(|p| p.into_inner()).clone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ApiError, StreamExecutionEnvironment};
+    use std::sync::Mutex;
+
+    /// Records what it was asked to run.
+    #[derive(Default)]
+    struct Recording(Mutex<Vec<(String, u32, BTreeMap<String, String>)>>);
+
+    impl PipelineExecutor for Recording {
+        fn execute(&self, pipeline: Pipeline) -> Result<JobExecutionResult, ExecutionError> {
+            self.0.lock().unwrap().push((
+                pipeline.job_name,
+                pipeline.execution.parallelism,
+                pipeline.configuration,
+            ));
+            Ok(JobExecutionResult {
+                job_id: JobId(7),
+                duration: Duration::ZERO,
+            })
+        }
+    }
+
+    #[test]
+    fn without_an_executor_execute_runs_nothing_and_says_how_to_get_one() {
+        let env = StreamExecutionEnvironment::new();
+        env.from_collection(vec![1u64]).discard();
+        let err = env.execute("nowhere").unwrap_err();
+        assert!(matches!(err, ApiError::Execution(ExecutionError::NoExecutor)), "{err}");
+        assert!(
+            err.to_string().starts_with(
+                "no pipeline executor is installed: run on the MiniCluster with weir::minicluster::install()"
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn the_environments_executor_gets_the_built_pipeline_with_its_settings_and_options() {
+        let recording = Arc::new(Recording::default());
+        let mut env = StreamExecutionEnvironment::new().with_executor(recording.clone());
+        env.set_parallelism(3)
+            .set_config_option("restart-strategy.type", "none")
+            .set_metrics_collection(false);
+        env.from_collection(vec![1u64]).discard();
+        let result = env.execute("recorded").unwrap();
+        assert_eq!(result.job_id, JobId(7));
+        let options: BTreeMap<String, String> = [
+            ("metrics.collection.enabled", "false"),
+            ("restart-strategy.type", "none"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        assert_eq!(*recording.0.lock().unwrap(), vec![("recorded".to_string(), 3, options)]);
+    }
 }

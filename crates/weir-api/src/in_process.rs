@@ -89,7 +89,10 @@ mod tests {
         let job = JobId::random();
         let guard = InProcessProgram::register(job, graph()).unwrap();
         assert_eq!(guard.job(), job);
-        assert_eq!(lookup(job).map(|g| g.stream_graph.job_name), Some("in-process".to_string()));
+        assert_eq!(
+            lookup(job).map(|g| g.stream_graph.job_name),
+            Some("in-process".to_string())
+        );
         let err = InProcessProgram::register(job, graph()).unwrap_err();
         assert_eq!(err.to_string(), format!("job {job} already has an in-process program"));
         drop(guard);

@@ -50,7 +50,9 @@ pub enum ProgramError {
     Invalid(String),
     /// The job's program was built by closures in another process (or its job has
     /// ended): only that process's MiniCluster can run it.
-    #[error("job {job}'s program was built in-process by closures and is not registered in this process (this is {binary})")]
+    #[error(
+        "job {job}'s program was built in-process by closures and is not registered in this process (this is {binary})"
+    )]
     NotInThisProcess {
         /// The job.
         job: weir_core::ids::JobId,

@@ -254,7 +254,9 @@ fn a_task_that_panics_fails_the_job_with_the_task_and_the_panic_message() {
         .discard();
     let err = env.execute("panicking").unwrap_err().to_string();
     assert!(err.starts_with("Job execution failed: job 'panicking' ("), "{err}");
-    assert!(err.contains(") FAILED: "), "{err}");
-    assert!(err.contains("Cursed (1/1)"), "{err}");
-    assert!(err.contains("record 42 is cursed"), "{err}");
+    assert!(
+        err.contains(") FAILED: task Source: Collection Source -> Cursed -> Sink: Discard (1/1) failed: "),
+        "{err}"
+    );
+    assert!(err.contains("Caused by: weir.runtime.TaskPanicException: record 42 is cursed"), "{err}");
 }

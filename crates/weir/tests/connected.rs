@@ -23,6 +23,7 @@ fn run_enrich(p: u32, chaining: bool, out: &std::path::Path) -> Vec<String> {
         auto_watermark_interval: None,
     };
     let (env, _) = build_job(&job).unwrap();
+    weir::minicluster::install();
     env.execute("enrich").unwrap();
     common::read_parts(out)
 }

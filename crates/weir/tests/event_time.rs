@@ -15,11 +15,11 @@ use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use weir::prelude::*;
 use weir::programs::orders_per_minute::{
     generate_line, parse_order, CountAndSum, FormatWindow, GeneratorConfig, Order, PerRecordWatermarks, START_MS,
     STEP_MS, WINDOW_MS,
 };
-use weir::prelude::*;
 use weir_connectors::source::GeneratorSource;
 use weir_runtime::operator::{Output, SourceFunction, SourceStatus};
 use weir_runtime::TaskError;

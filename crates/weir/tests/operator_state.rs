@@ -11,9 +11,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 use weir::cli::commands::build_job;
 use weir::cli::JobArgs;
+use weir::prelude::*;
 use weir::programs::broadcast_rules::factor;
 use weir::programs::keyed_sum::generate;
-use weir::prelude::*;
 
 /// The sorted output of `broadcast-rules`, computed sequentially: per key the count,
 /// sum and maximum of `value * factor(key % rules)`; per source subtask `s` (which
@@ -58,6 +58,7 @@ fn run_in_process(p: u32, out: &std::path::Path) -> Vec<String> {
         auto_watermark_interval: None,
     };
     let (env, _) = build_job(&job).unwrap();
+    weir::minicluster::install();
     env.execute("broadcast-rules").unwrap();
     read_parts(out)
 }

@@ -1,8 +1,8 @@
 //! `weir local` (a job on a MiniCluster), `weir plan`, `weir programs`.
 
-use crate::minicluster::{MiniCluster, MiniClusterSpec};
 use super::submission::{invocation, submit_request};
 use super::{JobArgs, LocalArgs};
+use crate::minicluster::{MiniCluster, MiniClusterSpec};
 use crate::programs::registry;
 use anyhow::Result;
 use weir_api::prelude::*;

@@ -25,6 +25,9 @@ pub struct JobResult {
     /// The newest entry of the job's exception history (for a failed job: why it
     /// failed, root cause last), if any.
     pub root_exception: Option<String>,
+    /// The task that failure happened in (`name (i/n) - execution #k`); none for a
+    /// global failure or without one.
+    pub failed_task: Option<String>,
 }
 
 impl JobResult {
@@ -129,7 +132,7 @@ impl EmbeddedJobManager {
                 None => {}
             }
         };
-        let root_exception = self
+        let root = self
             .dispatcher
             .job_exceptions(job, Some(1))
             .map_err(|e| anyhow!("{e}"))
@@ -138,8 +141,12 @@ impl EmbeddedJobManager {
             .entries
             .into_iter()
             .next()
-            .map(|e| e.exception.stacktrace);
-        Ok(JobResult { status, root_exception })
+            .map(|e| e.exception);
+        Ok(JobResult {
+            status,
+            failed_task: root.as_ref().and_then(|e| e.task_name.clone()),
+            root_exception: root.map(|e| e.stacktrace),
+        })
     }
 
     /// Stops every server and background task without waiting for them.

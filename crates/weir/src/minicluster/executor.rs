@@ -16,7 +16,7 @@
 //!   executor, and a job needing more slots than it has is refused before it is
 //!   submitted.
 
-use super::{MiniCluster, MiniClusterSpec};
+use super::cluster::{MiniCluster, MiniClusterSpec};
 use std::sync::Arc;
 use std::time::Instant;
 use weir_api::executor::{ExecutionError, JobExecutionResult, Pipeline, PipelineExecutor};
@@ -78,8 +78,8 @@ impl MiniClusterExecutor {
                     config.set_string(key.clone(), value.clone());
                 }
                 let spec = MiniClusterSpec::for_job(&config, slots).map_err(unavailable)?;
-                let cluster = MiniCluster::start(&config, spec, crate::programs::registry().clone())
-                    .map_err(unavailable)?;
+                let cluster =
+                    MiniCluster::start(&config, spec, crate::programs::registry().clone()).map_err(unavailable)?;
                 let result = run_on(&cluster, pipeline, job);
                 cluster.shutdown();
                 result
@@ -137,13 +137,19 @@ fn run_on(cluster: &MiniCluster, pipeline: &Pipeline, job: JobId) -> Result<JobE
             job_id: job,
             duration: start.elapsed(),
         }),
-        status => Err(ExecutionError::JobFailed {
-            job_name: pipeline.job_name.clone(),
-            job_id: job,
-            status: status.to_string(),
-            cause: result
+        status => {
+            let exception = result
                 .root_exception
-                .unwrap_or_else(|| "the job recorded no exception".to_string()),
-        }),
+                .unwrap_or_else(|| "the job recorded no exception".to_string());
+            Err(ExecutionError::JobFailed {
+                job_name: pipeline.job_name.clone(),
+                job_id: job,
+                status: status.to_string(),
+                cause: match result.failed_task {
+                    Some(task) => format!("task {task} failed: {exception}"),
+                    None => exception,
+                },
+            })
+        }
     }
 }

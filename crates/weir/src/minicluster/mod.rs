@@ -23,9 +23,9 @@ use weir_api::StreamExecutionEnvironment;
 /// Makes a [`MiniClusterExecutor`] that starts one MiniCluster per job, with the
 /// default configuration, the process default executor of the DataStream API.
 pub fn install() {
-    weir_api::executor::set_default_executor(Arc::new(MiniClusterExecutor::per_job(
-        weir_config::Configuration::new(),
-    )));
+    weir_api::executor::set_default_executor(Arc::new(
+        MiniClusterExecutor::per_job(weir_config::Configuration::new()),
+    ));
 }
 
 /// Environments that run their jobs on a MiniCluster (Flink's
