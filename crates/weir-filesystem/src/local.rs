@@ -10,8 +10,8 @@ use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use crate::entry::Entry;
 use crate::created_dirs::CreatedDirs;
+use crate::entry::Entry;
 use crate::error::FsError;
 
 fn display(path: &Path) -> String {

@@ -25,12 +25,12 @@ pub mod failover;
 pub mod job_master;
 pub mod jobmanager;
 pub mod metrics_source;
-pub mod secret_id;
 pub mod process;
 pub mod resource_manager;
 pub mod rest;
 pub mod rpc;
 pub mod scheduler;
+pub mod secret_id;
 pub mod settings;
 
 pub use failover::restart_strategy::{

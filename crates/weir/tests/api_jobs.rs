@@ -258,5 +258,8 @@ fn a_task_that_panics_fails_the_job_with_the_task_and_the_panic_message() {
         err.contains(") FAILED: task Source: Collection Source -> Cursed -> Sink: Discard (1/1) failed: "),
         "{err}"
     );
-    assert!(err.contains("Caused by: weir.runtime.TaskPanicException: record 42 is cursed"), "{err}");
+    assert!(
+        err.contains("Caused by: weir.runtime.TaskPanicException: record 42 is cursed"),
+        "{err}"
+    );
 }

@@ -109,7 +109,8 @@ impl EmbeddedJobManager {
     pub fn submit_as(&self, request: JobSubmitRequest, job: JobId) -> Result<JobId> {
         request.validate().map_err(|e| anyhow!("{e}"))?;
         let jobmanager = self.jobmanager.jobmanager();
-        let mut submission = weir_jobmanager::dispatcher::invocation::from_submission(&jobmanager.settings.config, &request)?;
+        let mut submission =
+            weir_jobmanager::dispatcher::invocation::from_submission(&jobmanager.settings.config, &request)?;
         submission.job_id = Some(job);
         jobmanager
             .submit(submission)
