@@ -503,29 +503,12 @@ impl JobMaster {
         let Some(d) = self.attempts.get(attempt_id).cloned() else {
             return Vec::new();
         };
-        let task_name = self.task_name(d.vertex, d.subtask);
         let Some(ev) = self.execution_graph.execution_vertex_mut(d.vertex, d.subtask) else {
             return Vec::new();
         };
         if ev.current.attempt_id.to_string() != attempt_id || ev.current.state.is_terminal() {
             return Vec::new();
         }
-        // The JobMaster marks an attempt CANCELED itself before it asks for the cancel,
-        // so a live attempt reported cancelled was cancelled without its request (a
-        // lost peer, or a forged request): a failure, never a silent zombie.
-        let (state, failure) = match state {
-            ExecutionState::Canceled | ExecutionState::Canceling => (
-                ExecutionState::Failed,
-                Some((
-                    "weir.runtime.TaskCanceledWithoutRequestException".to_string(),
-                    format!(
-                        "Task {task_name} was canceled on its TaskManager ({}) without a request by the JobMaster (a data connection of it broke, or another peer cancelled it).",
-                        d.slot.resource_id
-                    ),
-                )),
-            ),
-            _ => (state, failure),
-        };
         if state == ExecutionState::Failed {
             let (name, message) =
                 failure.unwrap_or_else(|| ("weir.runtime.TaskException".into(), "task failed".into()));

@@ -299,37 +299,6 @@ fn a_forged_release_job_without_the_jobmasters_fencing_token_is_refused_and_the_
 }
 
 #[test]
-fn a_task_reported_canceled_without_the_jobmasters_request_fails_the_job_with_an_exception_instead_of_a_zombie() {
-    let cluster = Cluster::start(1, 2, &[]);
-    let out = tempfile::tempdir().unwrap();
-    let jid = cluster.submit(slow_keyed_sum(out.path()));
-    cluster.wait_running(&jid);
-    let attempt = first_attempt_id(&cluster, &jid);
-    block_on(async {
-        JobMasterGatewayClient::new(channel(&jobmanager_rpc(&cluster)).await)
-            .update_task_execution_state(weir_rpc::TaskExecutionState {
-                job_id: jid.clone(),
-                attempt_id: attempt,
-                state: "CANCELED".into(),
-                ..Default::default()
-            })
-            .await
-            .expect("the JobManager answers");
-    });
-    // No restart strategy: the unrequested cancel fails the job, with its cause.
-    assert_eq!(cluster.wait_terminal(&jid, Duration::from_secs(60)), "FAILED");
-    let exceptions = get(&cluster.rest, &format!("/jobs/{jid}/exceptions")).1;
-    assert!(
-        exceptions.to_string().contains("without a request by the JobMaster"),
-        "{exceptions}"
-    );
-    // Its slots are free again.
-    wait_until(Duration::from_secs(30), || {
-        get(&cluster.rest, "/overview").1["slots-available"] == 2
-    });
-}
-
-#[test]
 fn a_forged_late_checkpoint_acknowledgement_naming_a_file_elsewhere_leaves_it_untouched() {
     let chk = tempfile::tempdir().unwrap();
     let outside = tempfile::tempdir().unwrap();

@@ -162,8 +162,10 @@ fn a_cluster_of_the_binary_runs_its_program_and_refuses_a_taskmanager_of_another
     let text = std::fs::read_to_string(&log).unwrap();
     assert!(text.contains("TaskManager binary 'weir 0.1.0 (weir 0.1.0, "), "{text}");
     assert!(
-        text.contains("does not match the JobManager's binary 'user-job 0.1.0 (weir 0.1.0, "),
+        text.contains("does not match the JobManager's binary: every process of a cluster must run the same binary"),
         "{text}"
     );
+    // The refusal does not tell a forger the JobManager's binary.
+    assert!(!text.contains("user-job 0.1.0"), "{text}");
     assert_eq!(overview(&rest)["taskmanagers"], 1);
 }
