@@ -116,9 +116,12 @@ mod tests {
     use crate::{ApiError, StreamExecutionEnvironment};
     use std::sync::Mutex;
 
+    /// A job the executor received: its name, parallelism and configuration options.
+    type Received = (String, u32, BTreeMap<String, String>);
+
     /// Records what it was asked to run.
     #[derive(Default)]
-    struct Recording(Mutex<Vec<(String, u32, BTreeMap<String, String>)>>);
+    struct Recording(Mutex<Vec<Received>>);
 
     impl PipelineExecutor for Recording {
         fn execute(&self, pipeline: Pipeline) -> Result<JobExecutionResult, ExecutionError> {

@@ -19,6 +19,7 @@
 //!   file <path>.`, otherwise Flink's router text `Not found: <uri>`;
 //! - a known path with another method: 405 with an `Allow` header;
 //! - a backend that panics: 500, and the server keeps serving.
+//!
 //! Invariant: no input makes a handler panic.
 
 use super::path_params::bad_parameter;

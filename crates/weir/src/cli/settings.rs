@@ -175,6 +175,13 @@ pub fn taskmanager_settings(config: &Configuration) -> Result<TaskManagerSetting
     })
 }
 
+/// Restricts the files jobs of this process may open to `security.job.allowed-paths`.
+pub fn install_file_policy(config: &Configuration) -> Result<()> {
+    let paths = config.get(&o::JOB_ALLOWED_PATHS)?.unwrap_or_default();
+    weir_connectors::file_policy::install(&paths)
+        .with_context(|| format!("cannot resolve {}", weir_connectors::file_policy::ALLOWED_PATHS_KEY))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -202,11 +209,4 @@ mod tests {
         let err = properties_entries(": 1").unwrap_err().to_string();
         assert!(err.contains("has no key"), "{err}");
     }
-}
-
-/// Restricts the files jobs of this process may open to `security.job.allowed-paths`.
-pub fn install_file_policy(config: &Configuration) -> Result<()> {
-    let paths = config.get(&o::JOB_ALLOWED_PATHS)?.unwrap_or_default();
-    weir_connectors::file_policy::install(&paths)
-        .with_context(|| format!("cannot resolve {}", weir_connectors::file_policy::ALLOWED_PATHS_KEY))
 }

@@ -3,7 +3,7 @@
 //!
 //! - [`channel_spec`]: where a channel reads from (in-process handle, a partition of
 //!   this process, or one in another process).
-//! - [`input_gate`]: [`InputGate`](input_gate::InputGate), the gate's queue of
+//! - [`input_gate`]: the `InputGate`, with the queue of
 //!   available channels, receive buffers and credit for remote channels, priority
 //!   events first.
 //! - [`record_reader`]: buffers decoded back into typed records and events.

@@ -3,7 +3,7 @@
 //!
 //! - [`record_writer`]: typed records serialised into buffers, channel chosen by the
 //!   partitioner.
-//! - [`result_partition`]: [`ResultPartitionWriter`](result_partition::ResultPartitionWriter),
+//! - [`result_partition`]: the `ResultPartitionWriter`,
 //!   a pipelined partition's buffers and in-band events queued per subpartition, with
 //!   backpressure when its pool is exhausted.
 //! - [`subpartition`]: the state a subpartition shares with its one reader (an
