@@ -158,6 +158,8 @@ config_options! {
     METRICS_REPORTERS: Option<String> = ("metrics.reporters", None,
         "Comma-separated names of the metric reporters to start; unset: every reporter configured under metrics.reporter.<name>.*. Each reporter is configured with metrics.reporter.<name>.factory.class (Weir has Prometheus's: org.apache.flink.metrics.prometheus.PrometheusReporterFactory) and metrics.reporter.<name>.port (a port, a range like 9249-9259, or 0 for any free port; default 9249-9259, so processes on one host take the next free port).");
 
+    METRICS_FETCHER_UPDATE_INTERVAL: Duration = ("metrics.fetcher.update-interval", Some("10 s"),
+        "How old the task metrics the REST API serves may be: a REST read of job, vertex or subtask metrics older than this asks the TaskManagers for fresh values first (Flink's MetricFetcher); a job read for the first time is always fetched. A bare number is milliseconds, as in Flink.");
     METRICS_COLLECTION_ENABLED: bool = ("metrics.collection.enabled", Some("true"),
         "Weir's own switch (Flink always collects): whether a TaskManager's tasks count their operators' records (numRecordsIn/Out, numLateRecordsDropped per operator) and publish their task metrics while they run. Off: no per-operator counting, and a task's counters are published only when it ends, so running jobs show no metrics. Read when the TaskManager starts; for measuring the cost of metrics.");
 

@@ -21,6 +21,9 @@ pub struct JobManagerSettings {
     pub heartbeat_interval: Duration,
     /// `heartbeat.timeout`.
     pub heartbeat_timeout: Duration,
+    /// `metrics.fetcher.update-interval`: task metrics older than this are fetched
+    /// from the TaskManagers when REST reads them.
+    pub metric_fetcher_update_interval: Duration,
     /// `slot.request.timeout`.
     pub slot_request_timeout: Duration,
     /// `web.exception-history-size`.

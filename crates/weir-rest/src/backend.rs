@@ -38,6 +38,19 @@ use weir_core::ids::JobId;
 /// The text of a TaskManager's log file, fetched from that TaskManager.
 pub type LogFileFuture = Pin<Box<dyn Future<Output = Result<Vec<u8>, RestError>> + Send + 'static>>;
 
+/// The task metrics a REST read is about to serve (see [`RestBackend::update_metrics`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MetricsScope {
+    /// The metrics of one job: its detail, vertices, subtasks and attempts.
+    Job(JobId),
+    /// The metrics of every job (`/jobs/metrics`).
+    AllJobs,
+}
+
+/// A refresh of task metrics in progress; it completes when fresh values are in (or
+/// could not be had: the values already held are served then).
+pub type MetricsUpdate = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+
 /// What the REST router asks the JobManager. All methods are synchronous and quick.
 ///
 /// Errors: a method about one job returns [`RestError::JobNotFound`] for an unknown
@@ -48,6 +61,13 @@ pub type LogFileFuture = Pin<Box<dyn Future<Output = Result<Vec<u8>, RestError>>
 pub trait RestBackend: Send + Sync + 'static {
     /// `GET /overview`: TaskManagers, slots and job counts.
     fn overview(&self) -> Overview;
+
+    /// Called before a read of the metrics of `scope`: the one asynchronous question.
+    /// A backend whose values are older than its update interval fetches fresh ones
+    /// (Flink's MetricFetcher); the default has nothing to fetch.
+    fn update_metrics(&self, _scope: MetricsScope) -> MetricsUpdate {
+        Box::pin(std::future::ready(()))
+    }
 
     /// `GET /config`: the dashboard configuration. Defaults to
     /// [`DashboardConfig::weir_default`].

@@ -72,7 +72,7 @@ mod taskmanagers_tests;
 #[cfg(test)]
 mod test_client;
 
-pub use backend::{LogFileFuture, RestBackend};
+pub use backend::{LogFileFuture, MetricsScope, MetricsUpdate, RestBackend};
 pub use endpoint::{serve, serve_with_shutdown, RestServerHandle};
 pub use error::{ErrorResponse, RestError};
 pub use handlers::jobs::DEFAULT_MAX_EXCEPTIONS;

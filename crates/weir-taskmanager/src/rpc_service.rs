@@ -7,9 +7,9 @@ use std::sync::Arc;
 use tonic::{Request, Response, Status};
 use weir_rpc::task_executor_gateway_server::TaskExecutorGateway;
 use weir_rpc::{
-    Ack, CancelTaskRequest, HeartbeatResponse, JobManagerHeartbeat, NotifyCheckpointRequest, ReadLogFileRequest,
-    ReadLogFileResponse, ReleaseJobRequest, ReleasePartitionsRequest, SubmitTaskResponse, TaskDeploymentDescriptor,
-    TriggerCheckpointRequest, WatchEvent, WatchRequest,
+    Ack, CancelTaskRequest, HeartbeatResponse, JobManagerHeartbeat, NotifyCheckpointRequest, QueryMetricsRequest,
+    QueryMetricsResponse, ReadLogFileRequest, ReadLogFileResponse, ReleaseJobRequest, ReleasePartitionsRequest,
+    SubmitTaskResponse, TaskDeploymentDescriptor, TriggerCheckpointRequest, WatchEvent, WatchRequest,
 };
 use weir_runtime::task::mailbox::TaskMail;
 
@@ -105,6 +105,15 @@ impl TaskExecutorGateway for TaskExecutorService {
                 .map_err(|e| Status::internal(format!("reading the log file stopped: {e}")))?;
         read.map(Response::new)
             .map_err(|e| Status::internal(format!("cannot read the log file: {e}")))
+    }
+
+    async fn query_metrics(
+        &self,
+        _request: Request<QueryMetricsRequest>,
+    ) -> Result<Response<QueryMetricsResponse>, Status> {
+        Ok(Response::new(QueryMetricsResponse {
+            task_metrics: self.executor.metrics_report(),
+        }))
     }
 
     async fn heartbeat(&self, _request: Request<JobManagerHeartbeat>) -> Result<Response<HeartbeatResponse>, Status> {

@@ -34,6 +34,7 @@ fn a_job_failing_once_is_restarted_by_the_fixed_delay_strategy_and_prints_what_a
     let (code, undisturbed, err) = weir(&KEYED_SUM);
     assert_eq!(code, 0, "{err}");
     assert_eq!(undisturbed.lines().count(), 9, "{undisturbed}");
+    assert!(!err.contains("restarting"), "{err}");
 
     let mut args = KEYED_SUM.to_vec();
     args.extend(FIXED_DELAY);
@@ -41,6 +42,13 @@ fn a_job_failing_once_is_restarted_by_the_fixed_delay_strategy_and_prints_what_a
     let (code, restarted, err) = weir(&args);
     assert_eq!(code, 0, "{err}");
     assert_eq!(sorted_lines(&restarted), sorted_lines(&undisturbed));
+    // The restart shows in the default output, once, with its cause.
+    let restarts: Vec<&str> = err.lines().filter(|l| l.contains("restarting")).collect();
+    assert_eq!(restarts.len(), 1, "{err}");
+    assert!(
+        restarts[0].contains("injected failure of Sum") && restarts[0].contains("restarting the whole job"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -219,11 +219,57 @@ fn metric_values_match_a_finished_keyed_sum_and_rates_flow_while_a_throttled_job
         .map(|t| t["status-counts"]["RUNNING"].as_u64().unwrap_or(0))
         .sum();
     assert_eq!(counted, 2, "{by_tm}");
-    assert_eq!(get(&cluster.rest, &format!("{v}/watermarks")), (200, json!([])));
+    // No watermark reached the Sum subtasks yet: Flink's gauges read Long.MIN_VALUE.
+    let none = i64::MIN.to_string();
+    assert_eq!(
+        get(&cluster.rest, &format!("{v}/watermarks")),
+        (
+            200,
+            json!([
+                {"id": "0.currentInputWatermark", "value": none},
+                {"id": "1.currentInputWatermark", "value": none}
+            ])
+        )
+    );
+    // A source has no input, so no input watermark.
+    assert_eq!(
+        get(&cluster.rest, &format!("/jobs/{slow}/vertices/{source}/watermarks")),
+        (200, json!([]))
+    );
     assert_eq!(get(&cluster.rest, &format!("{v}/subtasks/2")).0, 404);
     let (code, _) = send(&cluster.rest, "PATCH", &format!("/jobs/{slow}?mode=cancel"), None);
     assert_eq!(code, 202);
     assert_eq!(cluster.wait_terminal(&slow, Duration::from_secs(30)), "CANCELED");
+}
+
+#[test]
+fn a_new_jobs_metrics_are_fetched_at_its_first_read_not_at_the_next_heartbeat() {
+    // Heartbeats an hour apart: only the metric fetcher can bring the counters in.
+    let slow_heartbeats = [
+        "heartbeat.interval=1 h".to_string(),
+        "heartbeat.timeout=2 h".to_string(),
+    ];
+    let cluster = Cluster::start_with(1, 2, &[], &slow_heartbeats);
+    let out = tempfile::tempdir().unwrap();
+    let jid = cluster.submit(keyed_sum(out.path(), 10_000_000, Some(20_000)));
+    cluster.wait_running(&jid);
+    let (source, sum) = vertices(&cluster, &jid);
+    wait_until(Duration::from_secs(60), || {
+        aggregate(&cluster, &jid, &sum, "numRecordsIn", "sum").is_some_and(|n| n > 0.0)
+    });
+    let written = aggregate(&cluster, &jid, &source, "numRecordsOut", "sum");
+    assert!(written.is_some_and(|n| n > 0.0), "{written:?}");
+    let (_, detail) = get(&cluster.rest, &format!("/jobs/{jid}"));
+    let read: u64 = detail["vertices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v["metrics"]["read-records"].as_u64())
+        .sum();
+    assert!(read > 0, "{detail}");
+    let (code, _) = send(&cluster.rest, "PATCH", &format!("/jobs/{jid}?mode=cancel"), None);
+    assert_eq!(code, 202);
+    assert_eq!(cluster.wait_terminal(&jid, Duration::from_secs(30)), "CANCELED");
 }
 
 #[test]

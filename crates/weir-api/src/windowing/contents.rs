@@ -93,6 +93,78 @@ fn value_state<'b, K: KeyType, W: Window, V: StateValue>(
     backend.value_of(h, state_window)
 }
 
+/// One value per window in keyed state (the reduced value or the accumulator), with
+/// its state handle resolved at first use: what [`ReduceContents`] and
+/// [`AggregateContents`] share.
+struct ValueSlot<V> {
+    desc: ValueStateDescriptor<V>,
+    handle: Option<ValueStateHandle<V>>,
+}
+
+impl<V: StateValue> ValueSlot<V> {
+    fn new() -> Self {
+        Self {
+            desc: ValueStateDescriptor::new("window-contents"),
+            handle: None,
+        }
+    }
+
+    /// The value of the current key in `state_window`.
+    #[inline]
+    fn state<'b, K: KeyType, W: Window>(
+        &mut self,
+        backend: &'b mut HeapKeyedStateBackend<K>,
+        state_window: &W,
+    ) -> Result<ValueState<'b, K, W, V>, StateError> {
+        value_state(&mut self.handle, backend, &self.desc, state_window)
+    }
+
+    fn clear<K: KeyType, W: Window>(
+        &mut self,
+        backend: &mut HeapKeyedStateBackend<K>,
+        state_window: &W,
+    ) -> Result<(), UserError> {
+        self.state(backend, state_window)?.clear();
+        Ok(())
+    }
+
+    #[inline]
+    fn prefetch<K: KeyType, W: Window>(&self, backend: &HeapKeyedStateBackend<K>, key: &K, kg: u32, w: &W) {
+        if let Some(h) = self.handle {
+            backend.prefetch_value_of(h, key, kg, w);
+        }
+    }
+
+    /// Moves the values of `sources` into `target`: `combine(earlier, later)` folds the
+    /// sources in order, then combines the target's own value with the fold.
+    fn merge<K: KeyType, W: Window>(
+        &mut self,
+        backend: &mut HeapKeyedStateBackend<K>,
+        target: &W,
+        sources: &[W],
+        mut combine: impl FnMut(V, V) -> V,
+    ) -> Result<(), UserError> {
+        let mut acc: Option<V> = None;
+        for w in sources {
+            if let Some(v) = self.state(backend, w)?.take() {
+                acc = Some(match acc {
+                    Some(a) => combine(a, v),
+                    None => v,
+                });
+            }
+        }
+        if let Some(v) = acc {
+            let mut s = self.state(backend, target)?;
+            let merged = match s.take() {
+                Some(t) => combine(t, v),
+                None => v,
+            };
+            s.update(merged);
+        }
+        Ok(())
+    }
+}
+
 /// The contents' list state of the current key in `state_window`, through its handle.
 #[inline]
 fn list_state<'b, K: KeyType, W: Window, V: StateValue>(
@@ -158,18 +230,16 @@ fn clear_process<K: KeyType, V, O, W: Window, P: ProcessWindowFunction<K, V, O, 
 pub struct ReduceContents<T, F, P> {
     f: F,
     process: P,
-    desc: ValueStateDescriptor<T>,
-    handle: Option<ValueStateHandle<T>>,
+    slot: ValueSlot<T>,
 }
 
-impl<T, F, P> ReduceContents<T, F, P> {
+impl<T: StateValue, F, P> ReduceContents<T, F, P> {
     /// Reduces with `f`, evaluates with `process`.
     pub fn new(f: F, process: P) -> Self {
         Self {
             f,
             process,
-            desc: ValueStateDescriptor::new("window-contents"),
-            handle: None,
+            slot: ValueSlot::new(),
         }
     }
 }
@@ -183,7 +253,7 @@ where
     P: ProcessWindowFunction<K, T, O, W>,
 {
     fn add(&mut self, backend: &mut HeapKeyedStateBackend<K>, state_window: &W, value: T) -> Result<(), UserError> {
-        let mut s = value_state(&mut self.handle, backend, &self.desc, state_window)?;
+        let mut s = self.slot.state(backend, state_window)?;
         let next = match s.take() {
             Some(acc) => (self.f)(acc, value),
             None => value,
@@ -199,7 +269,7 @@ where
         out: &mut Collector<'_, O>,
         take: bool,
     ) -> Result<(), UserError> {
-        let mut state = value_state(&mut self.handle, backend, &self.desc, firing.state_window)?;
+        let mut state = self.slot.state(backend, firing.state_window)?;
         let Some(v) = (if take { state.take() } else { state.value() }) else {
             return Ok(());
         };
@@ -207,8 +277,7 @@ where
     }
 
     fn clear_contents(&mut self, backend: &mut HeapKeyedStateBackend<K>, state_window: &W) -> Result<(), UserError> {
-        value_state(&mut self.handle, backend, &self.desc, state_window)?.clear();
-        Ok(())
+        self.slot.clear(backend, state_window)
     }
 
     fn clear_function(
@@ -221,25 +290,12 @@ where
 
     #[inline]
     fn prefetch(&self, backend: &HeapKeyedStateBackend<K>, key: &K, kg: u32, state_window: &W) {
-        if let Some(h) = self.handle {
-            backend.prefetch_value_of(h, key, kg, state_window);
-        }
+        self.slot.prefetch(backend, key, kg, state_window);
     }
 
     fn merge(&mut self, backend: &mut HeapKeyedStateBackend<K>, target: &W, sources: &[W]) -> Result<(), UserError> {
-        let mut acc: Option<T> = None;
-        for w in sources {
-            if let Some(v) = value_state(&mut self.handle, backend, &self.desc, w)?.take() {
-                acc = Some(match acc {
-                    Some(a) => (self.f)(a, v),
-                    None => v,
-                });
-            }
-        }
-        if let Some(v) = acc {
-            self.add(backend, target, v)?;
-        }
-        Ok(())
+        let f = &self.f;
+        self.slot.merge(backend, target, sources, f)
     }
 }
 
@@ -247,19 +303,17 @@ where
 pub struct AggregateContents<ACC, V, A, P> {
     agg: A,
     process: P,
-    desc: ValueStateDescriptor<ACC>,
-    handle: Option<ValueStateHandle<ACC>>,
+    slot: ValueSlot<ACC>,
     _v: PhantomData<fn() -> V>,
 }
 
-impl<ACC, V, A, P> AggregateContents<ACC, V, A, P> {
+impl<ACC: StateValue, V, A, P> AggregateContents<ACC, V, A, P> {
     /// Aggregates with `agg`, evaluates the result with `process`.
     pub fn new(agg: A, process: P) -> Self {
         Self {
             agg,
             process,
-            desc: ValueStateDescriptor::new("window-contents"),
-            handle: None,
+            slot: ValueSlot::new(),
             _v: PhantomData,
         }
     }
@@ -276,7 +330,7 @@ where
 {
     #[inline]
     fn add(&mut self, backend: &mut HeapKeyedStateBackend<K>, state_window: &W, value: T) -> Result<(), UserError> {
-        let mut s = value_state(&mut self.handle, backend, &self.desc, state_window)?;
+        let mut s = self.slot.state(backend, state_window)?;
         let acc = s.get_or_insert_with(|| self.agg.create_accumulator());
         self.agg.add(value, acc);
         Ok(())
@@ -289,7 +343,7 @@ where
         out: &mut Collector<'_, O>,
         take: bool,
     ) -> Result<(), UserError> {
-        let mut state = value_state(&mut self.handle, backend, &self.desc, firing.state_window)?;
+        let mut state = self.slot.state(backend, firing.state_window)?;
         let result = if take {
             state.take().map(|acc| self.agg.get_result(&acc))
         } else {
@@ -302,8 +356,7 @@ where
     }
 
     fn clear_contents(&mut self, backend: &mut HeapKeyedStateBackend<K>, state_window: &W) -> Result<(), UserError> {
-        value_state(&mut self.handle, backend, &self.desc, state_window)?.clear();
-        Ok(())
+        self.slot.clear(backend, state_window)
     }
 
     fn clear_function(
@@ -316,30 +369,12 @@ where
 
     #[inline]
     fn prefetch(&self, backend: &HeapKeyedStateBackend<K>, key: &K, kg: u32, state_window: &W) {
-        if let Some(h) = self.handle {
-            backend.prefetch_value_of(h, key, kg, state_window);
-        }
+        self.slot.prefetch(backend, key, kg, state_window);
     }
 
     fn merge(&mut self, backend: &mut HeapKeyedStateBackend<K>, target: &W, sources: &[W]) -> Result<(), UserError> {
-        let mut acc: Option<ACC> = None;
-        for w in sources {
-            if let Some(v) = value_state(&mut self.handle, backend, &self.desc, w)?.take() {
-                acc = Some(match acc {
-                    Some(a) => self.agg.merge(a, v),
-                    None => v,
-                });
-            }
-        }
-        if let Some(v) = acc {
-            let mut s = value_state(&mut self.handle, backend, &self.desc, target)?;
-            let merged = match s.take() {
-                Some(t) => self.agg.merge(t, v),
-                None => v,
-            };
-            s.update(merged);
-        }
-        Ok(())
+        let agg = &self.agg;
+        self.slot.merge(backend, target, sources, |a, b| agg.merge(a, b))
     }
 }
 

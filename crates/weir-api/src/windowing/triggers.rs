@@ -157,21 +157,27 @@ pub trait Trigger<K: KeyType, T, W: Window>: Send + Sync + 'static {
         ctx: &mut TriggerContext<'_, K, W>,
     ) -> Result<TriggerResult, UserError>;
 
-    /// An event-time timer of `window` fired.
+    /// An event-time timer of `window` fired. A trigger that registers no event-time
+    /// timers keeps the default, which does nothing.
     fn on_event_time(
         &self,
-        time: i64,
-        window: &W,
-        ctx: &mut TriggerContext<'_, K, W>,
-    ) -> Result<TriggerResult, UserError>;
+        _time: i64,
+        _window: &W,
+        _ctx: &mut TriggerContext<'_, K, W>,
+    ) -> Result<TriggerResult, UserError> {
+        Ok(TriggerResult::Continue)
+    }
 
-    /// A processing-time timer of `window` fired.
+    /// A processing-time timer of `window` fired. A trigger that registers no
+    /// processing-time timers keeps the default, which does nothing.
     fn on_processing_time(
         &self,
-        time: i64,
-        window: &W,
-        ctx: &mut TriggerContext<'_, K, W>,
-    ) -> Result<TriggerResult, UserError>;
+        _time: i64,
+        _window: &W,
+        _ctx: &mut TriggerContext<'_, K, W>,
+    ) -> Result<TriggerResult, UserError> {
+        Ok(TriggerResult::Continue)
+    }
 
     /// True if the trigger fires a window exactly once, when the watermark passes its
     /// max timestamp (at once for an element arriving after that), and keeps no state
@@ -187,13 +193,15 @@ pub trait Trigger<K: KeyType, T, W: Window>: Send + Sync + 'static {
     }
 
     /// Windows were merged into `window`: re-register timers, merge state.
-    fn on_merge(&self, window: &W, ctx: &mut OnMergeContext<'_, K, W>) -> Result<(), UserError> {
-        let _ = (window, ctx);
+    fn on_merge(&self, _window: &W, _ctx: &mut OnMergeContext<'_, K, W>) -> Result<(), UserError> {
         Err(WindowError::TriggerCannotMerge.into())
     }
 
-    /// The window is purged for good: delete its timers and state.
-    fn clear(&self, window: &W, ctx: &mut TriggerContext<'_, K, W>) -> Result<(), UserError>;
+    /// The window is purged for good: delete its timers and state. A trigger that
+    /// keeps neither keeps the default, which does nothing.
+    fn clear(&self, _window: &W, _ctx: &mut TriggerContext<'_, K, W>) -> Result<(), UserError> {
+        Ok(())
+    }
 
     /// The trigger's name in operator names, e.g. `EventTimeTrigger`.
     fn describe(&self) -> String;
@@ -231,15 +239,6 @@ impl<K: KeyType, T, W: Window> Trigger<K, T, W> for EventTimeTrigger {
         } else {
             TriggerResult::Continue
         })
-    }
-
-    fn on_processing_time(
-        &self,
-        _time: i64,
-        _window: &W,
-        _ctx: &mut TriggerContext<'_, K, W>,
-    ) -> Result<TriggerResult, UserError> {
-        Ok(TriggerResult::Continue)
     }
 
     fn fires_only_at_window_end(&self) -> bool {
@@ -283,15 +282,6 @@ impl<K: KeyType, T, W: Window> Trigger<K, T, W> for ProcessingTimeTrigger {
         ctx: &mut TriggerContext<'_, K, W>,
     ) -> Result<TriggerResult, UserError> {
         ctx.register_processing_time_timer(window.max_timestamp());
-        Ok(TriggerResult::Continue)
-    }
-
-    fn on_event_time(
-        &self,
-        _time: i64,
-        _window: &W,
-        _ctx: &mut TriggerContext<'_, K, W>,
-    ) -> Result<TriggerResult, UserError> {
         Ok(TriggerResult::Continue)
     }
 
@@ -361,24 +351,6 @@ impl<K: KeyType, T, W: Window> Trigger<K, T, W> for CountTrigger {
             count.update(n);
             Ok(TriggerResult::Continue)
         }
-    }
-
-    fn on_event_time(
-        &self,
-        _time: i64,
-        _window: &W,
-        _ctx: &mut TriggerContext<'_, K, W>,
-    ) -> Result<TriggerResult, UserError> {
-        Ok(TriggerResult::Continue)
-    }
-
-    fn on_processing_time(
-        &self,
-        _time: i64,
-        _window: &W,
-        _ctx: &mut TriggerContext<'_, K, W>,
-    ) -> Result<TriggerResult, UserError> {
-        Ok(TriggerResult::Continue)
     }
 
     fn can_merge(&self) -> bool {
@@ -490,33 +462,11 @@ impl<K: KeyType, T, W: Window> Trigger<K, T, W> for NeverTrigger {
         Ok(TriggerResult::Continue)
     }
 
-    fn on_event_time(
-        &self,
-        _time: i64,
-        _window: &W,
-        _ctx: &mut TriggerContext<'_, K, W>,
-    ) -> Result<TriggerResult, UserError> {
-        Ok(TriggerResult::Continue)
-    }
-
-    fn on_processing_time(
-        &self,
-        _time: i64,
-        _window: &W,
-        _ctx: &mut TriggerContext<'_, K, W>,
-    ) -> Result<TriggerResult, UserError> {
-        Ok(TriggerResult::Continue)
-    }
-
     fn can_merge(&self) -> bool {
         true
     }
 
     fn on_merge(&self, _window: &W, _ctx: &mut OnMergeContext<'_, K, W>) -> Result<(), UserError> {
-        Ok(())
-    }
-
-    fn clear(&self, _window: &W, _ctx: &mut TriggerContext<'_, K, W>) -> Result<(), UserError> {
         Ok(())
     }
 

@@ -7,6 +7,7 @@
 
 use super::{Action, ExceptionEntry, Failure, JobMaster};
 use crate::failover::restart_strategy::RestartDecision;
+use crate::failover::{log_restart, RestartScope};
 use crate::resource_manager::slot_table::SlotTable;
 use weir_core::JobStatus;
 use weir_graph::ExecutionState;
@@ -69,6 +70,7 @@ impl JobMaster {
         match self.restart.on_failure(now_ms) {
             RestartDecision::Restart { delay_ms } => {
                 self.record_exception(&failure, None, now_ms);
+                self.log_restart(&failure, RestartScope::Job, delay_ms);
                 self.set_status(JobStatus::Restarting, now_ms);
                 self.restart_at = Some(now_ms + delay_ms);
             }
@@ -77,6 +79,24 @@ impl JobMaster {
             }
         }
         actions
+    }
+
+    /// Says in the log that this job restarts `scope` after `delay_ms` because of
+    /// `failure`.
+    pub(super) fn log_restart(&self, failure: &Failure, scope: RestartScope, delay_ms: i64) {
+        let cause = if failure.message.is_empty() {
+            &failure.name
+        } else {
+            &failure.message
+        };
+        log_restart(
+            &self.invocation.job_name,
+            &self.job_id.to_string(),
+            failure.task_name.as_deref(),
+            cause,
+            scope,
+            delay_ms,
+        );
     }
 
     /// The restart strategy gave up: the job is FAILED with `failure` as its cause (the

@@ -13,6 +13,7 @@
 
 use super::{Action, Failure, JobMaster};
 use crate::failover::restart_strategy::RestartDecision;
+use crate::failover::RestartScope;
 use crate::resource_manager::slot_table::SlotTable;
 use crate::scheduler::slot_assignment::assign_slots;
 use std::collections::BTreeSet;
@@ -69,6 +70,8 @@ impl JobMaster {
         match self.restart.on_failure(now_ms) {
             RestartDecision::Restart { delay_ms } => {
                 self.record_exception(&failure, None, now_ms);
+                let restarted = scope.len();
+                self.log_restart(&failure, RestartScope::Regions { restarted, total }, delay_ms);
                 self.region_restart = Some(RegionRestart {
                     at: now_ms + delay_ms,
                     scope,

@@ -11,6 +11,7 @@ use crate::rest::metrics as rest_metrics;
 use crate::rest::taskmanager_logs;
 use crate::rest::vertex as rest_vertex;
 use crate::rpc::actions::Clients;
+use crate::rpc::metric_fetcher::MetricFetcher;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -21,9 +22,9 @@ use weir_rest::{
     ExceptionHistory, ExceptionInfo, ExecutionConfigInfo, ExecutionStateCounts, HardwareDescription, JobConfig,
     JobDetail, JobExceptions, JobOverview, JobPlan, JobStatus, JobStatusTimestamps, JobSubmitRequest,
     JobSubmitResponse, JobTaskCounts, JobType, JobVertexDetail, JobsOverview, LogFileFuture, LogInfo, LogListInfo,
-    MemoryConfiguration, Overview, PlanInput, PlanNode, ResourceProfileInfo, RestBackend, RestError, RootExceptionInfo,
-    SavepointStatusResponse, SchedulerType, TaskManagerDetail, TaskManagerInfo, TaskManagerMetrics, TaskManagersList,
-    TriggerResponse, VertexBackPressure, VertexDetail, VertexMetrics,
+    MemoryConfiguration, MetricsScope, MetricsUpdate, Overview, PlanInput, PlanNode, ResourceProfileInfo, RestBackend,
+    RestError, RootExceptionInfo, SavepointStatusResponse, SchedulerType, TaskManagerDetail, TaskManagerInfo,
+    TaskManagerMetrics, TaskManagersList, TriggerResponse, VertexBackPressure, VertexDetail, VertexMetrics,
 };
 use weir_rpc::process::{log_file, ProcessSampler};
 use weir_rpc::LogFile;
@@ -35,16 +36,20 @@ pub struct JobManagerRest {
     process: ProcessSampler,
     /// TaskManager clients, for reading their log files.
     clients: Clients,
+    /// Fetches task metrics before REST serves stale ones.
+    metric_fetcher: Arc<MetricFetcher>,
 }
 
 impl JobManagerRest {
     /// The REST view of `jm`.
     pub fn new(jm: Arc<JobManager>) -> Self {
         let clients = Clients::new(jm.settings.internal_tls.clone());
+        let metric_fetcher = Arc::new(MetricFetcher::new(jm.clone(), clients.clone()));
         Self {
             jm,
             process: ProcessSampler::new(),
             clients,
+            metric_fetcher,
         }
     }
 }
@@ -316,6 +321,11 @@ fn assigned_tasks(jobs: &BTreeMap<JobId, JobMaster>, resource_id: &str) -> u32 {
 }
 
 impl RestBackend for JobManagerRest {
+    fn update_metrics(&self, scope: MetricsScope) -> MetricsUpdate {
+        let fetcher = self.metric_fetcher.clone();
+        Box::pin(async move { fetcher.update(scope).await })
+    }
+
     fn overview(&self) -> Overview {
         let st = self.jm.lock();
         let count = |s: JobStatus| st.jobs.values().filter(|j| j.status == s).count() as u32;

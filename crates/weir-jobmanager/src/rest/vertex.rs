@@ -148,19 +148,38 @@ pub(crate) fn subtask_metrics(
     now_ms: i64,
 ) -> Result<Vec<ComponentMetrics>, RestError> {
     let (index, v) = find_vertex(jm, vertex_id)?;
-    let lag_at = jm.job_graph.vertices.get(index).filter(|v| v.is_source).map(|_| now_ms);
+    let is_source = jm.job_graph.vertices.get(index).is_some_and(|v| v.is_source);
+    let place = if is_source {
+        VertexPlace::Source { now_ms }
+    } else {
+        VertexPlace::WithInputs
+    };
     Ok(v.task_vertices
         .iter()
-        .map(|t| attempt_metrics(jm, &t.current.attempt_id.to_string(), lag_at))
+        .map(|t| attempt_metrics(jm, &t.current.attempt_id.to_string(), place))
         .collect())
 }
 
-/// What attempt `attempt` reported, and its rates once it reported twice; with
-/// `lag_at` (a source's subtask: the current time), its `watermarkLag`.
-fn attempt_metrics(jm: &JobMaster, attempt: &str, lag_at: Option<i64>) -> ComponentMetrics {
+/// Where a vertex stands in the job, for the metrics only one kind has.
+#[derive(Debug, Clone, Copy)]
+enum VertexPlace {
+    /// A source: its `watermarkLag` is measured against `now_ms`.
+    Source { now_ms: i64 },
+    /// A vertex with inputs: its `currentInputWatermark` is Long.MIN_VALUE until a
+    /// watermark arrives (Flink's WatermarkGauge starts there).
+    WithInputs,
+}
+
+/// What attempt `attempt` reported, and its rates once it reported twice; a source's
+/// `watermarkLag`, and a consumer's input watermark even before one arrived.
+fn attempt_metrics(jm: &JobMaster, attempt: &str, place: VertexPlace) -> ComponentMetrics {
     let mut out = ComponentMetrics::new();
     let Some(m) = jm.attempt_metrics(attempt) else {
         return out;
+    };
+    let lag_at = match place {
+        VertexPlace::Source { now_ms } => Some(now_ms),
+        VertexPlace::WithInputs => None,
     };
     let lag = lag_at
         .zip(m.output_watermark)
@@ -194,8 +213,12 @@ fn attempt_metrics(jm: &JobMaster, attempt: &str, lag_at: Option<i64>) -> Compon
             MetricValue::Double(m.out_pool_usage_permille as f64 / 1000.0),
         );
     }
+    let input_watermark = match place {
+        VertexPlace::WithInputs => Some(m.input_watermark.unwrap_or(i64::MIN)),
+        VertexPlace::Source { .. } => m.input_watermark,
+    };
     for (name, watermark) in [
-        (names::CURRENT_INPUT_WATERMARK, m.input_watermark),
+        (names::CURRENT_INPUT_WATERMARK, input_watermark),
         (names::CURRENT_OUTPUT_WATERMARK, m.output_watermark),
     ] {
         if let Some(w) = watermark {

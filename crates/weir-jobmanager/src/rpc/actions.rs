@@ -253,7 +253,7 @@ async fn execute(jm: Arc<JobManager>, clients: Clients, action: Action) {
 }
 
 /// (resource id, RPC address) of every registered TaskManager.
-fn registered(jm: &JobManager) -> Vec<(String, String)> {
+pub(crate) fn registered(jm: &JobManager) -> Vec<(String, String)> {
     jm.lock()
         .slots
         .iter()

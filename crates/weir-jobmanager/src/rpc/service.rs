@@ -6,7 +6,7 @@ use crate::coordination::collect_results::CollectBatchRefused;
 use crate::job_master::{AttemptMetrics, MetricsReport, OperatorMetrics};
 use crate::jobmanager::JobManager;
 use crate::resource_manager::peer_validation::{
-    check_registration, sanitize_logs, sanitize_network, sanitize_process, sanitize_task_metrics,
+    check_registration, sanitize_logs, sanitize_network, sanitize_process, sanitize_task_metrics, ReportProblem,
 };
 use crate::resource_manager::slot_table::{HeartbeatOutcome, TaskManagerRegistration, TaskManagerStatus};
 use std::sync::Arc;
@@ -17,7 +17,7 @@ use weir_rpc::job_master_gateway_server::JobMasterGateway;
 use weir_rpc::resource_manager_server::ResourceManager;
 use weir_rpc::{
     Ack, HeartbeatResponse, RegisterTaskExecutorRequest, RegisterTaskExecutorResponse, TaskExecutionState,
-    TaskExecutorHeartbeat,
+    TaskExecutorHeartbeat, TaskMetricsReport,
 };
 
 /// Serves both services over the JobManager core.
@@ -36,6 +36,40 @@ impl JobManagerRpc {
 /// Parses Flink's execution state names.
 pub fn parse_execution_state(s: &str) -> Option<ExecutionState> {
     ExecutionState::ALL.into_iter().find(|st| st.as_str() == s)
+}
+
+/// Hands the live counters a TaskManager reported (in a heartbeat or an answer to the
+/// metric fetcher) to their JobMasters, after bounding them; what was implausible is
+/// added to `problems`. Reports of unknown jobs or attempts are dropped.
+pub(crate) fn accept_live_task_metrics(
+    jm: &JobManager,
+    reports: Vec<TaskMetricsReport>,
+    problems: &mut Vec<ReportProblem>,
+) {
+    for mut m in reports {
+        sanitize_task_metrics(&mut m, problems);
+        let Some(job) = JobId::parse(&m.job_id) else { continue };
+        jm.task_metrics(
+            job,
+            &m.attempt_id,
+            AttemptMetrics {
+                records_in: m.records_in,
+                records_out: m.records_out,
+                busy_ms: m.busy_ms,
+                idle_ms: m.idle_ms,
+                backpressured_ms: m.backpressured_ms,
+                bytes_in: m.bytes_in,
+                bytes_out: m.bytes_out,
+                input_watermark: m.input_watermark,
+                output_watermark: m.output_watermark,
+                in_pool_usage_permille: m.in_pool_usage_permille.min(1000),
+                out_pool_usage_permille: m.out_pool_usage_permille.min(1000),
+                input_watermarks: [m.input1_watermark, m.input2_watermark],
+                operators: m.operators.into_iter().map(OperatorMetrics::from_report).collect(),
+            },
+            MetricsReport::Live,
+        );
+    }
 }
 
 #[tonic::async_trait]
@@ -103,30 +137,7 @@ impl ResourceManager for JobManagerRpc {
         }
         let known = outcome == HeartbeatOutcome::Accepted;
         if known {
-            for mut m in hb.task_metrics {
-                sanitize_task_metrics(&mut m, &mut problems);
-                let Some(job) = JobId::parse(&m.job_id) else { continue };
-                self.jm.task_metrics(
-                    job,
-                    &m.attempt_id,
-                    AttemptMetrics {
-                        records_in: m.records_in,
-                        records_out: m.records_out,
-                        busy_ms: m.busy_ms,
-                        idle_ms: m.idle_ms,
-                        backpressured_ms: m.backpressured_ms,
-                        bytes_in: m.bytes_in,
-                        bytes_out: m.bytes_out,
-                        input_watermark: m.input_watermark,
-                        output_watermark: m.output_watermark,
-                        in_pool_usage_permille: m.in_pool_usage_permille.min(1000),
-                        out_pool_usage_permille: m.out_pool_usage_permille.min(1000),
-                        input_watermarks: [m.input1_watermark, m.input2_watermark],
-                        operators: m.operators.into_iter().map(OperatorMetrics::from_report).collect(),
-                    },
-                    MetricsReport::Live,
-                );
-            }
+            accept_live_task_metrics(&self.jm, hb.task_metrics, &mut problems);
         }
         if known && !problems.is_empty() {
             let reasons: Vec<String> = problems.iter().take(8).map(ToString::to_string).collect();

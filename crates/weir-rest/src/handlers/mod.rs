@@ -35,7 +35,8 @@
 //! One file per resource: [`jobs`] (jobs, savepoints, checkpoints, TaskManagers,
 //! configuration), [`vertices`], [`attempts`], [`metrics`], [`process`] (environment
 //! and logs), [`coordination`] and `web_assets`; `reply` and `path_params` hold what
-//! they share. Errors are listed in [`jobs`]. Every write must be JSON (else 415) and
+//! they share; `metric_freshness` lets the backend refresh task metrics before a
+//! read of them. Errors are listed in [`jobs`]. Every write must be JSON (else 415) and
 //! responses carry the configured `Access-Control-Allow-Origin` (see
 //! [`http_policy`](crate::http_policy)); sockets, TLS and connection bounds are
 //! [`server`](crate::server)'s.
@@ -43,6 +44,7 @@
 pub mod attempts;
 pub mod coordination;
 pub mod jobs;
+mod metric_freshness;
 pub mod metrics;
 pub(crate) mod path_params;
 pub mod process;
@@ -80,6 +82,10 @@ pub fn router_with_origin(backend: Arc<dyn RestBackend>, allow_origin: Option<He
     let preflight_origin = allow_origin.clone();
     r.fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::middleware::from_fn_with_state(
+            backend.clone(),
+            metric_freshness::refresh_before_read,
+        ))
         .layer(axum::middleware::from_fn(http_policy::require_json))
         .layer(axum::middleware::from_fn(move |request, next| {
             http_policy::answer_preflight(preflight_origin.clone(), request, next)

@@ -9,11 +9,14 @@ use weir_api::binary::BinaryInfo;
 use weir_api::program::Program;
 
 /// The log filter when `WEIR_LOG` is not set. In `weir local` the JobManager's and
-/// TaskManagers' warnings (a task failed, a restart) are what the job's result reports
-/// once at the end, so only their errors are logged.
+/// TaskManagers' warnings are what the job's result reports once at the end, so only
+/// their errors are logged — and the one line per restart, so that a failover shows
+/// while the job runs.
 fn default_log_filter(command: &Command) -> &'static str {
     match command {
-        Command::Local(_) | Command::Sql(_) => "warn,weir_jobmanager=error,weir_taskmanager=error",
+        Command::Local(_) | Command::Sql(_) => {
+            "warn,weir_jobmanager=error,weir_taskmanager=error,weir_jobmanager::failover=warn"
+        }
         _ => "warn",
     }
 }

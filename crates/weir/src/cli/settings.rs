@@ -90,6 +90,7 @@ pub fn jobmanager_settings(config: &Configuration) -> Result<JobManagerSettings>
         rest_port: config.get(&o::REST_PORT)?,
         heartbeat_interval: config.get(&o::HEARTBEAT_INTERVAL)?,
         heartbeat_timeout: config.get(&o::HEARTBEAT_TIMEOUT)?,
+        metric_fetcher_update_interval: config.get(&o::METRICS_FETCHER_UPDATE_INTERVAL)?,
         slot_request_timeout: config.get(&o::SLOT_REQUEST_TIMEOUT)?,
         exception_history_size: config.get(&o::EXCEPTION_HISTORY_SIZE)? as usize,
         max_slots_per_taskmanager: config.get(&o::RESOURCEMANAGER_TASKMANAGER_MAX_SLOTS)?,

@@ -97,7 +97,10 @@ fn vertex_view(address: &str, jid: &str, v: &Value) -> Result<VertexView> {
         records_out_per_second: aggregate(&rates, "numRecordsOutPerSecond", "sum"),
         max_busy_ms_per_second: aggregate(&rates, "busyTimeMsPerSecond", "max"),
         max_backpressured_ms_per_second: aggregate(&rates, "backPressuredTimeMsPerSecond", "max"),
-        min_input_watermark: aggregate(&watermark, "currentInputWatermark", "min").map(|w| w as i64),
+        // Long.MIN_VALUE: no watermark arrived yet.
+        min_input_watermark: aggregate(&watermark, "currentInputWatermark", "min")
+            .map(|w| w as i64)
+            .filter(|w| *w != i64::MIN),
     })
 }
 
@@ -169,7 +172,8 @@ pub fn render(address: &str, jobs: &[JobView], now_ms: i64) -> String {
         for v in &job.vertices {
             let lag = v
                 .min_input_watermark
-                .map_or("-".into(), |w| format!("{:.1}s", (now_ms - w) as f64 / 1000.0));
+                .and_then(|w| now_ms.checked_sub(w))
+                .map_or("-".into(), |lag| format!("{:.1}s", lag as f64 / 1000.0));
             let name: String = escape(&v.name).chars().take(40).collect();
             out += &format!(
                 "    {:<40} {:>3}  {:>9}  {:>9}  {:>5}  {:>5}  {:>12}\n",

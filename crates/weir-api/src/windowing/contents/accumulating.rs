@@ -45,7 +45,7 @@ where
     type Acc = T;
 
     fn descriptor(&self) -> &ValueStateDescriptor<T> {
-        &self.desc
+        &self.slot.desc
     }
 
     #[inline]
@@ -79,7 +79,7 @@ where
     type Acc = ACC;
 
     fn descriptor(&self) -> &ValueStateDescriptor<ACC> {
-        &self.desc
+        &self.slot.desc
     }
 
     #[inline]
