@@ -2,10 +2,10 @@
 """Idle connections against a server's connection limits (Weir issue 26, finding 4).
 
 Opens COUNT connections from --source (default 127.0.0.2: all of 127/8 is loopback on
-Linux) to HOST:PORT that never finish their handshake (--kind idle: send nothing;
+Linux; --sources N spreads them over N addresses from there) to HOST:PORT that never finish their handshake (--kind idle: send nothing;
 --kind slow-http: half a request's headers), then checks from 127.0.0.1 that a user is
 still served (--probe http: GET PATH answered; --probe data: the data protocol's hello
-answered) and, with --pid, counts the server process's open descriptors.
+answered) and, with --pid, counts the server process's open descriptors (1 s after the probe).
 
     python3 scripts/conn-flood.py 127.0.0.1:8081 600 --kind slow-http --probe http --path /overview
     python3 scripts/conn-flood.py 127.0.0.1:9249 2000 --probe http --path /metrics --pid 1234
@@ -22,15 +22,16 @@ import select
 import socket
 import struct
 import sys
+import time
 
 DATA_HELLO = b"WEIR" + struct.pack(">H", 3) + b"\0\0"
 
 
-def open_flood(host, port, count, source, kind):
+def open_flood(host, port, count, sources, kind):
     conns = []
-    for _ in range(count):
+    for i in range(count):
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        s.bind((source, 0))
+        s.bind((sources[i % len(sources)], 0))
         s.connect((host, port))
         if kind == "slow-http":
             s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")
@@ -41,9 +42,12 @@ def open_flood(host, port, count, source, kind):
 def closed(conns):
     """Connections the server has closed (readable with nothing to read, or reset)."""
     n = 0
+    poller = select.poll()
     for s in conns:
-        r, _, _ = select.select([s], [], [], 0)
-        if not r:
+        poller.register(s, select.POLLIN)
+    readable = {fd for fd, _ in poller.poll(0)}
+    for s in conns:
+        if s.fileno() not in readable:
             continue
         try:
             if s.recv(4096, socket.MSG_PEEK) == b"":
@@ -74,6 +78,7 @@ def main():
     p.add_argument("address", help="HOST:PORT of the server")
     p.add_argument("count", type=int, help="idle connections to open")
     p.add_argument("--source", default="127.0.0.2")
+    p.add_argument("--sources", type=int, default=1, help="spread over this many addresses from --source up")
     p.add_argument("--kind", choices=["idle", "slow-http"], default="idle")
     p.add_argument("--probe", choices=["http", "data"], default="http")
     p.add_argument("--path", default="/")
@@ -82,8 +87,11 @@ def main():
     a = p.parse_args()
     host, port = a.address.rsplit(":", 1)
     port = int(port)
-    conns = open_flood(host, port, a.count, a.source, a.kind)
+    first = a.source.rsplit(".", 1)
+    sources = [f"{first[0]}.{int(first[1]) + i}" for i in range(a.sources)]
+    conns = open_flood(host, port, a.count, sources, a.kind)
     outcome = probe(host, port, a.probe, a.path, a.probe_timeout)
+    time.sleep(1)  # let the server finish closing what it evicted before counting
     fds = len(os.listdir(f"/proc/{a.pid}/fd")) if a.pid else None
     print(
         f"opened={len(conns)} closed_by_server={closed(conns)} probe={outcome!r}"
