@@ -98,7 +98,7 @@ fn a_scrape_is_answered_and_descriptors_stay_bounded_while_idle_connections_floo
         .trim_start_matches("http://")
         .trim_end_matches("/metrics")
         .to_string();
-    let scrape = || ureq::get(&url).call().map(|r| r.status());
+    let scrape = || ureq::get(&url).call().map(|r| r.status()).map_err(|e| e.to_string());
     assert_eq!(scrape().expect("a scrape"), 200);
     let pid = cluster.jm.child.id();
     let before = open_fds(pid);
