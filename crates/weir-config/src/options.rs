@@ -197,13 +197,17 @@ config_options! {
     WEB_ACCESS_CONTROL_ALLOW_ORIGIN: Option<String> = ("web.access-control-allow-origin", None,
         "The Access-Control-Allow-Origin header of REST responses. Unset (Weir's default; Flink's is *): no such header, so web pages of other origins can neither read responses nor make cross-origin requests that need a preflight; every write needs Content-Type: application/json in any case.");
     REST_SERVER_MAX_CONNECTIONS: u32 = ("rest.server.max-connections", Some("512"),
-        "Weir only: open connections the REST endpoint serves at once; further connections are closed at once (one warning per burst).");
+        "Weir only: connections the REST endpoint serves at once once they sent their first request, and again as many that have not yet (TLS handshake, first request's headers). A new connection while those are full closes the oldest of them; one while the served ones are full is closed at once (one warning per burst). At least 1.");
+    REST_SERVER_MAX_CONNECTIONS_PER_PEER: u32 = ("rest.server.max-connections-per-peer", Some("128"),
+        "Weir only: connections the REST endpoint serves at once for one client address, before and after their first request; a new connection beyond closes that address's oldest connection still without a request, or is closed at once when there is none. At least 1.");
     REST_SERVER_HEADER_READ_TIMEOUT: Duration = ("rest.server.header-read-timeout", Some("30 s"),
-        "Weir only: how long the REST endpoint waits for a request's headers (and for a TLS handshake) before it closes the connection.");
+        "Weir only: how long the REST endpoint waits for a request's headers (and for a TLS handshake) before it closes the connection. More than 0.");
     TASKMANAGER_DATA_MAX_CONNECTIONS: u32 = ("taskmanager.data.max-connections", Some("256"),
-        "Weir only: open connections a TaskManager's data server serves at once (each takes two threads); further connections are closed at once (one warning per burst).");
+        "Weir only: connections a TaskManager's data server serves at once once they said hello (each takes two threads), and again as many in their TLS handshake and hello (one thread each). A new connection while those are full closes the oldest of them; one while the served ones are full is closed at once (one warning per burst). At least 1.");
+    TASKMANAGER_DATA_MAX_CONNECTIONS_PER_PEER: u32 = ("taskmanager.data.max-connections-per-peer", Some("64"),
+        "Weir only: connections a TaskManager's data server serves at once for one address (all TaskManagers of one host share it), in their handshake or served; a new connection beyond closes that address's oldest connection still in its handshake, or is closed at once when there is none. At least 1.");
     TASKMANAGER_DATA_HANDSHAKE_TIMEOUT: Duration = ("taskmanager.data.handshake-timeout", Some("10 s"),
-        "Weir only: how long a new data connection may take for its TLS handshake and hello before the data server closes it.");
+        "Weir only: how long a new data connection may take for its TLS handshake and hello before the data server closes it. More than 0.");
     IO_TMP_DIRS: Option<String> = ("io.tmp.dirs", None,
         "Directories for temporary files (the spill files of blocking result partitions), separated by ',' or the system's path separator; defaults to the system's temp directory. Weir uses the first.");
     BLOCKING_PARTITION_MEMORY_BUDGET: MemorySize = ("taskmanager.network.blocking-partition.memory-budget", Some("64mb"),

@@ -35,6 +35,17 @@ pub enum MetricsError {
         /// What is wrong with it.
         reason: String,
     },
+    /// A connection bound (`max-connections`, `max-connections-per-peer`) that is not a
+    /// whole number of at least 1.
+    #[error("metrics.reporter.{reporter}.{option}: '{value}' is not a number of connections of at least 1")]
+    InvalidLimit {
+        /// The reporter's name.
+        reporter: String,
+        /// The option (`max-connections`, `max-connections-per-peer`).
+        option: &'static str,
+        /// The configured value.
+        value: String,
+    },
     /// No port of the range could be bound.
     #[error("Prometheus reporter '{reporter}': could not bind any port of {range} on {host}: {reason}")]
     Bind {

@@ -5,19 +5,39 @@
 //! A reporter binds the first free port of its list on the process's bind host. One
 //! that finds no free port is not started; as in Flink, the process runs on without it
 //! and says so in its log.
+//!
+//! Its connections pass a gate ([`crate::http_admission`]): at most
+//! `metrics.reporter.<name>.max-connections` that sent a request, as many that have not
+//! yet (each for at most [`HEADER_READ_TIMEOUT`]; a new connection closes the oldest),
+//! and `metrics.reporter.<name>.max-connections-per-peer` from one address, so idle
+//! connections can neither keep scrapers out nor exhaust the process's descriptors.
 
 use crate::error::MetricsError;
 use crate::exposition::{self, CONTENT_TYPE};
+use crate::http_admission::{self, Admitting, HttpGate, ServerNames};
 use crate::reporter_config::PrometheusReporterConfig;
 use crate::sample::MetricSource;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
+use weir_core::admission::{Gate, Limits};
+
+/// How long a connection may take for a request's headers, and may stay open without
+/// a request, before it is closed.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(10);
+
+const NAMES: ServerNames = ServerNames {
+    server: "Prometheus reporter",
+    keys: "metrics.reporter.<name>.max-connections, metrics.reporter.<name>.max-connections-per-peer",
+};
 
 /// A started Prometheus reporter.
 #[derive(Debug)]
@@ -87,12 +107,12 @@ pub async fn start_prometheus_exporter(
         let app = Router::new()
             .route("/metrics", get(handler.clone()))
             .fallback(get(handler));
-        let name = config.name.clone();
-        let server = tokio::spawn(async move {
-            if let Err(e) = axum::serve(listener, app).await {
-                tracing::error!("Prometheus reporter '{name}' stopped serving: {e}");
-            }
-        });
+        let limits = Limits::new(
+            config.max_connections,
+            config.max_connections_per_peer,
+            HEADER_READ_TIMEOUT,
+        );
+        let server = tokio::spawn(serve(listener, app, Gate::new(limits)));
         return Ok(PrometheusExporter {
             name: config.name.clone(),
             address,
@@ -105,6 +125,37 @@ pub async fn start_prometheus_exporter(
         range: config.ports.to_string(),
         reason: last_error,
     })
+}
+
+/// Accepts connections on `listener` for `app` through `gate`, until aborted.
+async fn serve(listener: TcpListener, app: Router, gate: Arc<HttpGate>) {
+    let mut http = hyper::server::conn::http1::Builder::new();
+    http.timer(TokioTimer::new()).header_read_timeout(HEADER_READ_TIMEOUT);
+    loop {
+        let (stream, peer) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            Err(e) => {
+                tracing::warn!(error = %e, "Prometheus reporter: accept failed");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        let Some((ticket, evicted)) = http_admission::admit(&gate, peer, NAMES) else {
+            continue;
+        };
+        let service = Admitting::new(TowerToHyperService::new(app.clone()), gate.clone(), ticket, NAMES);
+        let connection = http.serve_connection(TokioIo::new(stream), service);
+        tokio::spawn(async move {
+            tokio::select! {
+                served = connection => if let Err(e) = served {
+                    tracing::debug!(peer = %peer, error = %e, "Prometheus reporter: connection ended with an error");
+                },
+                () = evicted.notified() => {
+                    tracing::debug!(peer = %peer, "Prometheus reporter: closing a connection without a request");
+                }
+            }
+        });
+    }
 }
 
 /// Starts every reporter of `configs`; one that cannot bind is logged (to the tracing
@@ -168,6 +219,8 @@ mod tests {
         PrometheusReporterConfig {
             name: "prom".into(),
             ports: PortRange::parse(ports).unwrap(),
+            max_connections: 2,
+            max_connections_per_peer: 2,
         }
     }
 

@@ -9,6 +9,9 @@
 //! - [`exposition`]: samples in the Prometheus text format, through `prometheus-client`,
 //!   with the names and labels of Flink's PrometheusReporter.
 //! - [`exporter`]: the HTTP endpoint a process serves them on.
+//! - [`http_admission`]: HTTP/1.1 connections under a connection gate (limits per
+//!   server and per peer, idle connections evicted first), for the exporter and the
+//!   REST endpoint.
 //! - [`rates`]: per-second rates of counters between reads, for reporters of processes
 //!   that only keep totals.
 //!
@@ -18,6 +21,7 @@
 pub mod error;
 pub mod exporter;
 pub mod exposition;
+pub mod http_admission;
 pub mod lag;
 pub mod names;
 pub mod rates;

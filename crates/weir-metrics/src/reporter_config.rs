@@ -6,6 +6,12 @@
 //! reporter ([`PROMETHEUS_FACTORY`]); any other factory class is refused with the
 //! reporter's name, as is a port option that is not a port list.
 //!
+//! Weir bounds a reporter's connections (Flink's reporter has no such keys):
+//! `metrics.reporter.<name>.max-connections` ([`DEFAULT_MAX_CONNECTIONS`]) connections
+//! that sent a request, as many more that have not yet, and
+//! `metrics.reporter.<name>.max-connections-per-peer` ([`DEFAULT_MAX_CONNECTIONS_PER_PEER`])
+//! from one address; either must be a whole number of at least 1.
+//!
 //! The port is Flink's port list: ports and ranges separated by commas
 //! (`9249`, `9250-9260`, `9249,9251-9255`); a process binds the first free one. `0` asks
 //! for any free port. Weir's default is `9249-9259` where Flink's is `9249`, so a
@@ -21,6 +27,12 @@ pub const PROMETHEUS_FACTORY: &str = "org.apache.flink.metrics.prometheus.Promet
 
 /// The port list a Prometheus reporter binds by default.
 pub const DEFAULT_PORTS: &str = "9249-9259";
+
+/// Connections a reporter serves at once by default.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 16;
+
+/// Connections a reporter serves at once for one address by default.
+pub const DEFAULT_MAX_CONNECTIONS_PER_PEER: usize = 8;
 
 const PREFIX: &str = "metrics.reporter.";
 
@@ -75,6 +87,26 @@ pub struct PrometheusReporterConfig {
     pub name: String,
     /// The ports it may bind.
     pub ports: PortRange,
+    /// Connections served at once (`metrics.reporter.<name>.max-connections`).
+    pub max_connections: usize,
+    /// Connections served at once for one address
+    /// (`metrics.reporter.<name>.max-connections-per-peer`).
+    pub max_connections_per_peer: usize,
+}
+
+/// The connection bound `option` of reporter `name`, or `default` when it is not set.
+fn limit(name: &str, opts: &BTreeMap<&str, &str>, option: &'static str, default: usize) -> Result<usize, MetricsError> {
+    let Some(value) = opts.get(option) else {
+        return Ok(default);
+    };
+    match value.trim().parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(MetricsError::InvalidLimit {
+            reporter: name.to_string(),
+            option,
+            value: weir_core::excerpt::excerpt(value),
+        }),
+    }
 }
 
 /// The Prometheus reporters `config` asks for, by name.
@@ -122,6 +154,13 @@ pub fn prometheus_reporters(config: &Configuration) -> Result<Vec<PrometheusRepo
         reporters.push(PrometheusReporterConfig {
             name: name.to_string(),
             ports,
+            max_connections: limit(name, &opts, "max-connections", DEFAULT_MAX_CONNECTIONS)?,
+            max_connections_per_peer: limit(
+                name,
+                &opts,
+                "max-connections-per-peer",
+                DEFAULT_MAX_CONNECTIONS_PER_PEER,
+            )?,
         });
     }
     Ok(reporters)
@@ -177,6 +216,37 @@ mod tests {
             err.to_string(),
             "metrics.reporter.prom.port: '92x9' is not a port or a port range like 9249-9259 ('92x9' is not a port number 0..65535)"
         );
+    }
+
+    #[test]
+    fn connection_bounds_default_to_16_and_8_per_peer_and_can_be_set() {
+        let r = prometheus_reporters(&config(&[("metrics.reporter.prom.factory.class", PROMETHEUS_FACTORY)])).unwrap();
+        assert_eq!((r[0].max_connections, r[0].max_connections_per_peer), (16, 8));
+        let r = prometheus_reporters(&config(&[
+            ("metrics.reporter.prom.factory.class", PROMETHEUS_FACTORY),
+            ("metrics.reporter.prom.max-connections", "4"),
+            ("metrics.reporter.prom.max-connections-per-peer", " 2 "),
+        ]))
+        .unwrap();
+        assert_eq!((r[0].max_connections, r[0].max_connections_per_peer), (4, 2));
+    }
+
+    #[test]
+    fn a_connection_bound_of_zero_a_negative_number_or_garbage_is_refused_naming_the_key() {
+        for option in ["max-connections", "max-connections-per-peer"] {
+            for value in ["0", "-3", "many", ""] {
+                let key = format!("metrics.reporter.prom.{option}");
+                let err = prometheus_reporters(&config(&[
+                    ("metrics.reporter.prom.factory.class", PROMETHEUS_FACTORY),
+                    (key.as_str(), value),
+                ]))
+                .unwrap_err();
+                assert_eq!(
+                    err.to_string(),
+                    format!("{key}: '{value}' is not a number of connections of at least 1")
+                );
+            }
+        }
     }
 
     #[test]

@@ -107,7 +107,7 @@ async fn a_request_whose_headers_never_end_is_closed_after_the_header_read_timeo
 }
 
 #[tokio::test]
-async fn connections_beyond_the_limit_are_closed_until_one_ends() {
+async fn connections_beyond_the_limit_of_served_ones_are_closed_until_one_ends() {
     let options = RestServerOptions {
         max_connections: 1,
         ..RestServerOptions::default()
@@ -116,7 +116,13 @@ async fn connections_beyond_the_limit_are_closed_until_one_ends() {
         .await
         .unwrap();
     let addr = server.local_addr();
-    let held = TcpStream::connect(addr).await.unwrap();
+    let mut held = TcpStream::connect(addr).await.unwrap();
+    held.write_all(b"GET /overview HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let mut head = [0u8; 12];
+    held.read_exact(&mut head).await.unwrap();
+    assert_eq!(&head, b"HTTP/1.1 200");
     let mut refused = TcpStream::connect(addr).await.unwrap();
     refused
         .write_all(b"GET /overview HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
@@ -136,6 +142,35 @@ async fn connections_beyond_the_limit_are_closed_until_one_ends() {
         tokio::time::sleep(Duration::from_millis(5)).await;
     };
     assert!(answer.starts_with("HTTP/1.1 200 OK"), "{answer}");
+}
+
+#[tokio::test]
+async fn slow_connections_that_send_no_request_cannot_lock_a_user_out() {
+    let options = RestServerOptions {
+        max_connections: 4,
+        ..RestServerOptions::default()
+    };
+    let server = RestServerHandle::start_with("127.0.0.1:0", FakeBackend::new(), options)
+        .await
+        .unwrap();
+    let addr = server.local_addr();
+    let mut slow = Vec::new();
+    for _ in 0..20 {
+        let mut s = TcpStream::connect(addr).await.unwrap();
+        s.write_all(b"GET /overview HTTP/1.1\r\n").await.unwrap();
+        slow.push(s);
+    }
+    let mut user = TcpStream::connect(addr).await.unwrap();
+    user.write_all(b"GET /overview HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+        .await
+        .unwrap();
+    let answer = read_all(&mut user).await;
+    assert!(answer.starts_with("HTTP/1.1 200 OK"), "{answer}");
+    assert_eq!(
+        read_all(&mut slow[0]).await,
+        "",
+        "the oldest slow connection was closed"
+    );
 }
 
 /// An `OPTIONS` preflight from a page of `https://dashboard.example` for a JSON POST.

@@ -31,9 +31,13 @@ pub struct NetworkConfig {
     #[serde(default = "default_partition_request_timeout_ms")]
     pub partition_request_timeout_ms: u64,
     /// Connections the data server serves at once (`taskmanager.data.max-connections`,
-    /// 256); further ones are closed at once.
+    /// 256); further ones are closed at once. As many more may be in their handshake.
     #[serde(default = "default_data_max_connections")]
     pub data_max_connections: usize,
+    /// Connections the data server serves at once for one peer address, in their
+    /// handshake or established (`taskmanager.data.max-connections-per-peer`, 64).
+    #[serde(default = "default_data_max_connections_per_peer")]
+    pub data_max_connections_per_peer: usize,
     /// How long a new data connection may take for its TLS handshake and hello, in
     /// milliseconds (`taskmanager.data.handshake-timeout`, 10 000).
     #[serde(default = "default_data_handshake_timeout_ms")]
@@ -57,6 +61,10 @@ pub struct NetworkConfig {
 
 fn default_data_max_connections() -> usize {
     256
+}
+
+fn default_data_max_connections_per_peer() -> usize {
+    64
 }
 
 fn default_data_handshake_timeout_ms() -> u64 {
@@ -88,6 +96,7 @@ impl Default for NetworkConfig {
             total_buffers: 2048,
             partition_request_timeout_ms: default_partition_request_timeout_ms(),
             data_max_connections: default_data_max_connections(),
+            data_max_connections_per_peer: default_data_max_connections_per_peer(),
             data_handshake_timeout_ms: default_data_handshake_timeout_ms(),
             data_idle_timeout_ms: default_data_idle_timeout_ms(),
             blocking_memory_budget: DEFAULT_BLOCKING_MEMORY_BUDGET,

@@ -18,10 +18,13 @@
 //!   buffers (see below) and drives the same [`ReceiverCredits`](crate::network::ReceiverCredits).
 //! - `protocol` encodes and decodes the frames; `transport` carries them over plain
 //!   TCP or mutual TLS ([`DataPlaneTls`]).
-//! - Bounds: the data server serves at most `data_max_connections` connections (a
-//!   refused burst logs one warning), closes a connection whose TLS handshake and
-//!   hello take longer than `data_handshake_timeout_ms`, and one that serves no
-//!   channel and stays silent for `data_idle_timeout_ms`.
+//! - Bounds: the data server serves at most `data_max_connections` connections and as
+//!   many in their handshake, at most `data_max_connections_per_peer` from one address
+//!   (`weir_core::admission`: a new connection closes the oldest one still in its
+//!   handshake instead of being refused; a refused burst logs one warning), closes a
+//!   connection whose TLS handshake and hello take longer than
+//!   `data_handshake_timeout_ms`, and one that serves no channel and stays silent for
+//!   `data_idle_timeout_ms`.
 //!
 //! # Wire protocol (version [`PROTOCOL_VERSION`])
 //!
@@ -124,6 +127,8 @@
 //! remote channel → gate; the client connection's table is a leaf (nothing else is
 //! locked while it is held).
 
+#[cfg(test)]
+mod admission_tests;
 pub(crate) mod client;
 pub(crate) mod protocol;
 #[cfg(test)]

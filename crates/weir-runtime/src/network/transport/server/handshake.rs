@@ -25,6 +25,13 @@ pub(super) fn shake_hands(
     let log_failure = |e: &std::io::Error| {
         if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) {
             tracing::debug!(peer = %peer, "data connection sent no hello in time");
+        } else if matches!(
+            e.kind(),
+            ErrorKind::UnexpectedEof | ErrorKind::ConnectionReset | ErrorKind::ConnectionAborted
+        ) {
+            // Gone before its hello: the peer hung up, or the gate closed the connection
+            // to make room (reported by the server's rate-limited warning).
+            tracing::debug!(peer = %peer, error = %e, "data connection closed before its hello");
         } else {
             tracing::warn!(peer = %peer, error = %e, "data connection closed during the handshake");
         }

@@ -1,9 +1,13 @@
 //! The producer side of remote channels: the data server of one process
 //! ([`DataServer`]) and its connections ([`ServerConnShared`]).
 //!
-//! One accept thread per server, admitting at most `taskmanager.data.max-connections`
-//! connections (this file); per connection a reader thread that shakes hands
-//! ([`handshake`]) and then reads requests, credit and cancels ([`requests`]), and a
+//! One accept thread per server, admitting connections through a
+//! [`Gate`] (this file): `taskmanager.data.max-connections` established ones, as many in
+//! their handshake (the oldest of which is closed when a new one needs its place, so
+//! connections that never say hello cannot keep TaskManagers out), and
+//! `taskmanager.data.max-connections-per-peer` from one address; per connection a
+//! reader thread that shakes hands ([`handshake`]) and then reads requests, credit and
+//! cancels ([`requests`]), and a
 //! writer thread (control frames first, then the channels that have something to send,
 //! round-robin: [`writer`]). The connection's shared state is [`connection`]. A
 //! requested subpartition gets a [`Listener::Remote`](crate::network::partition::subpartition::Listener)
@@ -11,9 +15,10 @@
 //! as they queue a local channel at its gate; a channel with a priority event goes to
 //! the front of the writer's queue and its event is sent as kind 2 (priority event).
 //!
-//! Invariants: a connection is in `conns` from its handshake until it closes, and holds
-//! its place under the connection limit until it leaves `conns`; the invariants of one
-//! connection are in [`connection`].
+//! Invariants: a connection holds a [`Ticket`] of the gate from its accept until it
+//! closes, pending until its hello and then established; it is in `conns` from its
+//! handshake until it closes and frees its place before it leaves `conns`; the
+//! invariants of one connection are in [`connection`].
 
 mod connection;
 mod handshake;
@@ -29,12 +34,15 @@ use crate::network::error::NetworkError;
 use crate::network::partition::registry::PartitionRegistry;
 use requests::Closed;
 use std::collections::HashMap;
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
-use weir_core::admission::{Admitted, ConnectionLimit};
+use weir_core::admission::{Gate, Limits, Ticket, Warning};
+
+/// What closes a connection still in its handshake: a handle on its socket.
+type Closer = TcpStream;
 
 /// The data server of one process.
 pub(crate) struct DataServer {
@@ -50,14 +58,14 @@ pub(crate) struct ServerShared {
     shutdown: AtomicBool,
     /// TLS for every connection (`None`: plain TCP).
     tls: Option<Arc<rustls::ServerConfig>>,
-    /// The bound on open connections, counted from accept to close.
-    limit: ConnectionLimit,
+    /// The bounds on connections, counted from accept to close.
+    gate: Arc<Gate<Closer>>,
     handshake_timeout: Duration,
     idle_timeout: Duration,
 }
 
 impl DataServer {
-    /// Binds `bind` and starts accepting connections, with the TLS, connection limit
+    /// Binds `bind` and starts accepting connections, with the TLS, connection limits
     /// and timeouts of `config`.
     pub(crate) fn start(
         bind: &str,
@@ -70,14 +78,20 @@ impl DataServer {
         };
         let listener = TcpListener::bind(bind).map_err(bind_err)?;
         let local_addr = listener.local_addr().map_err(bind_err)?;
+        let handshake_timeout = Duration::from_millis(config.data_handshake_timeout_ms.max(1));
+        let limits = Limits::new(
+            config.data_max_connections,
+            config.data_max_connections_per_peer,
+            handshake_timeout,
+        );
         let shared = Arc::new(ServerShared {
             registry,
             conns: Mutex::new(HashMap::new()),
             next_conn: AtomicU64::new(0),
             shutdown: AtomicBool::new(false),
             tls: config.tls.as_ref().map(|t| t.server.clone()),
-            limit: ConnectionLimit::new(config.data_max_connections),
-            handshake_timeout: Duration::from_millis(config.data_handshake_timeout_ms.max(1)),
+            gate: Gate::new(limits),
+            handshake_timeout,
             idle_timeout: Duration::from_millis(config.data_idle_timeout_ms.max(1)),
         });
         let accept = shared.clone();
@@ -138,32 +152,7 @@ impl ServerShared {
                 break;
             }
             match stream {
-                Ok(stream) => {
-                    let admitted = match self.limit.try_admit(Instant::now()) {
-                        Ok(admitted) => admitted,
-                        Err(refused) => {
-                            if let Some(refused) = refused.warn {
-                                tracing::warn!(
-                                    limit = self.limit.limit(),
-                                    refused,
-                                    "data server at its connection limit (taskmanager.data.max-connections): closing new connections"
-                                );
-                            }
-                            drop(stream);
-                            continue;
-                        }
-                    };
-                    let me = self.clone();
-                    let peer = stream
-                        .peer_addr()
-                        .map_or_else(|_| "unknown peer".to_owned(), |a| a.to_string());
-                    let spawned = thread::Builder::new()
-                        .name(format!("weir-data-in-{peer}"))
-                        .spawn(move || me.serve(stream, peer, admitted));
-                    if let Err(e) = spawned {
-                        tracing::warn!(error = %e, "cannot start a data connection thread");
-                    }
-                }
+                Ok(stream) => self.admit(stream),
                 Err(e) => {
                     tracing::warn!(error = %e, "data server accept failed");
                     thread::sleep(Duration::from_millis(10));
@@ -173,15 +162,79 @@ impl ServerShared {
         tracing::debug!("data server stopped accepting");
     }
 
-    /// Runs one connection: handshake, writer thread, then the read loop. `admitted`
-    /// holds the connection's place under the limit until it ends (freed before the
-    /// connection leaves `conns`, so a place is free once it is gone from there).
-    fn serve(self: Arc<Self>, stream: TcpStream, peer: String, admitted: Admitted) {
+    /// Gives `stream` a place and a thread, or closes it; closes the connections in
+    /// their handshake that the gate evicted for it.
+    fn admit(self: &Arc<Self>, stream: TcpStream) {
+        let address = match stream.peer_addr() {
+            Ok(address) => address,
+            Err(e) => {
+                tracing::debug!(error = %e, "data server: a connection closed before it was admitted");
+                return;
+            }
+        };
+        let closer = match stream.try_clone() {
+            Ok(closer) => closer,
+            Err(e) => {
+                tracing::warn!(peer = %address, error = %e, "data server: cannot admit a connection");
+                return;
+            }
+        };
+        let decision = self.gate.admit(address.ip(), Instant::now(), closer);
+        for evicted in decision.close {
+            if let Err(e) = evicted.shutdown(Shutdown::Both) {
+                tracing::debug!(error = %e, "data server: closing a connection in its handshake");
+            }
+        }
+        if let Some(warning) = decision.warning {
+            self.warn(warning);
+        }
+        let ticket = match decision.result {
+            Ok(ticket) => ticket,
+            Err(refusal) => {
+                tracing::debug!(peer = %address, "data server refused a connection: {refusal}");
+                return;
+            }
+        };
+        let me = self.clone();
+        let peer = address.to_string();
+        let spawned = thread::Builder::new()
+            .name(format!("weir-data-in-{peer}"))
+            .spawn(move || me.serve(stream, peer, ticket));
+        if let Err(e) = spawned {
+            tracing::warn!(error = %e, "cannot start a data connection thread");
+        }
+    }
+
+    fn warn(&self, warning: Warning) {
+        let limits = self.gate.limits();
+        tracing::warn!(
+            max_connections = limits.max_connections,
+            max_per_peer = limits.max_per_peer,
+            refused = warning.refused,
+            closed_in_handshake = warning.evicted,
+            "data server at its connection limits (taskmanager.data.max-connections, \
+             taskmanager.data.max-connections-per-peer, taskmanager.data.handshake-timeout): \
+             refusing new connections and closing those that have not said hello"
+        );
+    }
+
+    /// Runs one connection: handshake, writer thread, then the read loop. `ticket`
+    /// holds the connection's place until it ends (freed before the connection leaves
+    /// `conns`, so a place is free once it is gone from there).
+    fn serve(self: Arc<Self>, stream: TcpStream, peer: String, ticket: Ticket<Closer>) {
         let tls = self.tls.as_ref();
         let Some(halves) = handshake::shake_hands(&stream, tls, self.handshake_timeout, self.idle_timeout, &peer)
         else {
             return;
         };
+        let established = ticket.establish(Instant::now());
+        if let Some(warning) = established.warning {
+            self.warn(warning);
+        }
+        if let Err(refusal) = established.result {
+            tracing::debug!(peer = %peer, "data server closed a connection after its hello: {refusal}");
+            return;
+        }
         let Some(conn) = self.register(stream, halves, &peer) else {
             return;
         };
@@ -191,7 +244,7 @@ impl ServerShared {
             Ok(Closed::Idle) => tracing::debug!(peer = %peer, "closing an idle data connection"),
             Err(e) => tracing::warn!(peer = %peer, error = %e, "closing data connection"),
         }
-        drop(admitted);
+        drop(ticket);
         lock(&self.conns).remove(&conn.id);
         conn.close(match &reason {
             Ok(Closed::ByPeer) => "closed by the peer",
