@@ -163,13 +163,16 @@ fn issue_error(name: &str, e: impl std::fmt::Display) -> ClusterPkiError {
     }
 }
 
-/// Writes `text` to `path` with mode 0600: a temporary file beside it, renamed.
+/// Writes `text` to `path` with mode 0600: `<path>.tmp` beside it (one per target file,
+/// so a certificate and its key never share one), renamed.
 fn write_private(path: &Path, text: &str) -> Result<(), ClusterPkiError> {
     let err = |source| ClusterPkiError::Write {
         path: path.to_path_buf(),
         source,
     };
-    let tmp = path.with_extension("tmp");
+    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
+    tmp_name.push(".tmp");
+    let tmp = path.with_file_name(tmp_name);
     let mut file = std::fs::OpenOptions::new()
         .write(true)
         .create(true)

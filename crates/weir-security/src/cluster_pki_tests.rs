@@ -79,6 +79,20 @@ fn a_new_cluster_ca_is_private_and_its_certificates_make_mutual_tls_that_a_forei
         assert_eq!(mode(&file), 0o600, "{}", file.display());
     }
     assert_eq!(jm.cert, tls.join("jobmanager.crt"));
+    let mut files: Vec<String> = std::fs::read_dir(&tls)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    let expected = [
+        "ca.crt",
+        "ca.key",
+        "jobmanager.crt",
+        "jobmanager.key",
+        "taskmanager-0.crt",
+        "taskmanager-0.key",
+    ];
+    assert_eq!(files, expected, "no temporary file is left behind");
     assert!(pki.not_after() > OffsetDateTime::now_utc() + Duration::days(3600));
 
     let (server, client) = (tls_of(&jm, &pki.ca_cert()), tls_of(&tm, &pki.ca_cert()));
