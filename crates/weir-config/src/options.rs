@@ -175,7 +175,7 @@ config_options! {
 
     // --- security (Flink's security.ssl.* keys, with PEM files instead of keystores) -----
     SSL_INTERNAL_ENABLED: bool = ("security.ssl.internal.enabled", Some("false"),
-        "Mutual TLS for the cluster's internal connections: the RPC endpoints of the JobManager and TaskManagers and the TaskManagers' data servers. Every peer must present a certificate signed by security.ssl.internal.trust-cert. Off: anyone who reaches an RPC or data port can act as a cluster member.");
+        "Mutual TLS for the cluster's internal connections: the RPC endpoints of the JobManager and TaskManagers and the TaskManagers' data servers. Every peer must present a certificate signed by security.ssl.internal.trust-cert. Off: anyone who reaches an RPC or data port can act as a cluster member. weir start-cluster turns it on unless it is set to false explicitly, with a CA of its own in cluster.dir when no certificate files are set.");
     SSL_INTERNAL_CERT: Option<String> = ("security.ssl.internal.cert", None,
         "Weir only (Flink: security.ssl.internal.keystore): PEM file with this process's certificate chain for internal connections.");
     SSL_INTERNAL_KEY: Option<String> = ("security.ssl.internal.key", None,

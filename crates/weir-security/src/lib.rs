@@ -10,7 +10,13 @@
 //!   RPC and the data plane, [`rest_server_tls`] / [`rest_client_tls`] for REST.
 //! - [`error`](mod@error): [`SecurityError`], why settings could not be loaded.
 //! - `test_pki` (feature `test-pki`): certificates made at test time.
+//! - [`cluster_tls`]: which internal TLS a cluster started by `weir start-cluster` runs
+//!   with (secure by default), and the host names its certificates are valid for.
+//! - `cluster_pki` (feature `cluster-pki`): the cluster's own CA in `cluster.dir`.
 
+#[cfg(any(test, feature = "cluster-pki"))]
+pub mod cluster_pki;
+pub mod cluster_tls;
 pub mod configs;
 pub mod error;
 pub mod pem;

@@ -83,8 +83,19 @@ impl Identity {
     /// Reads the certificate chain of `cert` and the private key of `key`.
     pub fn load(cert: PemPath<'_>, key: PemPath<'_>) -> Result<Self, SecurityError> {
         let cert_pem = read(cert)?;
-        let certs = certificates(cert, &cert_pem)?;
         let key_pem = read(key)?;
+        Self::from_pem(cert, cert_pem, key, key_pem)
+    }
+
+    /// The identity of PEM text already read: `cert_pem` (from `cert`) and `key_pem`
+    /// (from `key`); the paths only name the origin in errors.
+    pub fn from_pem(
+        cert: PemPath<'_>,
+        cert_pem: Vec<u8>,
+        key: PemPath<'_>,
+        key_pem: Vec<u8>,
+    ) -> Result<Self, SecurityError> {
+        let certs = certificates(cert, &cert_pem)?;
         let private = PrivateKeyDer::from_pem_slice(&key_pem)
             .map_err(|e| invalid(key, format!("no usable PRIVATE KEY block: {e}")))?;
         Ok(Self {

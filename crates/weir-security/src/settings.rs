@@ -105,14 +105,20 @@ impl InternalTls {
             "security.ssl.internal.trust-cert",
             INTERNAL,
         )?;
+        Self::new(identity, trust).map(Some)
+    }
+
+    /// Mutual TLS presenting `identity` to peers signed by `trust` (errors name the
+    /// `security.ssl.internal.*` keys).
+    pub fn new(identity: Identity, trust: Trust) -> Result<Arc<Self>, SecurityError> {
         let server = server_config(&identity, INTERNAL_KEYS, Some(&trust))?;
         let client = client_config(&trust, Some((&identity, INTERNAL_KEYS)))?;
-        Ok(Some(Arc::new(Self {
+        Ok(Arc::new(Self {
             identity,
             trust,
             server,
             client,
-        })))
+        }))
     }
 }
 

@@ -144,3 +144,38 @@ fn a_start_whose_rest_port_is_taken_exits_with_the_reason_and_starts_no_taskmana
     assert!(!alive(pids[0]));
     assert!(!dir.path().join("jobmanager.pid").exists());
 }
+
+#[test]
+fn a_cluster_restarted_in_the_same_dir_reuses_its_ca_and_a_corrupt_ca_stops_the_start_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let ports = vec!["jobmanager.rpc.port=0".to_string(), "rest.port=0".to_string()];
+    let start = || weir_in_cluster_dir(dir.path(), &["start-cluster", "--taskmanagers", "1"], &ports);
+    let stop = || weir_in_cluster_dir(dir.path(), &["stop-cluster"], &[]);
+    let ca = dir.path().join("tls").join("ca.crt");
+
+    let (code, out, err) = start();
+    stop();
+    assert_eq!(code, 0, "{out} {err}");
+    let first_ca = std::fs::read(&ca).unwrap();
+    let (code, out, err) = start();
+    let listed = weir_in_cluster_dir(dir.path(), &["list"], &[]);
+    let (stop_code, stop_out, _) = stop();
+    assert_eq!(code, 0, "the restart works: {out} {err}");
+    assert!(out.contains("mutual TLS with the cluster CA"), "{out}");
+    assert_eq!(std::fs::read(&ca).unwrap(), first_ca, "the CA is reused");
+    assert_eq!(listed.0, 0, "{listed:?}");
+    assert_eq!(stop_code, 0);
+    assert!(stop_out.contains("Stopped taskmanager-0"), "{stop_out}");
+
+    std::fs::write(&ca, "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n").unwrap();
+    let (code, out, err) = start();
+    if code == 0 {
+        stop();
+    }
+    assert_ne!(code, 0, "{out}");
+    assert!(
+        err.contains(&format!("{} is not a usable cluster CA file", ca.display())),
+        "{err}"
+    );
+    assert!(started_pids(&out).is_empty(), "no process is started: {out}");
+}

@@ -26,6 +26,7 @@ pub fn run(config: &Configuration, program: &str, parallelism: Option<u32>, args
     };
     let (request, invocation, _) = checked_submission(config, &job)?;
     let settings = jobmanager_settings(config)?;
+    super::security::warn_if_plaintext("JobManager", settings.internal_tls.is_none());
     let jobmanager = EmbeddedJobManager::start(settings, registry().clone(), RestEndpoint::Serve, "jm")?;
     let rest = jobmanager
         .rest_address()

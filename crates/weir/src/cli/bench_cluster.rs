@@ -6,6 +6,12 @@
 //! registered), each process's resident memory at idle, and records/s of
 //! `bench-keyed` at p=2 across the two TaskManagers (one hash exchange over TCP) next
 //! to the same job at p=2 inside this process, with their ratio.
+//!
+//! Internal TLS takes `weir start-cluster`'s default ([`super::internal_tls`]): mutual
+//! TLS with a CA made for the run in a private temporary directory (removed at the
+//! end; its making counts in the start-up time), plaintext with `-D
+//! security.ssl.internal.enabled=false`, the given files with `-D
+//! security.ssl.internal.*`.
 
 use super::client;
 use super::daemon::Daemon;
@@ -24,7 +30,8 @@ pub struct BenchClusterArgs {
     #[arg(long, default_value_t = 10_000)]
     pub keys: u64,
     /// A configuration entry `key=value` for every started process (e.g.
-    /// `security.ssl.internal.*` to measure internal TLS); repeatable.
+    /// `security.ssl.internal.enabled=false` to measure without internal TLS);
+    /// repeatable.
     #[arg(short = 'D', value_name = "KEY=VALUE")]
     pub dynamic: Vec<String>,
 }
@@ -45,11 +52,35 @@ fn rss_mib(pid: u32) -> f64 {
         .unwrap_or(0.0)
 }
 
+/// A private directory for the run's certificates, removed when dropped.
+struct RunDir(std::path::PathBuf);
+
+impl RunDir {
+    fn create() -> Result<RunDir> {
+        let path = std::env::temp_dir().join(format!("weir-bench-cluster-{}", std::process::id()));
+        std::fs::create_dir_all(&path).with_context(|| format!("cannot create {}", path.display()))?;
+        Ok(RunDir(path))
+    }
+}
+
+impl Drop for RunDir {
+    fn drop(&mut self) {
+        if let Err(e) = std::fs::remove_dir_all(&self.0) {
+            tracing::warn!("cannot remove {}: {e}", self.0.display());
+        }
+    }
+}
+
 /// Runs the comparison and prints the figures.
 pub fn run(args: &BenchClusterArgs) -> Result<()> {
+    let run_dir = RunDir::create()?;
     let start = Instant::now();
+    let config = weir_config::Configuration::load(None, &args.dynamic)?;
+    let tls = super::internal_tls::prepare(&config, &run_dir.0, 2)?;
+    println!("{}", tls.source.describe(&run_dir.0));
     let mut jm_conf = vec!["jobmanager.rpc.port=0".to_string(), "rest.port=0".to_string()];
     jm_conf.extend(args.dynamic.iter().cloned());
+    jm_conf.extend(tls.jobmanager.iter().cloned());
     let jm = daemon("jobmanager", &jm_conf)?;
     let rest = jm.field("rest")?;
     let rpc_port = jm.field("rpc")?.rsplit(':').next().unwrap_or("0").to_string();
@@ -58,7 +89,12 @@ pub fn run(args: &BenchClusterArgs) -> Result<()> {
         "taskmanager.numberOfTaskSlots=1".to_string(),
     ];
     tm_conf.extend(args.dynamic.iter().cloned());
-    let tms = [daemon("taskmanager", &tm_conf)?, daemon("taskmanager", &tm_conf)?];
+    let tm_daemon = |i: usize| {
+        let mut conf = tm_conf.clone();
+        conf.extend(tls.taskmanagers[i].iter().cloned());
+        daemon("taskmanager", &conf)
+    };
+    let tms = [tm_daemon(0)?, tm_daemon(1)?];
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let body = client::get(&rest, "/overview").unwrap_or_default();

@@ -7,6 +7,11 @@
 //! `taskmanager-<i>.log`. It tells each daemon its log file in the environment variable
 //! [`LOG_FILE_ENV`] (as Flink's scripts pass `-Dlog.file`), so that the JobManager
 //! serves its log at `/jobmanager/logs` and each TaskManager reports its own.
+//!
+//! Internal mutual TLS is on by default for a cluster `start-cluster` starts, with
+//! certificates of its own CA in `cluster.dir/tls/`, and for a TaskManager joining it
+//! with `weir taskmanager --cluster-dir` ([`super::internal_tls`]); a process started
+//! by hand otherwise keeps Flink's plaintext default and says so in a warning.
 
 use super::settings::{install_file_policy, jobmanager_settings, taskmanager_settings, ConfigArgs};
 use super::startup::Startup;
@@ -55,6 +60,7 @@ pub fn jobmanager(args: &JobManagerArgs) -> Result<()> {
             install_file_policy(&config)?;
             let mut settings = jobmanager_settings(&config)?;
             settings.log_file = log_file_from_env();
+            super::security::warn_if_plaintext("JobManager", settings.internal_tls.is_none());
             weir_jobmanager::run_jobmanager(settings, registry().clone())?;
             Ok(())
         }
@@ -62,12 +68,34 @@ pub fn jobmanager(args: &JobManagerArgs) -> Result<()> {
     }
 }
 
+/// Options of `weir taskmanager`.
+#[derive(Debug, Args, Clone, Default)]
+pub struct TaskManagerArgs {
+    /// Configuration.
+    #[command(flatten)]
+    pub config: ConfigArgs,
+    /// Join the cluster `weir start-cluster` started in this `cluster.dir`: the
+    /// JobManager RPC port it bound, and (unless `security.ssl.internal.enabled: false`
+    /// or own `security.ssl.internal.*` files) a certificate of its CA.
+    #[arg(long = "cluster-dir", value_name = "DIR")]
+    pub cluster_dir: Option<PathBuf>,
+}
+
 /// `weir taskmanager`.
-pub fn taskmanager(args: &ConfigArgs) -> Result<()> {
-    let config = args.load()?;
+pub fn taskmanager(args: &TaskManagerArgs) -> Result<()> {
+    let mut config = args.config.load()?;
+    let joined = match &args.cluster_dir {
+        Some(dir) => super::internal_tls::join(&mut config, dir)?,
+        None => None,
+    };
     install_file_policy(&config)?;
     let mut settings = taskmanager_settings(&config)?;
+    if let Some(tls) = joined {
+        settings.network.tls = Some(super::security::data_plane_tls(&tls));
+        settings.internal_tls = Some(tls);
+    }
     settings.log_file = log_file_from_env();
+    super::security::warn_if_plaintext("TaskManager", settings.internal_tls.is_none());
     if config.get(&o::NUM_TASK_SLOTS)? == 0 {
         bail!("taskmanager.numberOfTaskSlots must be at least 1");
     }
@@ -90,7 +118,15 @@ fn cluster_dir(config: &Configuration) -> Result<PathBuf> {
     Ok(config.cluster_dir()?)
 }
 
-fn spawn_daemon(dir: &Path, name: &str, role: &str, args: &ConfigArgs) -> Result<std::process::Child> {
+/// Starts `weir <role>` with `args` and then `extra` as `-D` entries, its output in
+/// `dir/<name>.log`, its pid in `dir/<name>.pid`.
+fn spawn_daemon(
+    dir: &Path,
+    name: &str,
+    role: &str,
+    args: &ConfigArgs,
+    extra: &[String],
+) -> Result<std::process::Child> {
     let exe = std::env::current_exe().context("cannot find the weir binary")?;
     let log_path = dir.join(format!("{name}.log"));
     let log = std::fs::File::create(&log_path).with_context(|| format!("cannot create {}", log_path.display()))?;
@@ -99,7 +135,7 @@ fn spawn_daemon(dir: &Path, name: &str, role: &str, args: &ConfigArgs) -> Result
     if let Some(c) = &args.conf_dir {
         cmd.arg("-c").arg(c);
     }
-    for d in &args.dynamic {
+    for d in args.dynamic.iter().chain(extra) {
         cmd.arg("-D").arg(d);
     }
     let child = cmd
@@ -119,11 +155,11 @@ fn spawn_daemon(dir: &Path, name: &str, role: &str, args: &ConfigArgs) -> Result
 /// the cluster's own `security.ssl.rest.*` settings (HTTPS when REST SSL is on). The
 /// ports the JobManager really bound (`0` asks for ephemeral ones) are read from its
 /// start-up line, given to the TaskManagers and recorded for the client commands
-/// ([`super::discovery`]). When any step fails, what was started is stopped again.
+/// ([`super::discovery`]). Internal TLS follows [`super::internal_tls::prepare`]; the
+/// time reported includes making the certificates. When any step fails, what was
+/// started is stopped again.
 pub fn start_cluster(args: &StartClusterArgs) -> Result<()> {
     let config = args.config.load()?;
-    taskmanager_settings(&config)?;
-    jobmanager_settings(&config)?;
     super::client::configure_with(&config)?;
     let dir = cluster_dir(&config)?;
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
@@ -134,8 +170,19 @@ pub fn start_cluster(args: &StartClusterArgs) -> Result<()> {
         );
     }
     let start = Instant::now();
+    let tls = super::internal_tls::prepare(&config, &dir, args.taskmanagers)?;
+    let with = |entries: &[String]| -> Result<Configuration> {
+        let mut c = config.clone();
+        c.apply_dynamic_properties(entries)?;
+        Ok(c)
+    };
+    jobmanager_settings(&with(&tls.jobmanager)?)?;
+    if let Some(first) = tls.taskmanagers.first() {
+        taskmanager_settings(&with(first)?)?;
+    }
+    println!("{}", tls.source.describe(&dir));
     let mut startup = Startup::new(&dir);
-    let jm = spawn_daemon(&dir, "jobmanager", "jobmanager", &args.config)?;
+    let jm = spawn_daemon(&dir, "jobmanager", "jobmanager", &args.config, &tls.jobmanager)?;
     println!("Starting standalonesession daemon (jobmanager, pid {}).", jm.id());
     startup.add("jobmanager", jm);
     let bound = startup.jobmanager_addresses(Duration::from_secs(30))?;
@@ -144,9 +191,9 @@ pub fn start_cluster(args: &StartClusterArgs) -> Result<()> {
     tm_config
         .dynamic
         .push(format!("{}={}", o::JOBMANAGER_RPC_PORT.key(), bound.rpc_port));
-    for i in 0..args.taskmanagers {
+    for (i, entries) in tls.taskmanagers.iter().enumerate() {
         let name = format!("taskmanager-{i}");
-        let tm = spawn_daemon(&dir, &name, "taskmanager", &tm_config)?;
+        let tm = spawn_daemon(&dir, &name, "taskmanager", &tm_config, entries)?;
         println!("Starting taskexecutor daemon ({name}, pid {}).", tm.id());
         startup.add(&name, tm);
     }

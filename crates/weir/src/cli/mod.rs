@@ -11,6 +11,7 @@ pub mod daemon;
 pub mod discovery;
 pub mod embedded;
 pub mod entry;
+pub mod internal_tls;
 pub mod savepoint;
 pub mod security;
 pub mod settings;
@@ -54,8 +55,9 @@ pub enum Command {
     /// Run a JobManager (Dispatcher with REST API, ResourceManager, JobMasters); with
     /// `--application`, run that one job and exit with its outcome.
     Jobmanager(cluster::JobManagerArgs),
-    /// Run a TaskManager that registers with the JobManager.
-    Taskmanager(settings::ConfigArgs),
+    /// Run a TaskManager that registers with the JobManager; with `--cluster-dir`, with
+    /// the cluster `start-cluster` started there (its port and its internal TLS).
+    Taskmanager(cluster::TaskManagerArgs),
     /// Start a JobManager and TaskManagers as background processes.
     StartCluster(cluster::StartClusterArgs),
     /// Stop the processes `start-cluster` started.

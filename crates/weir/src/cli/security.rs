@@ -40,10 +40,7 @@ pub fn secure_data_plane(network: &mut NetworkConfig, config: &Configuration, tl
     network.data_max_connections_per_peer = count(config, &o::TASKMANAGER_DATA_MAX_CONNECTIONS_PER_PEER)?;
     network.data_handshake_timeout_ms = duration_ms(timeout(config, &o::TASKMANAGER_DATA_HANDSHAKE_TIMEOUT)?);
     network.data_idle_timeout_ms = duration_ms(config.get(&o::TASKMANAGER_DATA_IDLE_TIMEOUT)?);
-    network.tls = tls.map(|t| DataPlaneTls {
-        server: t.server.clone(),
-        client: t.client.clone(),
-    });
+    network.tls = tls.map(data_plane_tls);
     Ok(())
 }
 
@@ -68,6 +65,25 @@ fn timeout(config: &Configuration, option: &ConfigOption<Duration>) -> Result<Du
             message: "must be more than 0".into(),
         }),
         d => Ok(d),
+    }
+}
+
+/// The data plane's share of internal TLS.
+pub fn data_plane_tls(tls: &InternalTls) -> DataPlaneTls {
+    DataPlaneTls {
+        server: tls.server.clone(),
+        client: tls.client.clone(),
+    }
+}
+
+/// The one start-up line of a `role` (`JobManager`, `TaskManager`) whose internal
+/// connections are plaintext (`plaintext`): who can reach its ports, and how to turn
+/// mutual TLS on.
+pub fn warn_if_plaintext(role: &str, plaintext: bool) {
+    if plaintext {
+        tracing::warn!(
+            "{role}: internal connections (RPC and data ports) are PLAINTEXT: anyone who reaches them can act as a cluster member. Turn mutual TLS on with security.ssl.internal.enabled/.cert/.key/.trust-cert, or use `weir start-cluster` (TLS on by default) and join TaskManagers with `weir taskmanager --cluster-dir <cluster.dir>`"
+        );
     }
 }
 
