@@ -4,75 +4,14 @@
 
 use super::*;
 use crate::process::tests::{context, Log};
+use crate::test_fixtures::CountBoth;
 use weir_core::ids::OperatorId;
 use weir_core::{StreamRecord, Watermark};
 use weir_runtime::checkpoint::CheckpointedOperator;
 use weir_runtime::operator::Output;
-use weir_state::{ListStateDescriptor, OperatorSnapshot, OperatorStateStore};
+use weir_state::OperatorSnapshot;
 
 const OP: OperatorId = OperatorId(11);
-
-fn counts() -> ListStateDescriptor<(u64, u64)> {
-    ListStateDescriptor::new("counts")
-}
-
-/// Counts the records of each input in fields, kept in list state at checkpoints
-/// (summed up on restore), and describes every record with its timestamp and the
-/// watermark it saw.
-#[derive(Clone, Default)]
-struct CountBoth {
-    first: u64,
-    second: u64,
-}
-
-impl CountBoth {
-    fn describe(&self, side: &str, value: String, ctx: &ProcessContext<'_>) -> String {
-        format!(
-            "{side}:{value} ts={:?} wm={} counts={}/{}",
-            ctx.timestamp(),
-            ctx.current_watermark(),
-            self.first,
-            self.second
-        )
-    }
-}
-
-impl CoProcessFunction<String, u64, String> for CountBoth {
-    fn initialize_state(&mut self, store: &mut OperatorStateStore) -> Result<(), UserError> {
-        for (first, second) in store.list_state(&counts())?.iter() {
-            self.first += first;
-            self.second += second;
-        }
-        Ok(())
-    }
-
-    fn snapshot_state(&mut self, _checkpoint_id: u64, store: &mut OperatorStateStore) -> Result<(), UserError> {
-        store.list_state(&counts())?.update(vec![(self.first, self.second)]);
-        Ok(())
-    }
-
-    fn process_element1(
-        &mut self,
-        value: String,
-        ctx: &mut ProcessContext<'_>,
-        out: &mut Collector<'_, String>,
-    ) -> Result<(), UserError> {
-        self.first += 1;
-        out.collect(self.describe("1", value, ctx));
-        Ok(())
-    }
-
-    fn process_element2(
-        &mut self,
-        value: u64,
-        ctx: &mut ProcessContext<'_>,
-        out: &mut Collector<'_, String>,
-    ) -> Result<(), UserError> {
-        self.second += 1;
-        out.collect(self.describe("2", value.to_string(), ctx));
-        Ok(())
-    }
-}
 
 type Op = CoProcessOperator<String, u64, String, CountBoth>;
 

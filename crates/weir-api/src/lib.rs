@@ -53,6 +53,8 @@ pub mod operators;
 pub mod process;
 pub mod program;
 pub mod side_output;
+#[cfg(any(test, feature = "test-fixtures"))]
+pub mod test_fixtures;
 pub mod watermark;
 pub mod windowing;
 

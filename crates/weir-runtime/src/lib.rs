@@ -17,5 +17,7 @@ pub mod network;
 pub mod operator;
 pub mod partitioner;
 pub mod task;
+#[cfg(test)]
+mod test_support;
 
 pub use error::TaskError;

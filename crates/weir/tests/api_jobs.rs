@@ -4,68 +4,7 @@
 //! panics fails the job, and the error names the task and the panic's message.
 
 use weir::prelude::*;
-
-/// Counts the records of each input in fields, kept in list state at checkpoints
-/// (summed up on restore), and describes every record with its timestamp and the
-/// watermark it saw.
-#[derive(Clone, Default)]
-struct CountBoth {
-    first: u64,
-    second: u64,
-}
-
-fn counts() -> ListStateDescriptor<(u64, u64)> {
-    ListStateDescriptor::new("counts")
-}
-
-impl CountBoth {
-    fn describe(&self, side: &str, value: String, ctx: &ProcessContext<'_>) -> String {
-        format!(
-            "{side}:{value} ts={:?} wm={} counts={}/{}",
-            ctx.timestamp(),
-            ctx.current_watermark(),
-            self.first,
-            self.second
-        )
-    }
-}
-
-impl CoProcessFunction<String, u64, String> for CountBoth {
-    fn initialize_state(&mut self, store: &mut OperatorStateStore) -> Result<(), UserError> {
-        for (first, second) in store.list_state(&counts())?.iter() {
-            self.first += first;
-            self.second += second;
-        }
-        Ok(())
-    }
-
-    fn snapshot_state(&mut self, _checkpoint_id: u64, store: &mut OperatorStateStore) -> Result<(), UserError> {
-        store.list_state(&counts())?.update(vec![(self.first, self.second)]);
-        Ok(())
-    }
-
-    fn process_element1(
-        &mut self,
-        value: String,
-        ctx: &mut ProcessContext<'_>,
-        out: &mut Collector<'_, String>,
-    ) -> Result<(), UserError> {
-        self.first += 1;
-        out.collect(self.describe("1", value, ctx));
-        Ok(())
-    }
-
-    fn process_element2(
-        &mut self,
-        value: u64,
-        ctx: &mut ProcessContext<'_>,
-        out: &mut Collector<'_, String>,
-    ) -> Result<(), UserError> {
-        self.second += 1;
-        out.collect(self.describe("2", value.to_string(), ctx));
-        Ok(())
-    }
-}
+use weir_api::test_fixtures::CountBoth;
 
 #[test]
 fn a_job_connecting_two_streams_processes_every_record_of_both_once() {

@@ -104,7 +104,11 @@ fn a_job_without_checkpointing_reports_it_disabled_and_restarts_from_scratch() {
     let (code, config) = get(&cluster.rest, &format!("/jobs/{jid}/checkpoints/config"));
     assert_eq!(code, 200);
     assert_eq!(config["interval"], i64::MAX);
-    std::thread::sleep(Duration::from_millis(800));
+    // The TaskManager dies while the sources are part-way through their input.
+    wait_until(Duration::from_secs(30), || {
+        let (_, detail) = get(&cluster.rest, &format!("/jobs/{jid}"));
+        detail["vertices"][0]["metrics"]["write-records"].as_u64().unwrap_or(0) > 0
+    });
     cluster.add_taskmanager();
     cluster.tms[1].kill();
     assert_eq!(cluster.wait_terminal(&jid, Duration::from_secs(60)), "FINISHED");

@@ -67,7 +67,12 @@ fn a_bounded_job_commits_its_last_output_only_when_a_checkpoint_after_its_end_of
     wait_until(Duration::from_secs(30), || {
         vertex_status(&cluster, &jid, 0) == "FINISHED"
     });
-    std::thread::sleep(Duration::from_millis(1_500));
+    // Every record reached the sink's task: what it would commit without a
+    // checkpoint, it would have by now.
+    wait_until(Duration::from_secs(30), || {
+        let metrics = &get(&cluster.rest, &format!("/jobs/{jid}")).1["vertices"][1]["metrics"];
+        metrics["read-records"] == RECORDS
+    });
     assert_eq!(vertex_status(&cluster, &jid, 1), "RUNNING", "the sink's task waits");
     assert_eq!(get(&cluster.rest, &format!("/jobs/{jid}")).1["state"], "RUNNING");
     assert!(

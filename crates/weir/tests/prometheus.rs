@@ -107,7 +107,7 @@ fn every_process_exports_its_metrics_with_flinks_names_and_labels() {
     assert_eq!(seen.iter().cloned().collect::<BTreeSet<_>>(), expected_subtasks);
     assert_eq!(seen.len(), expected_subtasks.len(), "each subtask once");
 
-    // The counters grow, and a second read a second later has the rates.
+    // The counters grow, and a later read has the rates.
     let source_out = |url: &str| -> f64 {
         samples(&scrape(url), "flink_taskmanager_job_task_numRecordsOut", &jid)
             .iter()
@@ -116,19 +116,23 @@ fn every_process_exports_its_metrics_with_flinks_names_and_labels() {
             .sum()
     };
     let before: f64 = tm_urls.iter().map(|(_, u)| source_out(u)).sum();
-    std::thread::sleep(Duration::from_millis(1500));
-    let after: f64 = tm_urls.iter().map(|(_, u)| source_out(u)).sum();
-    assert!(after > before, "records out of the sources grew: {before} -> {after}");
-    let rates: f64 = tm_urls
-        .iter()
-        .flat_map(|(_, u)| {
-            samples(&scrape(u), "flink_taskmanager_job_task_numRecordsInPerSecond", &jid)
-                .iter()
-                .map(|s| value(s))
-                .collect::<Vec<_>>()
-        })
-        .sum();
-    assert!(rates > 0.0, "the Sum subtasks read records per second: {rates}");
+    // Records out of the sources grow.
+    wait_until(Duration::from_secs(30), || {
+        tm_urls.iter().map(|(_, u)| source_out(u)).sum::<f64>() > before
+    });
+    let rates = || -> f64 {
+        tm_urls
+            .iter()
+            .flat_map(|(_, u)| {
+                samples(&scrape(u), "flink_taskmanager_job_task_numRecordsInPerSecond", &jid)
+                    .iter()
+                    .map(|s| value(s))
+                    .collect::<Vec<_>>()
+            })
+            .sum()
+    };
+    // The Sum subtasks read records per second.
+    wait_until(Duration::from_secs(30), || rates() > 0.0);
     for (_, url) in &tm_urls {
         let tm = scrape(url);
         assert!(single(&tm, "flink_taskmanager_Status_JVM_Threads_Count") >= 1.0);

@@ -463,6 +463,22 @@ impl NetworkEnvironment {
         lock(&self.connections).values().map(|c| c.num_channels()).sum()
     }
 
+    /// Partition requests of this process that a data server answered "not
+    /// registered" (each one is re-sent after a backoff).
+    #[cfg(test)]
+    pub(crate) fn num_partition_not_found_answers(&self) -> u64 {
+        lock(&self.connections)
+            .values()
+            .map(|c| c.num_not_found_answers())
+            .sum()
+    }
+
+    /// Local consumers waiting for a partition of this process to be registered.
+    #[cfg(test)]
+    pub(crate) fn num_local_partition_waiters(&self) -> usize {
+        self.registry.num_waiting()
+    }
+
     /// Live connections other processes opened to this process's data server.
     pub fn num_server_connections(&self) -> usize {
         lock(&self.server).as_ref().map_or(0, DataServer::num_connections)

@@ -302,4 +302,35 @@ mod tests {
         let row = Row::insert(vec![Value::Str("a,b".into()), Value::Null, Value::Decimal(150, 2)]);
         assert_eq!(to_csv(&row, &types), "\"a,b\",,1.50");
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(5_000))]
+
+        /// Decimal texts of every length around the fifteen-digit limit, with and
+        /// without signs, fractions, exponents and surrounding junk: wherever the fast
+        /// path (Clinger's) gives a double, it is the bits `str::parse` gives.
+        #[test]
+        fn the_float_fast_path_computes_exactly_what_str_parse_computes(
+            text in "[-+]?[0-9]{0,18}(\\.[0-9]{0,18})?([eE][-+]?[0-9]{1,3})?[ x]?",
+        ) {
+            if let Some(fast) = plain_decimal(&text) {
+                let parsed = text.parse::<f64>();
+                proptest::prop_assert!(
+                    matches!(parsed, Ok(p) if p.to_bits() == fast.to_bits()),
+                    "{text:?}: fast {fast:?}, str::parse {parsed:?}"
+                );
+            }
+        }
+
+        /// Integer texts of every length around the eighteen-digit limit: wherever the
+        /// fast path gives an integer, it is what `str::parse` gives.
+        #[test]
+        fn the_integer_fast_path_computes_exactly_what_str_parse_computes(
+            text in "[-+]?[0-9]{0,21}[ .x]?",
+        ) {
+            if let Some(fast) = plain_integer(&text) {
+                proptest::prop_assert_eq!(text.parse::<i64>(), Ok(fast), "{:?}", text);
+            }
+        }
+    }
 }

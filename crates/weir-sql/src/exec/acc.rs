@@ -1,6 +1,9 @@
 //! Accumulators of the aggregate functions, with retraction (a `-U`/`-D` input row
 //! takes its value back out), so an aggregation can consume an updating stream.
 //! `MIN`/`MAX` and `DISTINCT` keep a count per value.
+//!
+//! Invariant: counts, integer sums and their averages wrap at their Java type's
+//! limits, as Flink's do; an accumulator never panics on overflow.
 
 use crate::expr::cast::narrow;
 use crate::expr::{arith, rescale, ArithOp};
@@ -54,7 +57,7 @@ fn update_in_place(call: &AggCall, acc: &mut Acc, row: &[Value], sign: i64) -> b
         },
     };
     match (acc, arg) {
-        (Acc::Count(n), _) => *n += sign,
+        (Acc::Count(n), _) => *n = n.wrapping_add(sign),
         (Acc::Sum(sum, n), Some(Value::Double(d))) => {
             if sum_type(call) != DataType::Double {
                 return false;
@@ -65,7 +68,7 @@ fn update_in_place(call: &AggCall, acc: &mut Acc, row: &[Value], sign: i64) -> b
                 _ => return false,
             };
             *sum = Value::Double(if sign > 0 { base + d } else { base - d });
-            *n += sign;
+            *n = n.wrapping_add(sign);
         }
         (Acc::Sum(sum, n), Some(Value::Int(i))) => {
             let t = sum_type(call);
@@ -83,7 +86,7 @@ fn update_in_place(call: &AggCall, acc: &mut Acc, row: &[Value], sign: i64) -> b
                 base.wrapping_sub(*i)
             };
             *sum = Value::Int(narrow(total, t));
-            *n += sign;
+            *n = n.wrapping_add(sign);
         }
         _ => return false,
     }
@@ -104,7 +107,7 @@ pub fn update(call: &AggCall, acc: &mut Acc, row: &[Value], retract: bool) {
     }
     let sign = if retract { -1 } else { 1 };
     match acc {
-        Acc::Count(n) => *n += sign,
+        Acc::Count(n) => *n = n.wrapping_add(sign),
         Acc::Values(values) => add_value(values, v, sign),
         Acc::Sum(sum, n) => {
             let t = sum_type(call);
@@ -118,7 +121,7 @@ pub fn update(call: &AggCall, acc: &mut Acc, row: &[Value], retract: bool) {
             // Adding and subtracting cannot fail (only division can).
             let base = if *n == 0 { zero(t) } else { sum.clone() };
             *sum = arith(op, base, v, t).unwrap_or(Value::Null);
-            *n += sign;
+            *n = n.wrapping_add(sign);
         }
     }
 }
@@ -155,7 +158,7 @@ pub fn merge(call: &AggCall, a: Acc, b: Acc) -> Acc {
                 (_, 0) => x,
                 _ => arith(ArithOp::Add, x, y, t).unwrap_or(Value::Null),
             };
-            Acc::Sum(sum, n + m)
+            Acc::Sum(sum, n.wrapping_add(m))
         }
         (Acc::Values(mut x), Acc::Values(y)) => {
             for (v, count) in y {
@@ -199,7 +202,7 @@ pub fn result(call: &AggCall, acc: &Acc) -> Value {
                     DataType::Decimal(38, ts),
                 )
                 .unwrap_or(Value::Null),
-                (Value::Int(i), _) => Value::Int(i / n),
+                (Value::Int(i), _) => Value::Int(i.wrapping_div(*n)),
                 (v, _) => Value::Double(v.as_f64().unwrap_or(0.0) / *n as f64),
             }
         }

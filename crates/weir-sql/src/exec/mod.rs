@@ -21,6 +21,8 @@ pub mod window_rows;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod typed_acc_props;
 
 use crate::error::Result;
 use crate::expr::Expr;

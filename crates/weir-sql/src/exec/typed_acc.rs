@@ -168,7 +168,7 @@ impl AccColumn {
                     Some(a) => row.get(a).is_some_and(|v| !v.is_null()),
                 };
                 if counted {
-                    n[i] += sign;
+                    n[i] = n[i].wrapping_add(sign);
                 }
             }
             AccColumn::DoubleSum { sums, counts } => match call.arg.and_then(|a| row.get(a)) {
@@ -176,7 +176,7 @@ impl AccColumn {
                 Some(Value::Double(d)) => {
                     let base = if counts[i] == 0 { 0.0 } else { sums[i] };
                     sums[i] = if retract { base - d } else { base + d };
-                    counts[i] += sign;
+                    counts[i] = counts[i].wrapping_add(sign);
                 }
                 Some(_) => {
                     self.generalize();
@@ -292,6 +292,31 @@ mod tests {
             both(sum, &[(d(1.5), true), (d(1.5), false)]).0.result(sum, 0),
             Value::Null
         );
+    }
+
+    /// Found by `typed_accumulators_compute_exactly_what_the_general_accumulators_compute`:
+    /// a count restored at Java's `long` limit panicked on the next row (overflow) in
+    /// both paths; Flink's `long` count wraps.
+    #[test]
+    fn a_count_at_javas_long_limit_wraps_in_the_typed_and_the_general_accumulator() {
+        let star = call(AggFunc::Count, false, None, DataType::BigInt, DataType::BigInt);
+        let mut typed = AccColumn::create(&star);
+        typed.push(&star, Acc::Count(i64::MAX));
+        let mut general = Acc::Count(i64::MAX);
+        typed.update(&star, 0, &[Value::Null], false);
+        acc::update(&star, &mut general, &[Value::Null], false);
+        assert_eq!(typed.get(0), Acc::Count(i64::MIN));
+        assert_eq!(general, Acc::Count(i64::MIN));
+        typed.update(&star, 0, &[Value::Null], true);
+        acc::update(&star, &mut general, &[Value::Null], true);
+        assert_eq!((typed.get(0), general), (Acc::Count(i64::MAX), Acc::Count(i64::MAX)));
+        // A sum's count wraps too, and so does an integer AVG's division.
+        let avg = call(AggFunc::Avg, false, Some(0), DataType::BigInt, DataType::BigInt);
+        let mut sum = Acc::Sum(Value::Int(i64::MIN), i64::MAX);
+        acc::update(&avg, &mut sum, &[Value::Int(0)], false);
+        assert_eq!(sum, Acc::Sum(Value::Int(i64::MIN), i64::MIN));
+        let taken_back = Acc::Sum(Value::Int(i64::MIN), -1);
+        assert_eq!(acc::result(&avg, &taken_back), Value::Int(i64::MIN));
     }
 
     #[test]

@@ -198,4 +198,6 @@ impl Expr {
 }
 
 #[cfg(test)]
+mod fast_path_tests;
+#[cfg(test)]
 mod tests;

@@ -382,6 +382,14 @@ impl LocalBufferPool {
         }
     }
 
+    /// A test's view of whether a requester is parked waiting for a buffer of this pool
+    /// (it holds the pool weakly: a dropped pool has no waiters).
+    #[cfg(test)]
+    pub(crate) fn waiters_probe(&self) -> impl Fn() -> bool + Send + 'static {
+        let inner = Arc::downgrade(&self.inner);
+        move || inner.upgrade().is_some_and(|inner| lock(&inner.state).waiters > 0)
+    }
+
     /// The highest [`buffers_in_use`](Self::buffers_in_use) seen.
     pub fn peak_buffers_in_use(&self) -> usize {
         lock(&self.inner.state).peak

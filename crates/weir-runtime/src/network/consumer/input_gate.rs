@@ -279,6 +279,14 @@ impl fmt::Debug for InputGate {
 }
 
 impl InputGate {
+    /// A test's view of whether a consumer is parked in [`poll_next`](Self::poll_next)
+    /// waiting for a channel to become available (it holds the gate weakly).
+    #[cfg(test)]
+    pub(crate) fn parked_probe(&self) -> impl Fn() -> bool + Send + 'static {
+        let shared = Arc::downgrade(&self.shared);
+        move || shared.upgrade().is_some_and(|shared| lock(&shared.state).waiters > 0)
+    }
+
     /// Connects to `subpartitions` (channel `i` reads `subpartitions[i]`), giving each
     /// its exclusive credit and telling the gate about backlog queued so far.
     pub(crate) fn connect(
@@ -541,6 +549,15 @@ impl InputGate {
     /// producers' buffers.
     pub fn pool_usage(&self) -> PoolUsage {
         self.shared.receive_pool.as_ref().map(|p| p.usage()).unwrap_or_default()
+    }
+
+    /// The most receive buffers the gate's remote channels held at once.
+    #[cfg(test)]
+    pub(crate) fn receive_pool_peak(&self) -> usize {
+        self.shared
+            .receive_pool
+            .as_ref()
+            .map_or(0, LocalBufferPool::peak_buffers_in_use)
     }
 
     /// Floating buffers of this gate not held by any channel.

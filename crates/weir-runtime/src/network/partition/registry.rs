@@ -93,6 +93,9 @@ impl Registered {
 pub(crate) struct PartitionRegistry {
     partitions: Mutex<HashMap<PartitionId, Registered>>,
     registered: Condvar,
+    /// Local consumers parked in [`wait_for`](Self::wait_for) (under `partitions`' lock).
+    #[cfg(test)]
+    waiting: std::sync::atomic::AtomicUsize,
 }
 
 impl PartitionRegistry {
@@ -216,6 +219,12 @@ impl PartitionRegistry {
             .collect()
     }
 
+    /// Local consumers waiting for a partition to be registered.
+    #[cfg(test)]
+    pub(crate) fn num_waiting(&self) -> usize {
+        self.waiting.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// Waits until `id` is registered (or `deadline`, or `cancel`) and returns the
     /// subpartition for a consumer in this process.
     pub(crate) fn wait_for(
@@ -258,7 +267,11 @@ impl PartitionRegistry {
                     timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
                 });
             }
+            #[cfg(test)]
+            self.waiting.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             map = wait_slice(&self.registered, map, deadline - now);
+            #[cfg(test)]
+            self.waiting.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
         }
     }
 }

@@ -68,6 +68,22 @@ impl fmt::Debug for ResultPartitionWriter {
 }
 
 impl ResultPartitionWriter {
+    /// A test's view of whether this writer is parked as backpressured: waiting for a
+    /// buffer of its pool or for event space in one of its subpartitions (it holds them
+    /// weakly, keeping nothing alive).
+    #[cfg(test)]
+    pub(crate) fn parked_probe(&self) -> impl Fn() -> bool + Send + 'static {
+        let pool_waits = self.pool.waiters_probe();
+        let subpartitions: Vec<_> = self.subpartitions.iter().map(Arc::downgrade).collect();
+        move || {
+            pool_waits()
+                || subpartitions
+                    .iter()
+                    .filter_map(std::sync::Weak::upgrade)
+                    .any(|s| lock(&s.state).producer_waiting)
+        }
+    }
+
     pub(crate) fn new(
         partition: u64,
         pool: LocalBufferPool,

@@ -6,7 +6,6 @@ use crate::network::*;
 use crate::partitioner::{ChannelSelector, CustomPartitioner};
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -121,16 +120,7 @@ pub(super) fn read_all(reader: &mut RecordReader<(u32, u64)>) -> Result<Vec<Vec<
     }
 }
 
-pub(super) fn wait_until(what: &str, mut f: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !f() {
-        assert!(
-            start.elapsed() < Duration::from_secs(5),
-            "timed out waiting until {what}"
-        );
-        thread::sleep(Duration::from_millis(2));
-    }
-}
+pub(super) use crate::test_support::wait_until;
 
 fn data_buffer(w: &mut ResultPartitionWriter, byte: u8) -> Buffer {
     let mut b = w.request_buffer().unwrap();
@@ -187,6 +177,7 @@ fn many_channels_share_one_connection_and_a_stalled_channel_does_not_stall_it() 
     let gate = b.env.create_input_gate_from_specs(specs, CancelToken::new()).unwrap();
     assert_eq!(b.env.num_connections(), 1, "one connection per remote address");
     assert_eq!(a.env.num_server_connections(), 1);
+    let stalled_parked = stalled_w.parked_probe();
     let stalled_producer = thread::spawn(move || {
         let mut writer = RecordWriter::<(u32, u64)>::new(stalled_w, by_channel());
         let mut n = 0u64;
@@ -198,7 +189,7 @@ fn many_channels_share_one_connection_and_a_stalled_channel_does_not_stall_it() 
         }
     });
     // The stalled channel fills its credit and its producer's share of the pool.
-    thread::sleep(Duration::from_millis(100));
+    wait_until("the stalled channel's producer is backpressured", &stalled_parked);
     let producer = produce(w, 20_000, 2_000);
     let mut reader = RecordReader::<(u32, u64)>::new(gate);
     assert_eq!(read_all(&mut reader).unwrap(), expected(4, 20_000, 2_000));
@@ -223,7 +214,9 @@ fn a_remote_request_before_the_producer_registers_waits_and_then_succeeds() {
             env.create_input_gate_from_specs(specs, CancelToken::new())
         })
     };
-    thread::sleep(Duration::from_millis(150));
+    wait_until("the data server answered that the partition is not registered", || {
+        b.env.num_partition_not_found_answers() > 0
+    });
     assert!(!creator.is_finished(), "the consumer waits for the producer");
     let (w, subs) = a.env.create_result_partition(2, CancelToken::new()).unwrap();
     let producer = produce(w, 1_000, 100);
@@ -258,8 +251,8 @@ fn a_partition_that_never_registers_fails_with_partition_not_found() {
         }
     );
     assert!(
-        took >= Duration::from_millis(300) && took < Duration::from_secs(3),
-        "{took:?}"
+        took >= Duration::from_millis(300),
+        "it waited for the timeout: {took:?}"
     );
     assert_eq!(
         b.env.num_registered_remote_channels(),
@@ -285,17 +278,21 @@ fn a_partition_that_never_registers_fails_with_partition_not_found() {
         CancelToken::new(),
     );
     assert!(matches!(local, Err(NetworkError::PartitionNotFound { ref address, .. }) if address == "local"));
-    // Cancelling the consumer ends the wait at once.
+    // Cancelling the consumer ends the wait (its timeout is far longer than the test).
+    let patient = node(NetworkConfig {
+        partition_request_timeout_ms: 60_000,
+        ..config()
+    });
     let cancel = CancelToken::new();
     let creator = {
-        let (env, addr, cancel) = (b.env.clone(), a.addr.clone(), cancel.clone());
+        let (env, addr, cancel) = (patient.env.clone(), a.addr.clone(), cancel.clone());
         thread::spawn(move || env.create_input_gate_from_specs(vec![remote(&addr, pid(9, 1), 0)], cancel))
     };
-    thread::sleep(Duration::from_millis(100));
-    let cancelled_at = Instant::now();
+    wait_until("the consumer waits for an unregistered partition", || {
+        patient.env.num_partition_not_found_answers() > 0
+    });
     cancel.cancel();
     assert_eq!(creator.join().unwrap().unwrap_err(), NetworkError::Cancelled);
-    assert!(cancelled_at.elapsed() < Duration::from_millis(200));
 }
 
 /// A raw connection to a data server.
@@ -410,14 +407,18 @@ fn a_protocol_version_mismatch_is_rejected_with_a_clear_error() {
     let fake = |answer: Vec<u8>| {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap().to_string();
-        thread::spawn(move || {
+        let server = thread::spawn(move || {
             let (mut s, _) = listener.accept().unwrap();
             let mut hello = [0u8; 8];
             s.read_exact(&mut hello).unwrap();
+            if answer.is_empty() {
+                return Ok(0);
+            }
             s.write_all(&answer).unwrap();
-            thread::sleep(Duration::from_millis(100));
+            // Hold the connection until the client gives up on it.
+            s.read_to_end(&mut Vec::new())
         });
-        addr
+        (addr, server)
     };
     let b = node(config());
     let mut other_version = protocol::hello().to_vec();
@@ -427,7 +428,7 @@ fn a_protocol_version_mismatch_is_rejected_with_a_clear_error() {
         (b"HTTP/1.1".to_vec(), "bad magic"),
         (Vec::new(), "no handshake answer"),
     ] {
-        let addr = fake(answer);
+        let (addr, server) = fake(answer);
         let err = b
             .env
             .create_input_gate_from_specs(vec![remote(&addr, pid(1, 0), 0)], CancelToken::new())
@@ -445,6 +446,11 @@ fn a_protocol_version_mismatch_is_rejected_with_a_clear_error() {
             }
             other => panic!("unexpected {other:?}"),
         }
+        assert_eq!(
+            server.join().unwrap().map_err(|e| e.kind()),
+            Ok(0),
+            "{reason}: the client closes the connection without sending more"
+        );
     }
     assert_eq!(b.env.num_connections(), 0);
 }
@@ -506,27 +512,33 @@ fn a_fast_remote_producer_with_a_slow_consumer_stays_within_the_pools() {
     let specs = vec![remote(&a.addr, pid(1, 0), 0), remote(&a.addr, pid(1, 0), 1)];
     let gate = b.env.create_input_gate_from_specs(specs, CancelToken::new()).unwrap();
     let receive_pool = 2 * exclusive + floating;
-    let done = Arc::new(AtomicBool::new(false));
-    let peaks = Arc::new([AtomicUsize::new(0), AtomicUsize::new(0)]);
-    let monitor = {
-        let (ea, eb, done, peaks) = (a.env.clone(), b.env.clone(), done.clone(), peaks.clone());
-        thread::spawn(move || {
-            while !done.load(Ordering::Relaxed) {
-                peaks[0].fetch_max(ea.buffers_in_use(), Ordering::Relaxed);
-                peaks[1].fetch_max(eb.buffers_in_use(), Ordering::Relaxed);
-                thread::sleep(Duration::from_micros(200));
-            }
-        })
-    };
-    let producer = produce(w, 20_000, 5_000);
+    let producer_parked = w.parked_probe();
+    let producer = thread::spawn(move || {
+        let n = w.num_subpartitions() as u64;
+        let mut writer = RecordWriter::new(w, by_channel());
+        for seq in 0..20_000u64 {
+            writer
+                .emit(&StreamRecord::with_timestamp(((seq % n) as u32, seq), seq as i64))
+                .unwrap();
+        }
+        writer.broadcast_event(Event::EndOfPartition).unwrap();
+        (
+            writer.backpressured_time(),
+            writer.partition_writer().peak_buffers_in_use(),
+        )
+    });
     let mut reader = RecordReader::<(u32, u64)>::new(gate);
     let mut count = 0;
     loop {
         match reader.next(Some(Duration::from_secs(10))).unwrap() {
             ReaderEvent::Record(_) => {
                 count += 1;
-                if count % 500 == 0 {
-                    thread::sleep(Duration::from_millis(1));
+                if count == 1 {
+                    // The consumer stalls until its receive buffers are full and the
+                    // producer waits.
+                    wait_until("the receive buffers are full and the producer waits", || {
+                        reader.gate().pool_usage().used == receive_pool && producer_parked()
+                    });
                 }
             }
             ReaderEvent::Event { .. } => {}
@@ -535,12 +547,10 @@ fn a_fast_remote_producer_with_a_slow_consumer_stays_within_the_pools() {
             ReaderEvent::Timeout => panic!("timed out: {}", reader.gate().debug_state()),
         }
     }
-    let backpressured = producer.join().unwrap();
-    done.store(true, Ordering::Relaxed);
-    monitor.join().unwrap();
+    let (backpressured, peak_a) = producer.join().unwrap();
+    let peak_b = reader.gate().receive_pool_peak();
     assert_eq!(count, 20_000);
     assert!(backpressured > Duration::ZERO, "the producer was backpressured");
-    let (peak_a, peak_b) = (peaks[0].load(Ordering::Relaxed), peaks[1].load(Ordering::Relaxed));
     assert!(
         peak_a <= producer_pool,
         "sender: {peak_a} buffers in use, pool of {producer_pool}"
@@ -549,7 +559,7 @@ fn a_fast_remote_producer_with_a_slow_consumer_stays_within_the_pools() {
         peak_b <= receive_pool,
         "receiver: {peak_b} buffers in use, {receive_pool} receive buffers"
     );
-    assert!(peak_b > 0);
+    assert_eq!(peak_b, receive_pool, "the stalled consumer's receive buffers filled up");
     drop(reader);
     wait_until("every buffer is back", || {
         a.env.buffers_in_use() == 0 && b.env.available_buffers() == b.env.total_buffers()
@@ -584,7 +594,9 @@ fn local_specs_resolve_registered_partitions() {
             env.create_input_gate_from_specs(vec![spec], CancelToken::new())
         })
     };
-    thread::sleep(Duration::from_millis(50));
+    wait_until("the Local spec waits for its partition", || {
+        a.env.num_local_partition_waiters() == 1
+    });
     let (w, subs) = a.env.create_result_partition(1, CancelToken::new()).unwrap();
     a.env.register_partition(pid(2, 0), subs.clone()).unwrap();
     assert!(matches!(
@@ -646,19 +658,18 @@ fn dropping_a_remote_gate_releases_the_producer() {
     assert_eq!(b.env.num_registered_remote_channels(), 1);
     drop(gate);
     assert_eq!(b.env.num_registered_remote_channels(), 0);
-    let start = Instant::now();
-    loop {
+    // The release reaches the producer's process over the connection.
+    wait_until("the producer is released", || {
+        if w.buffers_in_use() == w.pool_size() {
+            return false;
+        }
         let buf = data_buffer(&mut w, 2);
         match w.add_buffer(0, buf) {
-            Err(NetworkError::ConsumerReleased { subpartition: 0 }) => break,
-            Ok(()) => thread::sleep(Duration::from_millis(2)),
+            Err(NetworkError::ConsumerReleased { subpartition: 0 }) => true,
+            Ok(()) => false,
             Err(e) => panic!("unexpected {e:?}"),
         }
-        assert!(
-            start.elapsed() < Duration::from_secs(5),
-            "the producer was never released"
-        );
-    }
+    });
     assert_eq!(w.buffers_in_use(), 0, "the queued buffers were recycled");
     assert_eq!(b.env.num_connections(), 1, "the connection stays for other channels");
 }
@@ -794,7 +805,10 @@ fn all_to_all_remote(cfg: NetworkConfig, producers: usize, consumers: usize, per
                         count += 1;
                         rng = weir_core::ids::splitmix64(rng);
                         if rng & 63 == 0 {
-                            thread::sleep(Duration::from_micros(rng % 300));
+                            // A pause of random length lets the producers run ahead.
+                            for _ in 0..rng % 64 {
+                                thread::yield_now();
+                            }
                         }
                     }
                     ReaderEvent::Event { .. } => {}

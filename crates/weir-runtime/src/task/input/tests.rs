@@ -5,6 +5,7 @@
 use super::*;
 use crate::network::{CancelToken, NetworkConfig, NetworkEnvironment, RecordWriter};
 use crate::partitioner::ForwardPartitioner;
+use crate::test_support::wait_until;
 use weir_core::{CheckpointBarrier, CheckpointOptions, CheckpointingMode, StreamRecord, Watermark};
 
 /// Collects the records that reach the chain head.
@@ -277,7 +278,11 @@ fn after_the_alignment_timeout_an_aligned_barrier_queued_behind_records_overtake
         InputStatus::MoreAvailable
     );
     assert!(p.take_barrier_outcome().is_none(), "channel 0 is blocked, aligning");
-    std::thread::sleep(Duration::from_millis(30));
+    // The alignment began inside that call: once 20 ms passed since, it has timed out.
+    let aligning_since = Instant::now();
+    wait_until("the aligned checkpoint timeout has passed", || {
+        aligning_since.elapsed() > Duration::from_millis(20)
+    });
     // Channel 1's barrier is queued in band behind 10 and 11 when the timeout strikes.
     emit(&mut b, [10, 11]);
     b.broadcast_event(barrier).unwrap();

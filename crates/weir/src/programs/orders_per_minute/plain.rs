@@ -26,11 +26,12 @@ fn digits(line: &[u8], at: &mut usize, max: usize) -> Option<u64> {
         if d > 9 {
             break;
         }
-        n = n * 10 + u64::from(d);
-        *at += 1;
-        if *at - start > max {
+        // A digit past `max` is refused before it is taken in (it could overflow).
+        if *at - start == max {
             return None;
         }
+        n = n * 10 + u64::from(d);
+        *at += 1;
     }
     (*at > start).then_some(n)
 }
@@ -137,6 +138,7 @@ pub(super) fn last_field_timestamp(line: &[u8]) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::strategy::Strategy;
 
     #[test]
     fn plain_lines_parse_as_the_general_path_parses_them() {
@@ -197,6 +199,67 @@ mod tests {
             ",1234567890123456789",
         ] {
             assert_eq!(last_field_timestamp(line.as_bytes()), None, "{line}");
+        }
+    }
+
+    /// Found by `the_plain_order_reader_computes_exactly_what_the_general_parse_computes`:
+    /// a field of twenty digits overflowed the reader (a panic with overflow checks on)
+    /// before it was refused as too long.
+    #[test]
+    fn a_field_too_long_for_the_plain_reader_is_refused_without_overflowing() {
+        assert_eq!(parse_order(b"99999999999999999999"), None);
+        assert_eq!(parse_order(b"99999999999999999999,1,2.5,3"), None);
+        assert_eq!(parse_order(b"1,99999999999999999999,2.5,3"), None);
+        assert_eq!(parse_order(b"1,2,99999999999999999.99,3"), None);
+        assert_eq!(parse_order(b"1,2,2.5,9999999999999999999"), None);
+        assert_eq!(
+            parse_order(b"9999999999999999999,2,9999999999999999.99,999999999999999999"),
+            super::super::parse_order("9999999999999999999,2,9999999999999999.99,999999999999999999").ok()
+        );
+    }
+
+    /// An order line's field: digits of every length around the readers' limits, with
+    /// and without signs, spaces, dots and fractions.
+    fn field() -> impl proptest::strategy::Strategy<Value = String> {
+        proptest::prop_oneof![
+            "[-+ ]?[0-9]{0,21}(\\.[0-9]{0,3})?[ x]?",
+            proptest::sample::select(vec![
+                "18446744073709551615",
+                "18446744073709551616",
+                "9223372036854775807",
+                "9223372036854775808",
+                "99999999999999999999",
+                "9999999999999999.99",
+                "99999999999999999.99",
+            ])
+            .prop_map(str::to_owned),
+        ]
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(5_000))]
+
+        /// Wherever the one-pass readers answer, the general parse gives the same: the
+        /// order, the timestamp of the last field, and a stamped line's order.
+        #[test]
+        fn the_plain_order_reader_computes_exactly_what_the_general_parse_computes(
+            line in proptest::prop_oneof![
+                proptest::collection::vec(field(), 1..6).prop_map(|f| f.join(",")),
+                "[-+0-9,. x]{0,48}",
+            ],
+        ) {
+            let fast = parse_order(line.as_bytes());
+            if fast.is_some() {
+                proptest::prop_assert_eq!(fast, super::super::parse_order_general(&line).ok(), "{:?}", line);
+            }
+            if let Some(ts) = last_field_timestamp(line.as_bytes()) {
+                let general = line.rsplit(',').next().and_then(|t| t.trim().parse::<i64>().ok());
+                proptest::prop_assert_eq!(Some(ts), general, "{:?}", line);
+                let stamped = parse_stamped_order(line.as_bytes(), ts);
+                if stamped.is_some() {
+                    proptest::prop_assert_eq!(stamped, super::super::parse_order(&line).ok(), "{:?}", line);
+                }
+            }
         }
     }
 }

@@ -88,6 +88,8 @@ pub(crate) struct ClientConnShared {
     /// Wakes the writer.
     wake: Condvar,
     next_channel: AtomicU64,
+    /// Partition requests the server answered "not registered" (each one is re-sent).
+    not_found_answers: AtomicU64,
 }
 
 struct ClientConnState {
@@ -181,6 +183,7 @@ impl ClientConnShared {
             }),
             wake: Condvar::new(),
             next_channel: AtomicU64::new(0),
+            not_found_answers: AtomicU64::new(0),
         });
         let r = conn.clone();
         thread::Builder::new()
@@ -252,6 +255,12 @@ impl ClientConnShared {
     #[cfg(test)]
     pub(crate) fn num_channels(&self) -> usize {
         self.state().channels.len()
+    }
+
+    /// Partition requests the server answered "not registered" so far.
+    #[cfg(test)]
+    pub(crate) fn num_not_found_answers(&self) -> u64 {
+        self.not_found_answers.load(Ordering::Relaxed)
     }
 
     fn schedule(st: &mut ClientConnState, id: u64) -> &mut PendingControl {
@@ -438,6 +447,7 @@ impl ClientConnShared {
                 message,
             } => {
                 let ch = if code == ErrorCode::PartitionNotFound {
+                    self.not_found_answers.fetch_add(1, Ordering::Relaxed);
                     self.channel(channel)
                 } else {
                     // The server dropped the channel.
