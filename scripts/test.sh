@@ -2,7 +2,8 @@
 # Runs every test of the workspace. Needs a Rust toolchain (cargo) and, for the web
 # dashboard's browser test, Debian's chromium (installed here when missing); builds into a
 # persistent target directory outside the clone so repeated runs are incremental. The
-# `ci` profile is release with overflow checks and debug assertions on.
+# `ci` profile is release with overflow checks and debug assertions on. Ends with the
+# short red team (scripts/red-team.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v chromium >/dev/null; then
@@ -22,4 +23,7 @@ passed=$(grep -E '^test result:' "$log" | sed -E 's/.* ([0-9]+) passed.*/\1/' | 
 failed=$(grep -E '^test result:' "$log" | sed -E 's/.* ([0-9]+) failed.*/\1/' | awk '{s+=$1} END {print s+0}')
 echo
 echo "weir: ${passed} passed, ${failed} failed"
+# The red team (docs/hostile-input.md): hostile peers, submissions and floods against
+# throwaway clusters of the binary just built.
+WEIR_PROFILE=ci ./scripts/red-team.sh --short || status=$?
 exit "$status"

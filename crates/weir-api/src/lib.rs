@@ -33,6 +33,8 @@
 //! }
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod binary;
 pub mod broadcast;
 pub mod builder;

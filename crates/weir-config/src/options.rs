@@ -156,7 +156,7 @@ config_options! {
 
     // --- metrics ---------------------------------------------------------------------------
     METRICS_REPORTERS: Option<String> = ("metrics.reporters", None,
-        "Comma-separated names of the metric reporters to start; unset: every reporter configured under metrics.reporter.<name>.*. Each reporter is configured with metrics.reporter.<name>.factory.class (Weir has Prometheus's: org.apache.flink.metrics.prometheus.PrometheusReporterFactory) and metrics.reporter.<name>.port (a port, a range like 9249-9259, or 0 for any free port; default 9249-9259, so processes on one host take the next free port).");
+        "Comma-separated names of the metric reporters to start; unset: every reporter configured under `metrics.reporter.<name>.*`. Each reporter is configured with `metrics.reporter.<name>.factory.class` (Weir has Prometheus's: org.apache.flink.metrics.prometheus.PrometheusReporterFactory) and `metrics.reporter.<name>.port` (a port, a range like 9249-9259, or 0 for any free port; default 9249-9259, so processes on one host take the next free port).");
 
     METRICS_FETCHER_UPDATE_INTERVAL: Duration = ("metrics.fetcher.update-interval", Some("10 s"),
         "How old the task metrics the REST API serves may be: a REST read of job, vertex or subtask metrics older than this asks the TaskManagers for fresh values first (Flink's MetricFetcher); a job read for the first time is always fetched. A bare number is milliseconds, as in Flink.");

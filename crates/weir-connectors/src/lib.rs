@@ -7,6 +7,8 @@
 //! `collect` and flush on `end_input`; the file sink writes in transactions committed
 //! when the checkpoint covering them completes ([`sink::two_phase_commit`]).
 
+#![warn(missing_docs)]
+
 pub mod file_policy;
 pub mod rng;
 pub mod sink;

@@ -5,6 +5,8 @@
 //!
 //! Nothing here knows about threads, processes or the network.
 
+#![warn(missing_docs)]
+
 pub mod admission;
 pub mod checkpoint;
 pub mod codec;

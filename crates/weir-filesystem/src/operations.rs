@@ -1,6 +1,6 @@
 //! The blocking storage operations on a location given as a string: each parses the
 //! location ([`Location::parse`]) and runs on the local file system or, through the
-//! object store runtime ([`crate::bridge`]), on the bucket's object store.
+//! object store runtime (the private `bridge` module), on the bucket's object store.
 //!
 //! Every function may be called from any thread, including a tokio runtime worker
 //! (it then blocks that thread like a `std::fs` call). Errors name the location.
@@ -37,7 +37,7 @@ pub fn put(location: &str, bytes: Vec<u8>) -> Result<(), FsError> {
 
 /// Like [`put`], but never replaces anything: [`FsError::AlreadyExists`] when the file
 /// or object exists. Local: hard link of a synced temporary file (atomic); object store:
-/// conditional PUT after a HEAD (see [`crate::object`] for stores without conditional
+/// conditional PUT after a HEAD (see the private `object` module for stores without conditional
 /// puts).
 pub fn put_new(location: &str, bytes: Vec<u8>) -> Result<(), FsError> {
     match Location::parse(location)? {

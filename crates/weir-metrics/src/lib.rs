@@ -18,6 +18,8 @@
 //! Nothing here touches the record path: sources read the totals task threads publish,
 //! when a scrape asks.
 
+#![warn(missing_docs)]
+
 pub mod error;
 pub mod exporter;
 pub mod exposition;

@@ -9,8 +9,10 @@
 //! - [`oracle`]: the queries' results computed directly over an event list, the
 //!   reference the end-to-end tests compare runs with.
 //! - [`side_input`]: q13's bounded side input table.
-//! - [`format`]: the SQL functions the queries use on times and prices; [`rows`]: the
+//! - [`format`](mod@format): the SQL functions the queries use on times and prices; [`rows`]: the
 //!   queries' output rows, written with [`csv_line`].
+
+#![warn(missing_docs)]
 
 pub mod config;
 pub mod csv_line;

@@ -41,7 +41,7 @@ const LETTERS_PER_DRAW: usize = 12;
 
 /// A string of exactly `length` letters: each letter is the integer part of 26 times
 /// a random fraction, whose remaining fraction gives the next letters (up to
-/// [`LETTERS_PER_DRAW`] letters per 64 random bits).
+/// 12 letters per 64 random bits).
 pub fn next_exact_string(rng: &mut Rng, length: usize) -> String {
     let mut letters = vec![0u8; length];
     for chunk in letters.chunks_mut(LETTERS_PER_DRAW) {

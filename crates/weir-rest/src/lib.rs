@@ -26,6 +26,8 @@
 //! The crate depends on `weir-core` only (for ids); the JobManager converts its own
 //! state into these types.
 
+#![warn(missing_docs)]
+
 pub mod backend;
 pub mod endpoint;
 pub mod error;

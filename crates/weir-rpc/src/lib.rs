@@ -10,9 +10,11 @@
 //!   threads) and describes its [`LogFile`]s.
 //! - [`tls`]: server and client endpoints over mutual TLS (`security.ssl.internal.*`).
 
-#![allow(missing_docs)]
+#![warn(missing_docs)]
 
 /// Generated messages and service stubs.
+// prost/tonic generate the items from `proto/weir.proto`, whose comments are the docs.
+#[allow(missing_docs)]
 pub mod v1 {
     tonic::include_proto!("weir.rpc.v1");
 }

@@ -10,6 +10,8 @@
 //! - [`executor`]: the executable graph (StreamGraph plus operator code) that the
 //!   TaskExecutors deploy subtasks of.
 
+#![warn(missing_docs)]
+
 pub mod checkpoint;
 pub mod error;
 pub mod executor;

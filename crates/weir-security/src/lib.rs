@@ -14,6 +14,8 @@
 //!   with (secure by default), and the host names its certificates are valid for.
 //! - `cluster_pki` (feature `cluster-pki`): the cluster's own CA in `cluster.dir`.
 
+#![warn(missing_docs)]
+
 #[cfg(any(test, feature = "cluster-pki"))]
 pub mod cluster_pki;
 pub mod cluster_tls;

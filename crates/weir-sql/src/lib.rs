@@ -9,6 +9,8 @@
 //! - [`exec`] and [`connectors`]: the plan compiled to operators, sources and sinks;
 //! - [`program`]: the built-in program `sql` that rebuilds a SQL job from its text.
 
+#![warn(missing_docs)]
+
 pub mod catalog;
 pub mod connectors;
 pub mod error;

@@ -12,6 +12,8 @@
 //! [`weir_core::KeyGroupRange`]; snapshots are written per key group so that state
 //! can be redistributed when the parallelism changes.
 
+#![warn(missing_docs)]
+
 pub mod descriptor;
 pub mod error;
 pub mod heap;

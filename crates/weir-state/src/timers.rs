@@ -7,7 +7,7 @@
 //! task's processing time is `>= t`. Ties fire in registration order, so a run is
 //! deterministic.
 //!
-//! The queue of each domain and its invariants: [`crate::timer_queue`].
+//! The queue of each domain and its invariants: the `timer_queue` module.
 
 use crate::error::StateError;
 use crate::heap::KeyGroupSnapshot;

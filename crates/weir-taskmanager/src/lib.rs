@@ -7,6 +7,8 @@
 //! changes. Records go through its `NetworkEnvironment`: in memory between its own
 //! tasks, over its data server to and from other TaskManagers.
 
+#![warn(missing_docs)]
+
 pub mod checkpointing;
 pub mod error;
 pub mod executor;

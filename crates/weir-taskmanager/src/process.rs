@@ -64,7 +64,7 @@ impl RunningTaskManager {
     }
 }
 
-/// Runs a TaskManager until it is stopped (SIGTERM, SIGINT: see [`stop_on_signal`]) or
+/// Runs a TaskManager until it is stopped (SIGTERM or SIGINT) or
 /// killed. Prints one line with its addresses
 /// (`TaskManager <id> rpc=<addr> data=<addr> slots=<n>`, and `metrics.<name>=<url>` per
 /// started metric reporter) once it serves.

@@ -5,6 +5,8 @@
 //! MiniCluster every in-process job runs on ([`minicluster`]: the executor of
 //! `StreamExecutionEnvironment::execute`), the built-in programs and the command line.
 
+#![warn(missing_docs)]
+
 pub mod cli;
 pub mod minicluster;
 pub mod programs;

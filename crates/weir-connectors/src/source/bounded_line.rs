@@ -18,10 +18,17 @@ pub enum LineRead {
     End,
     /// A whole line is in the buffer (with its `\n` unless it was the last line);
     /// `consumed` bytes were read.
-    Line { consumed: usize },
+    Line {
+        /// Bytes taken from the reader for this line, its `\n` (if any) included: what a
+        /// source adds to its split offset.
+        consumed: usize,
+    },
     /// The line has more than the bound's bytes before its `\n`: `consumed` bytes of it
     /// were read (and kept), the rest is still to be skipped ([`skip_rest_of_line`]).
-    TooLong { consumed: usize },
+    TooLong {
+        /// Bytes taken from the reader, all of them kept in the buffer: `max + 1`.
+        consumed: usize,
+    },
 }
 
 /// Reads the next line into `line` (cleared first), keeping at most `max + 1` bytes.

@@ -3,7 +3,7 @@
 //! least advanced of its splits and keeps the lines its splits own ([`SplitSet`]).
 //!
 //! Lines are read as bytes, at most `max_line_length` bytes of a line are kept
-//! ([`bounded_line`](super::bounded_line)), and they are decoded one by one: a line that
+//! ([`bounded_line`]), and they are decoded one by one: a line that
 //! is not valid UTF-8 or is longer than the bound fails the source naming its line
 //! number and file, or is counted and skipped when the source skips malformed lines.
 //!

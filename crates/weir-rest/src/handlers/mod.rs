@@ -8,7 +8,7 @@
 //! | `GET /overview` | [`RestBackend::overview`] | 200 |
 //! | `GET /config` | [`RestBackend::dashboard_config`] | 200 |
 //! | `GET /jobs` | [`RestBackend::jobs`] | 200 |
-//! | `POST /jobs` (body: [`JobSubmitRequest`]) | [`RestBackend::submit_job`] | 202 `{"jobid"}` |
+//! | `POST /jobs` (body: [`JobSubmitRequest`](crate::JobSubmitRequest)) | [`RestBackend::submit_job`] | 202 `{"jobid"}` |
 //! | `GET /jobs/overview` | [`RestBackend::jobs_overview`] | 200 |
 //! | `GET /jobs/:jid` | [`RestBackend::job_detail`] | 200 |
 //! | `PATCH /jobs/:jid?mode=cancel` | [`RestBackend::cancel_job`] | 202 `{}` |
@@ -38,7 +38,7 @@
 //! they share; `metric_freshness` lets the backend refresh task metrics before a
 //! read of them. Errors are listed in [`jobs`]. Every write must be JSON (else 415) and
 //! responses carry the configured `Access-Control-Allow-Origin` (see
-//! [`http_policy`](crate::http_policy)); sockets, TLS and connection bounds are
+//! [`http_policy`]); sockets, TLS and connection bounds are
 //! [`server`](crate::server)'s.
 
 pub mod attempts;

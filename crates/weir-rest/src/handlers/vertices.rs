@@ -10,7 +10,7 @@
 //! | `…/:vid/watermarks` | [`RestBackend::vertex_subtask_metrics`] | `[{"id": "<i>.currentInputWatermark", "value"}]` |
 //!
 //! Errors as Flink's: a malformed job or vertex id or subtask index is 400 (see
-//! [`crate::handlers::path_params`]); an unknown job 404 [`RestError::JobNotFound`], an unknown
+//! `handlers::path_params`); an unknown job 404 [`RestError::JobNotFound`], an unknown
 //! vertex 404 [`RestError::vertex_not_found`], a subtask index beyond the parallelism
 //! 404 [`RestError::subtask_not_found`]. The metric routes of a vertex are in
 //! [`crate::handlers::metrics`].

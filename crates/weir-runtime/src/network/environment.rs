@@ -1,6 +1,6 @@
 //! The network stack of one TaskManager: [`NetworkEnvironment`] (one per process in
 //! the local runtime) creates result partitions and input gates over one
-//! [`NetworkBufferPool`]; a [`SubpartitionHandle`](super::partition::subpartition::SubpartitionHandle)
+//! [`NetworkBufferPool`]; a [`SubpartitionHandle`]
 //! is how a consumer names the subpartition it reads.
 //!
 //! Invariants: every buffer of every partition comes from the one global pool, so at

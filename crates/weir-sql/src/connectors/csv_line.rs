@@ -4,7 +4,7 @@
 //! over its bytes and no per-field type dispatch.
 //!
 //! Invariant: [`CsvLineParser::parse_into`] gives exactly what
-//! [`parse_csv_into`](super::format::parse_csv_into) gives for every line (values,
+//! [`parse_csv_into`] gives for every line (values,
 //! error text, the vector left on an error). A fast reader only answers for the text
 //! it fully understands and whose value it computes as the general path does; every
 //! other field goes to the general per-field conversion, and any line with a quote, a
@@ -80,7 +80,7 @@ impl CsvLineParser {
     }
 
     /// Parses `line` into values appended to `out`, exactly as
-    /// [`parse_csv_into`](super::format::parse_csv_into) does.
+    /// [`parse_csv_into`] does.
     pub fn parse_into(&mut self, line: &str, out: &mut Vec<Value>) -> Result<(), String> {
         let start = out.len();
         if self.parse_plain(line, out).is_none() {

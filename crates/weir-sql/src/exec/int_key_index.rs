@@ -10,7 +10,7 @@
 //! Invariants: every key held maps to one entry number and no two keys to the same
 //! one; a dense slot's entry number is meaningful only while its bit is set, and the
 //! bits cover exactly the slots; a dense array is never longer than
-//! [`IntKeyIndex::allowance`] allows for the keys it holds (or the keys its table was
+//! `IntKeyIndex::allowance` allows for the keys it holds (or the keys its table was
 //! made for), so its memory stays proportional to the keys.
 
 use rustc_hash::FxHashMap;

@@ -26,7 +26,7 @@
 //! hold in place of the key, and every slice keeps its index (all slices live until
 //! the end of the input and are revisited once per input subpartition); fired tables
 //! are kept for reuse rather than freed. Streaming keeps only the latest slices'
-//! integer key indexes ([`INDEXED_SLICES`]) and a few fired tables.
+//! integer key indexes (the latest 4, `INDEXED_SLICES`) and a few fired tables.
 
 use super::key_dictionary::KeyDictionary;
 use super::slice_assigner::SliceAssigner;

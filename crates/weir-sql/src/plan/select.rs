@@ -1,7 +1,7 @@
 //! SELECT blocks: projection and filter into one `Calc`; with GROUP BY or aggregate
 //! calls, `Calc(keys, arguments, where)` → `GroupAggregate` or `WindowAggregate` →
 //! `Calc(select, having)`. Group keys and aggregate calls of the SELECT list and HAVING
-//! are bound to the aggregation's output columns by an [`AggHook`].
+//! are bound to the aggregation's output columns by an `AggHook` (`plan::agg_hook`).
 
 use super::agg_hook::{contains_aggregate, key_text, legacy_window, AggHook};
 use super::window_tvf::WindowTvf;

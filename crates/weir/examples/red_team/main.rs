@@ -142,6 +142,7 @@ fn run(options: &Options) -> Result<Verdicts> {
         probes_rpc::forged_acknowledgement(&c, work, &work.join("checkpoints")),
     );
     v.record("rest.parallelism-32768", probes_rest::parallelism_32768(&c));
+    v.record("rest.body-64mib", probes_rest::huge_body(&c));
     v.record("cli.terminal-injection", probes_rest::terminal_injection(&c));
     v.record("sql.hop-1ms-slide-100-days", probes_rest::hop_window(&c));
     v.record("sql.in-list-200000-literals", probes_rest::in_list(&c));

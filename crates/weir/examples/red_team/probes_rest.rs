@@ -102,21 +102,36 @@ pub fn in_list(c: &Throwaway) -> Result<String> {
 
 /// Finding 11: a job reading a file outside `security.job.allowed-paths`.
 pub fn outside_allowed_paths(c: &Throwaway, work: &Path) -> Result<String> {
-    let jid = c.submit(&json!({
+    let body = json!({
         "program": "orders-per-minute",
         "parallelism": 1,
         "args": { "input": "/etc/passwd", "output": work.join("opm").display().to_string() },
-    }))?;
-    let state = c.wait_terminal(&jid)?;
-    let (_, exceptions) = c.get(&format!("/jobs/{jid}/exceptions"))?;
-    let text = exceptions.to_string();
-    if state != "FAILED" || !text.contains("security.job.allowed-paths") {
-        bail!("the job ended {state}: {}", first_line(&text));
+    });
+    let (code, answer) = c.send("POST", "/jobs", Some(&body))?;
+    // The JobManager lists the input's splits when it accepts the job, so the refusal
+    // comes with the submission; a program that opens its files only in its tasks
+    // fails the job instead.
+    let (how, text) = if (400..500).contains(&code) {
+        (format!("refused at submission ({code})"), answer.to_string())
+    } else {
+        let jid = answer["jobid"]
+            .as_str()
+            .ok_or_else(|| anyhow!("submission answered {code}: {answer}"))?
+            .to_string();
+        let state = c.wait_terminal(&jid)?;
+        let (_, exceptions) = c.get(&format!("/jobs/{jid}/exceptions"))?;
+        if state != "FAILED" {
+            bail!("the job ended {state}");
+        }
+        ("the job FAILED".to_string(), exceptions.to_string())
+    };
+    if !text.contains("security.job.allowed-paths") {
+        bail!("{how} without naming the key: {}", first_line(&text));
     }
     if text.contains("root:") {
-        bail!("the file's contents reached /exceptions");
+        bail!("the file's contents were quoted back");
     }
-    Ok("FAILED naming the key, without quoting the file".into())
+    Ok(format!("{how} naming the key, without quoting the file"))
 }
 
 /// Finding 8: `weir local` with checkpointing leaves no retained checkpoint behind.
@@ -208,4 +223,51 @@ fn running(pid: u32) -> bool {
                 .unwrap_or(false)
         })
         .unwrap_or(false)
+}
+
+/// A 64 MiB request body, far beyond any submission.
+const HUGE_BODY: usize = 64 << 20;
+
+/// `POST /jobs` with a 64 MiB body: answered 413 without the JobManager holding it.
+/// Written by hand, since the server answers and closes before the body is all sent
+/// (an HTTP client reports the broken pipe instead of the answer).
+pub fn huge_body(c: &Throwaway) -> Result<String> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(&c.rest)?;
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(60)))?;
+    write!(
+        stream,
+        "POST /jobs HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {HUGE_BODY}\r\n\r\n{{\"program\":\"",
+        c.rest
+    )?;
+    let chunk = vec![b'a'; 1 << 20];
+    let mut sent = 0;
+    while sent < HUGE_BODY {
+        match stream.write(&chunk[..chunk.len().min(HUGE_BODY - sent)]) {
+            Ok(n) => sent += n,
+            // Refused and closed: the answer is already waiting.
+            Err(_) => break,
+        }
+    }
+    let mut answer = Vec::new();
+    // The server may reset the connection once it answered; what arrived counts.
+    if let Err(e) = stream.read_to_end(&mut answer) {
+        if answer.is_empty() {
+            bail!("no answer after {} MiB sent: {e}", sent >> 20);
+        }
+    }
+    let status = String::from_utf8_lossy(&answer);
+    let status = status.lines().next().unwrap_or_default().to_string();
+    if !status.contains(" 413 ") {
+        bail!("answered {status:?} after {} MiB sent", sent >> 20);
+    }
+    let rss = peak_rss(c.pid("jobmanager")?)?;
+    if rss > REFUSED_SUBMISSION_RSS {
+        bail!("the JobManager's peak RSS is {} MiB", rss >> 20);
+    }
+    Ok(format!(
+        "413 after {} MiB sent; JobManager peak RSS {} MiB",
+        sent >> 20,
+        rss >> 20
+    ))
 }

@@ -678,7 +678,7 @@ pub enum BufferOrEvent {
     Event(Event),
     /// A priority event (the barrier of an unaligned checkpoint, Flink's priority
     /// event): queued ahead of everything but earlier priority events, see
-    /// [`channel_queue`](crate::network::channel_queue).
+    /// `network::channel_queue`.
     Priority(PriorityEvent),
 }
 

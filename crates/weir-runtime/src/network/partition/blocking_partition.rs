@@ -14,16 +14,16 @@
 //! finishes.
 //!
 //! Once finished, the stored entries never change: readers
-//! ([`StoredSubpartitionReader`], in `stored_subpartition`) take a shared reference
+//! (`StoredSubpartitionReader`, in `stored_subpartition`) take a shared reference
 //! to them and read them without the partition's lock; a release, which drops the
 //! partition's reference, stops them through its cancel token. A consumer in this
 //! process reads a finished subpartition in its own thread, through its input gate
-//! ([`BlockingPartition::open_local_reader`], as Flink's `LocalInputChannel` polls a
+//! (`BlockingPartition::open_local_reader`, as Flink's `LocalInputChannel` polls a
 //! bounded blocking subpartition). A remote consumer, or a local one that connected
-//! before the partition finished, gets a fresh pipelined [`Subpartition`] and a replay
+//! before the partition finished, gets a fresh pipelined `Subpartition` and a replay
 //! thread that waits until the partition is finished and then writes the stored
 //! subpartition into it, under the usual credit and backpressure
-//! ([`BlockingPartition::open_reader`]); its buffer pool wakes it only once several
+//! (`BlockingPartition::open_reader`); its buffer pool wakes it only once several
 //! buffers came back, so it refills them in one go. Reading again (a restarted
 //! consumer) reads from the start.
 //!

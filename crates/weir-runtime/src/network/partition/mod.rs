@@ -8,11 +8,11 @@
 //!   backpressure when its pool is exhausted.
 //! - [`subpartition`]: the state a subpartition shares with its one reader (an
 //!   in-process gate, or a data-server connection through
-//!   [`availability`]'s listener trait), bounded by its credit and event window.
+//!   `availability`'s listener trait), bounded by its credit and event window.
 //! - [`blocking_partition`]: a producer's whole output kept for BLOCKING edges, in
-//!   memory within a budget and in spill files beyond; [`stored_subpartition`] reads a
+//!   memory within a budget and in spill files beyond; `stored_subpartition` reads a
 //!   finished one back.
-//! - [`partition_id`] names a partition cluster-wide; [`registry`] is the process's
+//! - [`partition_id`] names a partition cluster-wide; `registry` is the process's
 //!   table of partitions a consumer may request.
 
 pub(crate) mod availability;

@@ -13,8 +13,8 @@
 //! producer queues its output channel state first
 //! ([`ResultPartitionWriter::add_recovered_data`]).
 //!
-//! A writer of a blocking partition ([`ResultPartitionWriter::new_blocking`]) hands
-//! every buffer's bytes and every event to its [`BoundedData`] (the blocking partition,
+//! A writer of a blocking partition (`ResultPartitionWriter::new_blocking`) hands
+//! every buffer's bytes and every event to its `BoundedData` (the blocking partition,
 //! which implements it so that this file does not depend on it) and recycles the
 //! buffer at once: it is never backpressured and takes no priority events.
 //!

@@ -1,7 +1,7 @@
 //! The state one subpartition shares with the input channel that reads it
 //! (`Subpartition`): the in-process "local channel".
 //!
-//! Owns the subpartition's queue of finished buffers and events (a [`ChannelQueue`]),
+//! Owns the subpartition's queue of finished buffers and events (a `ChannelQueue`),
 //! its [`SenderCredit`], and the link to the consuming gate. The producer appends; the
 //! consumer takes from the front, buffers only against credit, events always. A buffer
 //! moves from producer to consumer without a copy. A priority event (an unaligned

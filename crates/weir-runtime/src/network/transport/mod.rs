@@ -126,6 +126,12 @@
 //! Lock order (extends the in-process one): subpartition → server connection queue;
 //! remote channel → gate; the client connection's table is a leaf (nothing else is
 //! locked while it is held).
+//!
+//! [`NetworkError::Connect`]: crate::network::NetworkError::Connect
+//! [`NetworkError::ConnectionLost`]: crate::network::NetworkError::ConnectionLost
+//! [`NetworkError::PartitionGone`]: crate::network::NetworkError::PartitionGone
+//! [`NetworkError::ProducerReleased`]: crate::network::NetworkError::ProducerReleased
+//! [`NetworkError::Remote`]: crate::network::NetworkError::Remote
 
 #[cfg(test)]
 mod admission_tests;
