@@ -2,6 +2,7 @@
 //! checkpoint acknowledgements and declines, in order on one channel), the responder
 //! the tasks call, and reading a deployment's checkpoint settings and restore state.
 
+use crate::attempt_ref::AttemptRef;
 use std::sync::Arc;
 use tokio::sync::mpsc::UnboundedSender;
 use weir_core::checkpoint::StreamStateHandle;
@@ -23,8 +24,7 @@ pub enum Report {
 
 /// Sends one attempt's acknowledgements and declines to the JobMaster.
 pub struct RpcResponder {
-    job_id: String,
-    attempt_id: String,
+    attempt: AttemptRef,
     reports: UnboundedSender<Report>,
 }
 
@@ -33,8 +33,8 @@ impl RpcResponder {
         if self.reports.send(report).is_err() {
             tracing::warn!(
                 "checkpoint report of attempt {} (job {}) dropped: the TaskManager is shutting down",
-                self.attempt_id,
-                self.job_id
+                self.attempt.attempt_id,
+                self.attempt.job_id
             );
         }
     }
@@ -45,16 +45,17 @@ impl CheckpointResponder for RpcResponder {
         tracing::debug!(
             "checkpoint {} of attempt {} (job {}): {} bytes, sync {} ms, async {} ms, alignment {} ms",
             s.checkpoint_id,
-            self.attempt_id,
-            self.job_id,
+            self.attempt.attempt_id,
+            self.attempt.job_id,
             s.state_size,
             s.metrics.sync_duration_ms,
             s.metrics.async_duration_ms,
             s.metrics.alignment_duration_ms
         );
         self.send(Report::Acknowledge(AcknowledgeCheckpointRequest {
-            job_id: self.job_id.clone(),
-            attempt_id: self.attempt_id.clone(),
+            job_id: self.attempt.job_id.clone(),
+            attempt_id: self.attempt.attempt_id.clone(),
+            job_master_id: self.attempt.job_master_id.clone(),
             checkpoint_id: s.checkpoint_id,
             handle: s.handle.as_ref().map(Into::into),
             state_size: s.state_size,
@@ -68,8 +69,9 @@ impl CheckpointResponder for RpcResponder {
 
     fn decline(&self, checkpoint_id: u64, reason: String) {
         self.send(Report::Decline(DeclineCheckpointRequest {
-            job_id: self.job_id.clone(),
-            attempt_id: self.attempt_id.clone(),
+            job_id: self.attempt.job_id.clone(),
+            attempt_id: self.attempt.attempt_id.clone(),
+            job_master_id: self.attempt.job_master_id.clone(),
             checkpoint_id,
             reason,
         }));
@@ -114,8 +116,7 @@ pub fn task_checkpointing(
             inline_threshold: settings.inline_threshold,
         },
         responder: Arc::new(RpcResponder {
-            job_id: tdd.job_id.clone(),
-            attempt_id: tdd.attempt_id.clone(),
+            attempt: AttemptRef::of(tdd),
             reports,
         }),
         restore,

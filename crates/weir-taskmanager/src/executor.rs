@@ -8,6 +8,7 @@
 //! its input channels (local or remote, waiting for producers that deploy later), runs
 //! the chain, and reports every state change to the JobMaster.
 
+use crate::attempt_ref::AttemptRef;
 use crate::checkpointing::{task_checkpointing, Report};
 use crate::metric_reports::{input_watermarks, operator_reports, watermark};
 use crate::settings::TaskManagerSettings;
@@ -216,8 +217,8 @@ impl TaskExecutor {
         self.lock().tasks.len()
     }
 
-    fn report(&self, job_id: &str, attempt_id: &str, state: &str, failure: Option<FailureReport>) {
-        self.report_with_counts(job_id, attempt_id, state, failure, &TaskMetrics::new(), &[]);
+    fn report(&self, attempt: &AttemptRef, state: &str, failure: Option<FailureReport>) {
+        self.report_with_counts(attempt, state, failure, &TaskMetrics::new(), &[]);
     }
 
     /// Releases every blocking partition this TaskManager holds (deleting their spill
@@ -286,8 +287,7 @@ impl TaskExecutor {
 
     fn report_with_counts(
         &self,
-        job_id: &str,
-        attempt_id: &str,
+        attempt: &AttemptRef,
         state: &str,
         failure: Option<FailureReport>,
         metrics: &TaskMetrics,
@@ -301,8 +301,9 @@ impl TaskExecutor {
         let counts = metrics.snapshot();
         let [input1_watermark, input2_watermark] = input_watermarks(&counts);
         let sent = self.reports.send(Report::State(Box::new(TaskExecutionState {
-            job_id: job_id.to_string(),
-            attempt_id: attempt_id.to_string(),
+            job_id: attempt.job_id.clone(),
+            attempt_id: attempt.attempt_id.clone(),
+            job_master_id: attempt.job_master_id.clone(),
             state: state.to_string(),
             failure_name,
             failure_message,
@@ -332,7 +333,9 @@ impl TaskExecutor {
             // Only when the process shuts down: the JobManager then notices the lost
             // TaskManager by its broken RPC endpoint and fails the attempt over.
             tracing::warn!(
-                "state report {state} of attempt {attempt_id} (job {job_id}) dropped: the TaskManager is shutting down"
+                "state report {state} of attempt {} (job {}) dropped: the TaskManager is shutting down",
+                attempt.attempt_id,
+                attempt.job_id
             );
         }
     }
@@ -514,7 +517,8 @@ impl TaskExecutor {
             checkpointing,
         } = task;
         let (job, attempt) = (tdd.job_id.clone(), tdd.attempt_id.clone());
-        self.report(&job, &attempt, "INITIALIZING", None);
+        let reported = AttemptRef::of(&tdd);
+        self.report(&reported, "INITIALIZING", None);
         let result = (|| {
             let [first, second] = specs;
             let gate = |specs: Vec<ChannelSpec>| {
@@ -529,7 +533,7 @@ impl TaskExecutor {
             let input = gate(first)?;
             let second_input = gate(second)?;
             let reporter = self.clone();
-            let (running_job, running_attempt) = (job.clone(), attempt.clone());
+            let running = reported.clone();
             run_task(TaskSpec {
                 program: code.program.clone(),
                 job_graph: code.job_graph.clone(),
@@ -542,11 +546,9 @@ impl TaskExecutor {
                 cancel: cancel.clone(),
                 metrics: metrics.clone(),
                 checkpointing,
-                on_running: Some(Box::new(move || {
-                    reporter.report(&running_job, &running_attempt, "RUNNING", None)
-                })),
+                on_running: Some(Box::new(move || reporter.report(&running, "RUNNING", None))),
                 operator_events: self.operator_events.as_ref().map(|c| {
-                    Arc::new(c.for_attempt(&job, &attempt))
+                    Arc::new(c.for_attempt(reported.clone()))
                         as Arc<dyn weir_runtime::operator::coordination::OperatorEventGateway>
                 }),
             })
@@ -563,14 +565,14 @@ impl TaskExecutor {
             }
         }
         match result {
-            Ok(_) => self.report_with_counts(&job, &attempt, "FINISHED", None, &metrics, &blocking),
-            Err(TaskError::Cancelled) => self.report(&job, &attempt, "CANCELED", None),
+            Ok(_) => self.report_with_counts(&reported, "FINISHED", None, &metrics, &blocking),
+            Err(TaskError::Cancelled) => self.report(&reported, "CANCELED", None),
             Err(TaskError::Network(e)) if e.is_cancelled() || e.is_peer_gone() || cancel.is_cancelled() => {
-                self.report(&job, &attempt, "CANCELED", None)
+                self.report(&reported, "CANCELED", None)
             }
             Err(e) => {
                 tracing::warn!("task {attempt} of job {job} failed: {e}");
-                self.report(&job, &attempt, "FAILED", Some(describe_failure(&e)))
+                self.report(&reported, "FAILED", Some(describe_failure(&e)))
             }
         }
     }

@@ -9,6 +9,7 @@
 
 #![warn(missing_docs)]
 
+pub mod attempt_ref;
 pub mod checkpointing;
 pub mod error;
 pub mod executor;

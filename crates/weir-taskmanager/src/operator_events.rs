@@ -3,6 +3,7 @@
 //! TaskManager); a task thread blocks on the call on the TaskManager's runtime. A
 //! transient failure (JobManager unreachable) is retried like a state report.
 
+use crate::attempt_ref::AttemptRef;
 use crate::reporter::{is_permanent, MAX_ATTEMPTS, RETRY_DELAY};
 use tonic::transport::Channel;
 use weir_rpc::job_master_gateway_client::JobMasterGatewayClient;
@@ -34,11 +35,10 @@ impl OperatorEventClient {
     }
 
     /// The gateway of one attempt.
-    pub fn for_attempt(&self, job_id: &str, attempt_id: &str) -> AttemptEventGateway {
+    pub fn for_attempt(&self, attempt: AttemptRef) -> AttemptEventGateway {
         AttemptEventGateway {
             client: self.clone(),
-            job_id: job_id.to_string(),
-            attempt_id: attempt_id.to_string(),
+            attempt,
         }
     }
 }
@@ -46,16 +46,16 @@ impl OperatorEventClient {
 /// Sends one attempt's operator events.
 pub struct AttemptEventGateway {
     client: OperatorEventClient,
-    job_id: String,
-    attempt_id: String,
+    attempt: AttemptRef,
 }
 
 impl OperatorEventGateway for AttemptEventGateway {
     fn send_collect_batch(&self, event: &CollectBatchEvent) -> Result<bool, String> {
         let batch = &event.batch;
         let request = CollectBatch {
-            job_id: self.job_id.clone(),
-            attempt_id: self.attempt_id.clone(),
+            job_id: self.attempt.job_id.clone(),
+            attempt_id: self.attempt.attempt_id.clone(),
+            job_master_id: self.attempt.job_master_id.clone(),
             operator_id: event.operator_id.to_string(),
             subtask_index: batch.subtask_index,
             parallelism: batch.parallelism,

@@ -6,10 +6,10 @@
 //! real error must not be overtaken by its consumers' "producer released" errors. No
 //! report holds the others back for long: every report's free text is bounded
 //! ([`crate::report_text`]) before it is sent, and a report the JobMaster refuses
-//! permanently (too large, invalid) is retried once with a tighter bound, then logged
-//! and dropped. A transient failure (JobManager unreachable) is retried for up to
-//! [`MAX_ATTEMPTS`] × [`RETRY_DELAY`]; the reports behind it wait, as they would fail
-//! the same way.
+//! permanently (too large, invalid, or not of the job's JobMaster) is retried once with
+//! a tighter bound, then logged and dropped. A transient failure (JobManager
+//! unreachable) is retried for up to [`MAX_ATTEMPTS`] × [`RETRY_DELAY`]; the reports
+//! behind it wait, as they would fail the same way.
 
 use crate::checkpointing::Report;
 use crate::report_text::{MAX_REPORT_TEXT_BYTES, RETRY_REPORT_TEXT_BYTES};
@@ -36,9 +36,14 @@ pub enum NextStep {
     GiveUp,
 }
 
-/// Whether a gRPC status means the JobMaster will never take this report as it is.
+/// Whether a gRPC status means the JobMaster will never take this report as it is
+/// (`PermissionDenied`: the report's JobMaster id is not that of the job's JobMaster,
+/// which replaced the one that deployed the attempt).
 pub fn is_permanent(code: Code) -> bool {
-    matches!(code, Code::OutOfRange | Code::ResourceExhausted | Code::InvalidArgument)
+    matches!(
+        code,
+        Code::OutOfRange | Code::ResourceExhausted | Code::InvalidArgument | Code::PermissionDenied
+    )
 }
 
 /// The step after delivery attempt `attempt` (0-based) failed with `code`, when the
@@ -133,6 +138,12 @@ mod tests {
         assert_eq!(next_step(Code::ResourceExhausted, 0, false), NextStep::RetryTruncated);
         assert_eq!(next_step(Code::OutOfRange, 1, true), NextStep::GiveUp);
         assert_eq!(next_step(Code::InvalidArgument, 0, false), NextStep::RetryTruncated);
+    }
+
+    #[test]
+    fn a_report_refused_for_its_jobmaster_id_is_not_retried_as_if_the_jobmanager_were_away() {
+        assert_eq!(next_step(Code::PermissionDenied, 0, false), NextStep::RetryTruncated);
+        assert_eq!(next_step(Code::PermissionDenied, 0, true), NextStep::GiveUp);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Hostile peers against a real cluster of `weir` processes: a forger with a plain
 //! gRPC client (no internal SSL) registers absurd TaskManagers, spoofs heartbeats,
-//! releases and cancels jobs it did not deploy, acknowledges checkpoints with state
-//! handles naming files elsewhere, and submits jobs of huge parallelism. Each is
+//! releases and cancels jobs it did not deploy, reports task failures and
+//! acknowledges checkpoints (with state handles naming files elsewhere) for tasks it
+//! does not run, and submits jobs of huge parallelism. Each is
 //! refused or contained with a clear reason, and the cluster keeps serving.
 
 mod common;
@@ -299,7 +300,7 @@ fn a_forged_release_job_without_the_jobmasters_fencing_token_is_refused_and_the_
 }
 
 #[test]
-fn a_forged_late_checkpoint_acknowledgement_naming_a_file_elsewhere_leaves_it_untouched() {
+fn reports_forged_without_the_jobmasters_fencing_token_are_refused_and_the_job_finishes_untouched() {
     let chk = tempfile::tempdir().unwrap();
     let outside = tempfile::tempdir().unwrap();
     let secret_dir = outside.path().join("some").join("dir");
@@ -311,42 +312,77 @@ fn a_forged_late_checkpoint_acknowledgement_naming_a_file_elsewhere_leaves_it_un
     let jid = cluster.submit(slow_keyed_sum(out.path()));
     cluster.wait_running(&jid);
     wait_until(Duration::from_secs(30), || cluster.completed_checkpoints(&jid) >= 2);
+    // The ids are public (the REST API lists them); the JobMaster's token is not.
     let attempt = first_attempt_id(&cluster, &jid);
-    // Files inside checkpoint 1's directory: a late acknowledgement naming one is
-    // discarded (as Flink does). Two of them, each acknowledged after the previous
-    // one is gone, tell when the forged acknowledgement was handled too.
-    let decoy_dir = chk.path().join(&jid).join("chk-1");
-    std::fs::create_dir_all(&decoy_dir).unwrap();
-    let ack = |path: &std::path::Path| weir_rpc::AcknowledgeCheckpointRequest {
-        job_id: jid.clone(),
-        attempt_id: attempt.clone(),
-        checkpoint_id: 1,
-        handle: Some(weir_rpc::StateHandle {
-            kind: Some(weir_rpc::state_handle::Kind::File(weir_rpc::FileStateHandle {
-                path: path.display().to_string(),
-                size: 10,
-            })),
-        }),
-        ..Default::default()
-    };
-    let acknowledge = |path: &std::path::Path| {
-        block_on(async {
-            JobMasterGatewayClient::new(channel(&jobmanager_rpc(&cluster)).await)
-                .acknowledge_checkpoint(ack(path))
-                .await
-                .expect("the JobManager answers");
-        })
-    };
-    acknowledge(&secret);
-    for name in ["decoy-1", "decoy-2"] {
-        let decoy = decoy_dir.join(name);
-        std::fs::write(&decoy, b"x").unwrap();
-        acknowledge(&decoy);
-        wait_until(Duration::from_secs(30), || !decoy.exists());
+    let forged_token = "00000000000000000000000000000000".to_string();
+    let answers = block_on(async {
+        let mut client = JobMasterGatewayClient::new(channel(&jobmanager_rpc(&cluster)).await);
+        let failed = client
+            .update_task_execution_state(weir_rpc::TaskExecutionState {
+                job_id: jid.clone(),
+                attempt_id: attempt.clone(),
+                state: "FAILED".into(),
+                failure_name: "Forged".into(),
+                failure_message: "a forged failure".into(),
+                job_master_id: forged_token.clone(),
+                ..Default::default()
+            })
+            .await
+            .map(drop);
+        let acknowledged = client
+            .acknowledge_checkpoint(weir_rpc::AcknowledgeCheckpointRequest {
+                job_id: jid.clone(),
+                attempt_id: attempt.clone(),
+                checkpoint_id: 1,
+                handle: Some(weir_rpc::StateHandle {
+                    kind: Some(weir_rpc::state_handle::Kind::File(weir_rpc::FileStateHandle {
+                        path: secret.display().to_string(),
+                        size: 10,
+                    })),
+                }),
+                ..Default::default()
+            })
+            .await
+            .map(drop);
+        let declined = client
+            .decline_checkpoint(weir_rpc::DeclineCheckpointRequest {
+                job_id: jid.clone(),
+                attempt_id: attempt.clone(),
+                checkpoint_id: 3,
+                reason: "forged".into(),
+                job_master_id: String::new(),
+            })
+            .await
+            .map(drop);
+        let collected = client
+            .send_collect_batch(weir_rpc::CollectBatch {
+                job_id: jid.clone(),
+                attempt_id: attempt.clone(),
+                operator_id: "0123456789abcdef0123456789abcdef".into(),
+                parallelism: 1,
+                rows: vec!["[\"+I\",\"forged\"]".into()],
+                end_of_results: true,
+                ..Default::default()
+            })
+            .await
+            .map(drop);
+        [
+            ("UpdateTaskExecutionState", failed),
+            ("AcknowledgeCheckpoint", acknowledged),
+            ("DeclineCheckpoint", declined),
+            ("SendCollectBatch", collected),
+        ]
+    });
+    for (what, answer) in answers {
+        let status = answer.expect_err(&format!("a forged {what} was served"));
+        assert_eq!(status.code(), tonic::Code::PermissionDenied, "{what}: {status:?}");
+        assert!(status.message().contains("fencing token"), "{what}: {status:?}");
     }
-    assert!(secret.exists(), "the JobManager deleted a file outside the checkpoint");
-    assert_eq!(std::fs::read(&secret).unwrap(), b"password=1");
     assert_eq!(cluster.wait_terminal(&jid, Duration::from_secs(60)), "FINISHED");
+    let exceptions = get(&cluster.rest, &format!("/jobs/{jid}/exceptions")).1;
+    assert_eq!(exceptions["exceptionHistory"]["entries"], json!([]), "{exceptions}");
+    assert_eq!(read_parts(out.path()), keyed_sum_output(40, 7, 20000));
+    assert_eq!(std::fs::read(&secret).unwrap(), b"password=1");
 }
 
 /// The JobManager's peak resident memory (VmHWM), in bytes.

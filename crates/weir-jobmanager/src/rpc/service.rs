@@ -1,5 +1,6 @@
 //! The JobManager's gRPC services: `ResourceManager` (registration, heartbeats) and
-//! `JobMasterGateway` (task state reports, checkpoint reports, collect sink batches).
+//! `JobMasterGateway` (task state reports, checkpoint reports, collect sink batches,
+//! each refused without the job's JobMaster fencing token).
 
 use crate::coordination::collect_coordinator::{CollectError, OfferOutcome};
 use crate::coordination::collect_results::CollectBatchRefused;
@@ -30,6 +31,21 @@ impl JobManagerRpc {
     /// The services of `jm`.
     pub fn new(jm: Arc<JobManager>) -> Self {
         Self { jm }
+    }
+
+    /// Refuses `what` (a report of job `job_id`) unless it carries the fencing token of
+    /// the job's JobMaster, which only the TaskManagers it deployed to were given (as
+    /// Flink fences `JobMasterGateway` calls by `JobMasterId`). A report of a job this
+    /// JobManager does not know passes: it changes nothing.
+    fn check_fencing(&self, job_id: &str, token: &str, what: &str) -> Result<(), Status> {
+        let expected = self.jm.job_master_id(job_id);
+        if expected.is_empty() || expected == token {
+            return Ok(());
+        }
+        tracing::warn!("refused a {what} of job {job_id} without its JobMaster's fencing token (forged or stale)");
+        Err(Status::permission_denied(format!(
+            "{what} of job {job_id} refused: it does not carry the fencing token of the job's JobMaster"
+        )))
     }
 }
 
@@ -160,6 +176,7 @@ impl JobMasterGateway for JobManagerRpc {
             JobId::parse(&r.job_id).ok_or_else(|| Status::invalid_argument(format!("bad job id '{}'", r.job_id)))?;
         let state = parse_execution_state(&r.state)
             .ok_or_else(|| Status::invalid_argument(format!("unknown execution state '{}'", r.state)))?;
+        self.check_fencing(&r.job_id, &r.job_master_id, "task state report")?;
         if state == ExecutionState::Finished {
             self.jm.task_metrics(
                 job,
@@ -208,6 +225,7 @@ impl JobMasterGateway for JobManagerRpc {
         let r = request.into_inner();
         let job =
             JobId::parse(&r.job_id).ok_or_else(|| Status::invalid_argument(format!("bad job id '{}'", r.job_id)))?;
+        self.check_fencing(&r.job_id, &r.job_master_id, "checkpoint acknowledgement")?;
         let handle = match &r.handle {
             Some(h) => Some(h.to_domain().ok_or_else(|| {
                 Status::invalid_argument(format!(
@@ -238,6 +256,7 @@ impl JobMasterGateway for JobManagerRpc {
         let r = request.into_inner();
         let job =
             JobId::parse(&r.job_id).ok_or_else(|| Status::invalid_argument(format!("bad job id '{}'", r.job_id)))?;
+        self.check_fencing(&r.job_id, &r.job_master_id, "checkpoint decline")?;
         self.jm
             .decline_checkpoint(job, &r.attempt_id, r.checkpoint_id, r.reason);
         Ok(Response::new(Ack {}))
@@ -253,6 +272,7 @@ impl JobMasterGateway for JobManagerRpc {
         if !(r.operator_id.len() == 32 && r.operator_id.bytes().all(|b| b.is_ascii_hexdigit())) {
             return Err(Status::invalid_argument(format!("bad operator id '{}'", r.operator_id)));
         }
+        self.check_fencing(&r.job_id, &r.job_master_id, "collect batch")?;
         let operator = r.operator_id.to_ascii_lowercase();
         let offer = weir_core::collect_batch::CollectBatch {
             subtask_index: r.subtask_index,

@@ -137,10 +137,7 @@ fn run(options: &Options) -> Result<Verdicts> {
     );
     v.record("rpc.spoofed-heartbeat", probes_rpc::spoofed_heartbeat(&c));
     v.record("rpc.forged-release-job", probes_rpc::forged_release_job(&c, work));
-    v.record(
-        "rpc.forged-acknowledgement-outside-checkpoint",
-        probes_rpc::forged_acknowledgement(&c, work, &work.join("checkpoints")),
-    );
+    v.record("rpc.forged-task-reports", probes_rpc::forged_reports(&c, work));
     v.record("rest.parallelism-32768", probes_rest::parallelism_32768(&c));
     v.record("rest.body-64mib", probes_rest::huge_body(&c));
     v.record("cli.terminal-injection", probes_rest::terminal_injection(&c));

@@ -201,8 +201,10 @@ pub fn forged_release_job(c: &Throwaway, work: &Path) -> Result<String> {
     Ok("both refused (PERMISSION_DENIED); the job FINISHED".into())
 }
 
-/// Finding 3: a late checkpoint acknowledgement naming a file outside the checkpoint.
-pub fn forged_acknowledgement(c: &Throwaway, work: &Path, checkpoints: &Path) -> Result<String> {
+/// Finding 3 and its kin: a task failure and a checkpoint acknowledgement naming a file
+/// outside the checkpoint, forged for a running task with the ids REST lists but
+/// without the JobMaster's fencing token.
+pub fn forged_reports(c: &Throwaway, work: &Path) -> Result<String> {
     let secret_dir = work.join("some").join("dir");
     std::fs::create_dir_all(&secret_dir)?;
     let secret = secret_dir.join("secret.conf");
@@ -217,40 +219,38 @@ pub fn forged_acknowledgement(c: &Throwaway, work: &Path, checkpoints: &Path) ->
         std::thread::sleep(Duration::from_millis(50));
     }
     let attempt = first_attempt_id(c, &jid)?;
-    let ack = |path: &Path| weir_rpc::AcknowledgeCheckpointRequest {
+    let failure = weir_rpc::TaskExecutionState {
+        job_id: jid.clone(),
+        attempt_id: attempt.clone(),
+        state: "FAILED".into(),
+        failure_message: "a forged failure".into(),
+        job_master_id: "00000000000000000000000000000000".into(),
+        ..Default::default()
+    };
+    let ack = weir_rpc::AcknowledgeCheckpointRequest {
         job_id: jid.clone(),
         attempt_id: attempt.clone(),
         checkpoint_id: 1,
         handle: Some(weir_rpc::StateHandle {
             kind: Some(weir_rpc::state_handle::Kind::File(weir_rpc::FileStateHandle {
-                path: path.display().to_string(),
+                path: secret.display().to_string(),
                 size: 10,
             })),
         }),
         ..Default::default()
     };
-    let acknowledge = |path: &Path| -> Result<()> {
-        block_on(async {
-            JobMasterGatewayClient::new(channel(&c.rpc).await?)
-                .acknowledge_checkpoint(ack(path))
-                .await?;
-            Ok::<_, anyhow::Error>(())
-        })?
-    };
-    acknowledge(&secret)?;
-    // A late acknowledgement of a file inside chk-1 is discarded (deleted), as Flink
-    // does; once it is gone, the forged one before it has been handled too.
-    let decoy_dir = checkpoints.join(&jid).join("chk-1");
-    std::fs::create_dir_all(&decoy_dir)?;
-    let decoy = decoy_dir.join("decoy");
-    std::fs::write(&decoy, b"x")?;
-    acknowledge(&decoy)?;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while decoy.exists() {
-        if Instant::now() > deadline {
-            bail!("the JobManager never handled the acknowledgements");
+    let (failed, acknowledged) = block_on(async {
+        let mut client = JobMasterGatewayClient::new(channel(&c.rpc).await?);
+        let failed = client.update_task_execution_state(failure).await.map(drop);
+        let acknowledged = client.acknowledge_checkpoint(ack).await.map(drop);
+        Ok::<_, anyhow::Error>((failed, acknowledged))
+    })??;
+    for (what, answer) in [("task failure", failed), ("acknowledgement", acknowledged)] {
+        match answer {
+            Err(s) if s.code() == tonic::Code::PermissionDenied => {}
+            Err(s) => bail!("the forged {what} was refused as {:?}: {}", s.code(), s.message()),
+            Ok(()) => bail!("the forged {what} was accepted"),
         }
-        std::thread::sleep(Duration::from_millis(50));
     }
     if std::fs::read(&secret).ok().as_deref() != Some(b"password=1".as_slice()) {
         bail!("{} was moved or deleted", secret.display());
@@ -259,7 +259,11 @@ pub fn forged_acknowledgement(c: &Throwaway, work: &Path, checkpoints: &Path) ->
     if state != "FINISHED" {
         bail!("the job ended {state}");
     }
-    Ok(format!("{} untouched; the job FINISHED", secret.display()))
+    let (_, exceptions) = c.get(&format!("/jobs/{jid}/exceptions"))?;
+    if exceptions["exceptionHistory"]["entries"] != json!([]) {
+        bail!("the job restarted: {}", first_line(&exceptions.to_string()));
+    }
+    Ok("both refused (PERMISSION_DENIED); the file untouched; the job FINISHED without a restart".into())
 }
 
 fn completed_checkpoints(c: &Throwaway, jid: &str) -> Result<u64> {
