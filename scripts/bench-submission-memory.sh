@@ -8,7 +8,9 @@
 # JobManager's RSS with no job, for the difference.
 #
 # usage: scripts/bench-submission-memory.sh [P ...]    (default 128 1024 8192 32768)
-# WEIR_BIN picks the binary (default: the release build, built if missing).
+# WEIR_BIN picks the binary (default: the release build, built if missing);
+# WEIR_MODE=BATCH submits the job in BATCH mode (every edge blocking, one pipelined
+# region per subtask; adaptive parallelism off so that P holds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/weir-target}"
@@ -18,6 +20,10 @@ if [ -z "$weir" ]; then
   weir="$CARGO_TARGET_DIR/release/weir"
 fi
 sizes=("$@")
+config=""
+if [ "${WEIR_MODE:-STREAMING}" = BATCH ]; then
+  config=',"config":{"execution.runtime-mode":"BATCH","execution.batch.adaptive.auto-parallelism.enabled":"false"}'
+fi
 if [ ${#sizes[@]} -eq 0 ]; then sizes=(128 1024 8192 32768); fi
 
 vm_hwm_kib() { awk '/^VmHWM:/ {print $2}' "/proc/$1/status"; }
@@ -47,7 +53,7 @@ for p in "${sizes[@]}"; do
   start
   t0=$(date +%s%N)
   jid=$(curl -sf -X POST -H 'Content-Type: application/json' \
-    -d "{\"program\":\"keyed-sum\",\"parallelism\":$p}" "http://$rest/jobs" |
+    -d "{\"program\":\"keyed-sum\",\"parallelism\":$p$config}" "http://$rest/jobs" |
     sed -E 's/.*"jobid":"([0-9a-f]+)".*/\1/')
   state=""
   # Bounded: a graph that takes longer than 10 minutes to build is a finding itself.

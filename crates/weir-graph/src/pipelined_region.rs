@@ -11,9 +11,16 @@
 //! the producer subtasks' finished results, its *blocking inputs*, which are the
 //! [`ResultPartitionRef`]s (job edge, producer subtask) it consumes.
 //!
+//! A region's blocking inputs are kept as consumed partition groups (Flink's
+//! `ConsumedPartitionGroup`): the partitions of one job edge that a consumer reads
+//! together. Every consumer of an all-to-all edge reads the same group, which is kept
+//! once, so the regions of a BATCH job take memory linear in its subtasks, not in its
+//! channels (producers times consumers).
+//!
 //! Invariants: the regions partition the job's subtasks (each is in exactly one);
 //! regions are numbered in the order of their smallest (vertex, subtask); a region's
-//! blocking inputs are subtasks of other regions. A vertex of parallelism 0 (not yet
+//! blocking inputs are subtasks of other regions; no two groups hold the same edge and
+//! producers. A vertex of parallelism 0 (not yet
 //! decided by the adaptive batch scheduler) has no subtasks; its consumers' regions
 //! wait on `(vertex, UNDECIDED_SUBTASK)`.
 
@@ -40,16 +47,40 @@ pub struct ResultPartitionRef {
 /// the regions are computed again after the decision).
 pub const UNDECIDED_SUBTASK: u32 = u32::MAX;
 
+/// Blocking result partitions consumers read together (Flink's
+/// `ConsumedPartitionGroup`): what `producers` of vertex `producer_vertex` wrote for job
+/// edge `edge`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct ConsumedGroup {
+    edge: usize,
+    producer_vertex: usize,
+    /// Ascending producer subtask indexes.
+    producers: Vec<u32>,
+}
+
+impl ConsumedGroup {
+    fn partitions(&self) -> impl Iterator<Item = ResultPartitionRef> + '_ {
+        self.producers.iter().map(|p| ResultPartitionRef {
+            edge: self.edge,
+            producer: (self.producer_vertex, *p),
+        })
+    }
+}
+
 /// The pipelined regions of a job.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PipelinedRegions {
     regions: Vec<BTreeSet<SubtaskRef>>,
     region_of: BTreeMap<SubtaskRef, usize>,
-    blocking_inputs: Vec<BTreeSet<SubtaskRef>>,
-    /// Per region: the blocking result partitions it reads.
-    consumed: Vec<BTreeSet<ResultPartitionRef>>,
-    /// Per blocking result partition: the regions reading it.
-    consumers: BTreeMap<ResultPartitionRef, BTreeSet<usize>>,
+    /// Per region: the undecided producer vertices it waits on (`UNDECIDED_SUBTASK`).
+    undecided_inputs: Vec<BTreeSet<SubtaskRef>>,
+    groups: Vec<ConsumedGroup>,
+    /// Per region: the groups it reads.
+    consumed: Vec<BTreeSet<usize>>,
+    /// Per group: the regions reading it.
+    group_consumers: Vec<BTreeSet<usize>>,
+    /// Per blocking result partition: the groups holding it.
+    groups_of: BTreeMap<ResultPartitionRef, Vec<usize>>,
 }
 
 impl PipelinedRegions {
@@ -63,7 +94,8 @@ impl PipelinedRegions {
             }
         }
         let mut parent: Vec<usize> = (0..index.len()).collect();
-        let mut blocking: Vec<(ResultPartitionRef, SubtaskRef)> = Vec::new();
+        // Each group with the consumer subtasks reading it: (vertex, subtask range).
+        let mut blocking: Vec<(ConsumedGroup, (usize, std::ops::Range<u32>))> = Vec::new();
         let mut undecided: Vec<(SubtaskRef, SubtaskRef)> = Vec::new();
         for (ei, e) in job_graph.edges.iter().enumerate() {
             let (Some(source), Some(target)) = (
@@ -78,11 +110,17 @@ impl PipelinedRegions {
                     undecided.push(((e.source_vertex, UNDECIDED_SUBTASK), (e.target_vertex, consumer)));
                 }
             }
-            if e.distribution == DistributionPattern::AllToAll
-                && e.partition_type != ResultPartitionType::Blocking
-                && source.parallelism > 0
-                && target.parallelism > 0
-            {
+            if e.distribution == DistributionPattern::AllToAll && source.parallelism > 0 && target.parallelism > 0 {
+                if e.partition_type == ResultPartitionType::Blocking {
+                    // Every consumer reads every producer's partition: one group.
+                    let group = ConsumedGroup {
+                        edge: ei,
+                        producer_vertex: e.source_vertex,
+                        producers: (0..source.parallelism).collect(),
+                    };
+                    blocking.push((group, (e.target_vertex, 0..target.parallelism)));
+                    continue;
+                }
                 // Every producer with every consumer: one region. Joining each subtask
                 // to the first of the other side is enough (linear, not one union per
                 // producer-consumer pair).
@@ -103,13 +141,25 @@ impl PipelinedRegions {
                 continue;
             }
             for consumer in 0..target.parallelism {
-                for (producer, _) in
-                    consumed_subpartitions(e.distribution, source.parallelism, target.parallelism, consumer)
-                {
+                let consumed = consumed_subpartitions(e.distribution, source.parallelism, target.parallelism, consumer);
+                if e.partition_type == ResultPartitionType::Blocking {
+                    let mut producers: Vec<u32> = consumed.into_iter().map(|(producer, _)| producer).collect();
+                    producers.sort_unstable();
+                    producers.dedup();
+                    if producers.is_empty() {
+                        continue;
+                    }
+                    let group = ConsumedGroup {
+                        edge: ei,
+                        producer_vertex: e.source_vertex,
+                        producers,
+                    };
+                    blocking.push((group, (e.target_vertex, consumer..consumer + 1)));
+                    continue;
+                }
+                for (producer, _) in consumed {
                     let (p, c) = ((e.source_vertex, producer), (e.target_vertex, consumer));
-                    if e.partition_type == ResultPartitionType::Blocking {
-                        blocking.push((ResultPartitionRef { edge: ei, producer: p }, c));
-                    } else if let (Some(&a), Some(&b)) = (index.get(&p), index.get(&c)) {
+                    if let (Some(&a), Some(&b)) = (index.get(&p), index.get(&c)) {
                         union(&mut parent, a, b);
                     }
                 }
@@ -126,28 +176,57 @@ impl PipelinedRegions {
             .enumerate()
             .flat_map(|(r, set)| set.iter().map(move |s| (*s, r)))
             .collect::<BTreeMap<SubtaskRef, usize>>();
-        let mut blocking_inputs = vec![BTreeSet::new(); regions.len()];
+        let mut undecided_inputs = vec![BTreeSet::new(); regions.len()];
         for (producer, consumer) in undecided {
             if let Some(&r) = region_of.get(&consumer) {
-                blocking_inputs[r].insert(producer);
+                undecided_inputs[r].insert(producer);
             }
         }
+        let mut group_ids: BTreeMap<ConsumedGroup, usize> = BTreeMap::new();
+        let mut groups: Vec<ConsumedGroup> = Vec::new();
         let mut consumed = vec![BTreeSet::new(); regions.len()];
-        let mut consumers: BTreeMap<ResultPartitionRef, BTreeSet<usize>> = BTreeMap::new();
-        for (partition, consumer) in blocking {
-            if let (Some(_), Some(&r)) = (region_of.get(&partition.producer), region_of.get(&consumer)) {
-                blocking_inputs[r].insert(partition.producer);
-                consumed[r].insert(partition);
-                consumers.entry(partition).or_default().insert(r);
+        let mut group_consumers: Vec<BTreeSet<usize>> = Vec::new();
+        for (group, (consumer_vertex, consumers)) in blocking {
+            let g = match group_ids.get(&group) {
+                Some(&g) => g,
+                None => {
+                    let g = groups.len();
+                    group_ids.insert(group.clone(), g);
+                    groups.push(group);
+                    group_consumers.push(BTreeSet::new());
+                    g
+                }
+            };
+            for consumer in consumers {
+                if let Some(&r) = region_of.get(&(consumer_vertex, consumer)) {
+                    consumed[r].insert(g);
+                    group_consumers[g].insert(r);
+                }
+            }
+        }
+        let mut groups_of: BTreeMap<ResultPartitionRef, Vec<usize>> = BTreeMap::new();
+        for (g, group) in groups.iter().enumerate() {
+            for partition in group.partitions() {
+                groups_of.entry(partition).or_default().push(g);
             }
         }
         Self {
             regions,
             region_of,
-            blocking_inputs,
+            undecided_inputs,
+            groups,
             consumed,
-            consumers,
+            group_consumers,
+            groups_of,
         }
+    }
+
+    /// The groups region `region` reads.
+    fn consumed_groups(&self, region: usize) -> impl Iterator<Item = &ConsumedGroup> + '_ {
+        self.consumed
+            .get(region)
+            .into_iter()
+            .flat_map(|gs| gs.iter().filter_map(|g| self.groups.get(*g)))
     }
 
     /// The subtasks of region `region` (empty for an unknown region).
@@ -161,34 +240,46 @@ impl PipelinedRegions {
     }
 
     /// The producer subtasks whose blocking results region `region` reads: it may run
-    /// only once they all finished.
+    /// only once they all finished. Undecided producer vertices first, then group by
+    /// group in ascending producers; a producer read through two groups (two edges from
+    /// its vertex) comes once per group.
     pub fn blocking_inputs(&self, region: usize) -> impl Iterator<Item = SubtaskRef> + '_ {
-        self.blocking_inputs
-            .get(region)
-            .into_iter()
-            .flat_map(|r| r.iter().copied())
+        let undecided = self.undecided_inputs.get(region).into_iter().flatten().copied();
+        undecided.chain(
+            self.consumed_groups(region)
+                .flat_map(|g| g.producers.iter().map(move |p| (g.producer_vertex, *p))),
+        )
     }
 
-    /// The blocking result partitions region `region` reads.
+    /// The blocking result partitions region `region` reads (a partition read through
+    /// two groups comes once per group).
     pub fn consumed_partitions(&self, region: usize) -> impl Iterator<Item = ResultPartitionRef> + '_ {
-        self.consumed.get(region).into_iter().flat_map(|r| r.iter().copied())
+        self.consumed_groups(region).flat_map(ConsumedGroup::partitions)
     }
 
     /// The regions reading blocking result partition `partition` (none for a partition
-    /// whose consumers are not decided yet).
+    /// whose consumers are not decided yet; a region reading it through two groups
+    /// comes once per group).
     pub fn consumer_regions(&self, partition: ResultPartitionRef) -> impl Iterator<Item = usize> + '_ {
-        self.consumers
+        self.groups_of
             .get(&partition)
             .into_iter()
-            .flat_map(|r| r.iter().copied())
+            .flatten()
+            .filter_map(|g| self.group_consumers.get(*g))
+            .flat_map(|regions| regions.iter().copied())
     }
 
     /// The regions reading any blocking result partition a subtask of region `region`
     /// produces (its consumer regions; none before their parallelism is decided).
     pub fn consumer_regions_of(&self, region: usize) -> BTreeSet<usize> {
-        self.consumers
+        self.groups
             .iter()
-            .filter(|(partition, _)| self.region_index(partition.producer) == Some(region))
+            .zip(&self.group_consumers)
+            .filter(|(g, _)| {
+                g.producers
+                    .iter()
+                    .any(|p| self.region_index((g.producer_vertex, *p)) == Some(region))
+            })
             .flat_map(|(_, regions)| regions.iter().copied())
             .collect()
     }
@@ -344,6 +435,99 @@ pub(crate) mod tests {
         let source = regions.region_index((0, 1)).unwrap();
         assert_eq!(regions.blocking_inputs(source).count(), 0);
         assert_eq!(regions.to_restart(&[(1, 0)]), BTreeSet::from([(1, 0)]));
+    }
+
+    #[test]
+    fn an_all_to_all_blocking_edge_is_one_group_however_many_consumers_read_it() {
+        let jg = job_in(
+            weir_core::RuntimeExecutionMode::Batch,
+            &[2048, 2048],
+            &[Partitioner::Hash],
+        );
+        let regions = PipelinedRegions::compute(&jg);
+        assert_eq!(regions.len(), 4096);
+        assert_eq!(regions.groups.len(), 1);
+        assert_eq!(regions.groups[0].producers.len(), 2048);
+        assert_eq!(regions.group_consumers[0].len(), 2048);
+        let consumer = regions.region_index((1, 2047)).unwrap();
+        assert_eq!(regions.blocking_inputs(consumer).count(), 2048);
+        let producer = regions.region_index((0, 5)).unwrap();
+        assert_eq!(regions.consumer_regions_of(producer).len(), 2048);
+    }
+
+    /// The regions' blocking inputs, consumed partitions and consumers, computed one
+    /// channel at a time as the groups stand for: (per region: inputs, partitions),
+    /// per partition: consumer regions.
+    type Channelwise = (
+        Vec<(BTreeSet<SubtaskRef>, BTreeSet<ResultPartitionRef>)>,
+        BTreeMap<ResultPartitionRef, BTreeSet<usize>>,
+    );
+
+    fn channelwise(jg: &JobGraph, regions: &PipelinedRegions) -> Channelwise {
+        let mut per_region = vec![(BTreeSet::new(), BTreeSet::new()); regions.len()];
+        let mut consumers: BTreeMap<ResultPartitionRef, BTreeSet<usize>> = BTreeMap::new();
+        for (ei, e) in jg.edges.iter().enumerate() {
+            if e.partition_type != ResultPartitionType::Blocking {
+                continue;
+            }
+            let (sp, tp) = (
+                jg.vertices[e.source_vertex].parallelism,
+                jg.vertices[e.target_vertex].parallelism,
+            );
+            for consumer in 0..tp {
+                let r = regions.region_index((e.target_vertex, consumer)).unwrap();
+                for (producer, _) in consumed_subpartitions(e.distribution, sp, tp, consumer) {
+                    let partition = ResultPartitionRef {
+                        edge: ei,
+                        producer: (e.source_vertex, producer),
+                    };
+                    per_region[r].0.insert(partition.producer);
+                    per_region[r].1.insert(partition);
+                    consumers.entry(partition).or_default().insert(r);
+                }
+            }
+        }
+        (per_region, consumers)
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_groups_stand_for_exactly_the_channels_they_replace(
+            parallelisms in proptest::collection::vec(1u32..7, 2..5),
+            kinds in proptest::collection::vec(0usize..4, 4),
+            batch in proptest::bool::ANY,
+        ) {
+            let partitioners: Vec<Partitioner> = parallelisms[1..]
+                .iter()
+                .zip(&kinds)
+                .map(|(_, k)| [Partitioner::Hash, Partitioner::Rescale, Partitioner::Forward, Partitioner::Rebalance][*k])
+                .collect();
+            // Forward needs equal parallelism: rescale instead.
+            let partitioners: Vec<Partitioner> = partitioners
+                .iter()
+                .zip(parallelisms.windows(2))
+                .map(|(p, w)| if *p == Partitioner::Forward && w[0] != w[1] { Partitioner::Rescale } else { *p })
+                .collect();
+            let mode = if batch { weir_core::RuntimeExecutionMode::Batch } else { weir_core::RuntimeExecutionMode::Streaming };
+            let jg = job_in(mode, &parallelisms, &partitioners);
+            let regions = PipelinedRegions::compute(&jg);
+            let (per_region, consumers) = channelwise(&jg, &regions);
+            for (r, (inputs, partitions)) in per_region.iter().enumerate() {
+                proptest::prop_assert_eq!(&regions.blocking_inputs(r).collect::<BTreeSet<_>>(), inputs);
+                proptest::prop_assert_eq!(&regions.consumed_partitions(r).collect::<BTreeSet<_>>(), partitions);
+                let expected: BTreeSet<usize> = consumers
+                    .iter()
+                    .filter(|(p, _)| regions.region_index(p.producer) == Some(r))
+                    .flat_map(|(_, rs)| rs.iter().copied())
+                    .collect();
+                proptest::prop_assert_eq!(regions.consumer_regions_of(r), expected);
+            }
+            for (partition, expected) in &consumers {
+                proptest::prop_assert_eq!(&regions.consumer_regions(*partition).collect::<BTreeSet<_>>(), expected);
+            }
+            let groups: BTreeSet<&ConsumedGroup> = regions.groups.iter().collect();
+            proptest::prop_assert_eq!(groups.len(), regions.groups.len(), "a group is kept twice");
+        }
     }
 
     #[test]
