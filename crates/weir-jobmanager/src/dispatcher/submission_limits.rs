@@ -1,8 +1,8 @@
 //! Bounds of one job submission, checked before anything is allocated per subtask:
 //! the number of subtasks (the sum of every vertex's parallelism) is at most
 //! `jobmanager.submission.max-subtasks`, and the number of input channels (what the
-//! deployment descriptors and a BATCH job's pipelined regions grow with: producers
-//! times consumers for an all-to-all edge) at most
+//! deployment descriptors grow with: producers times consumers for an all-to-all
+//! edge) at most
 //! `jobmanager.submission.max-exchange-channels`, so one POST /jobs cannot make the
 //! JobManager allocate without bound.
 
