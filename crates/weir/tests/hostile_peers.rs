@@ -7,6 +7,7 @@
 
 mod common;
 
+use common::forger::{self, binary_identity, registration};
 use common::*;
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -16,48 +17,17 @@ use weir_rpc::task_executor_gateway_client::TaskExecutorGatewayClient;
 
 /// Runs `f` on a fresh single-threaded runtime.
 fn block_on<T>(f: impl std::future::Future<Output = T>) -> T {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime")
-        .block_on(f)
+    forger::block_on(f).expect("a runtime")
 }
 
 /// A plaintext gRPC channel to `address`.
 async fn channel(address: &str) -> tonic::transport::Channel {
-    weir_rpc::tls::endpoint(address, None, Duration::from_secs(5))
-        .expect("an endpoint")
-        .connect()
-        .await
-        .expect("a connection")
+    forger::channel(address).await.expect("a connection")
 }
 
 /// The JobManager's RPC address.
 fn jobmanager_rpc(cluster: &Cluster) -> String {
     format!("127.0.0.1:{}", cluster.rpc_port)
-}
-
-/// What the stock `weir` binary says it is when it registers.
-fn binary_identity() -> String {
-    weir::programs::builtin_registry().identity()
-}
-
-/// A registration as a forger would send it.
-fn registration(
-    resource_id: &str,
-    rpc_address: &str,
-    slots: u32,
-    binary: String,
-) -> weir_rpc::RegisterTaskExecutorRequest {
-    weir_rpc::RegisterTaskExecutorRequest {
-        resource_id: resource_id.into(),
-        rpc_address: rpc_address.into(),
-        data_address: "127.0.0.1:9".into(),
-        num_slots: slots,
-        version: env!("CARGO_PKG_VERSION").into(),
-        binary,
-        ..Default::default()
-    }
 }
 
 fn register(cluster: &Cluster, r: weir_rpc::RegisterTaskExecutorRequest) -> weir_rpc::RegisterTaskExecutorResponse {
@@ -274,20 +244,8 @@ fn a_forged_release_job_without_the_jobmasters_fencing_token_is_refused_and_the_
     let attempt = first_attempt_id(&cluster, &jid);
     let (released, cancelled) = block_on(async {
         let mut client = TaskExecutorGatewayClient::new(channel(&tm).await);
-        let released = client
-            .release_job(weir_rpc::ReleaseJobRequest {
-                job_id: jid.clone(),
-                below_generation: u32::MAX,
-                job_master_id: "00000000000000000000000000000000".into(),
-            })
-            .await;
-        let cancelled = client
-            .cancel_task(weir_rpc::CancelTaskRequest {
-                job_id: jid.clone(),
-                attempt_id: attempt.clone(),
-                job_master_id: String::new(),
-            })
-            .await;
+        let released = client.release_job(forger::release_job(&jid)).await;
+        let cancelled = client.cancel_task(forger::cancel_task(&jid, &attempt)).await;
         (released, cancelled)
     });
     for (what, answer) in [("ReleaseJob", released.map(drop)), ("CancelTask", cancelled.map(drop))] {
@@ -314,34 +272,14 @@ fn reports_forged_without_the_jobmasters_fencing_token_are_refused_and_the_job_f
     wait_until(Duration::from_secs(30), || cluster.completed_checkpoints(&jid) >= 2);
     // The ids are public (the REST API lists them); the JobMaster's token is not.
     let attempt = first_attempt_id(&cluster, &jid);
-    let forged_token = "00000000000000000000000000000000".to_string();
     let answers = block_on(async {
         let mut client = JobMasterGatewayClient::new(channel(&jobmanager_rpc(&cluster)).await);
         let failed = client
-            .update_task_execution_state(weir_rpc::TaskExecutionState {
-                job_id: jid.clone(),
-                attempt_id: attempt.clone(),
-                state: "FAILED".into(),
-                failure_name: "Forged".into(),
-                failure_message: "a forged failure".into(),
-                job_master_id: forged_token.clone(),
-                ..Default::default()
-            })
+            .update_task_execution_state(forger::failure_report(&jid, &attempt))
             .await
             .map(drop);
         let acknowledged = client
-            .acknowledge_checkpoint(weir_rpc::AcknowledgeCheckpointRequest {
-                job_id: jid.clone(),
-                attempt_id: attempt.clone(),
-                checkpoint_id: 1,
-                handle: Some(weir_rpc::StateHandle {
-                    kind: Some(weir_rpc::state_handle::Kind::File(weir_rpc::FileStateHandle {
-                        path: secret.display().to_string(),
-                        size: 10,
-                    })),
-                }),
-                ..Default::default()
-            })
+            .acknowledge_checkpoint(forger::file_acknowledgement(&jid, &attempt, &secret))
             .await
             .map(drop);
         let declined = client

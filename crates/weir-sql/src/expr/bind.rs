@@ -36,6 +36,20 @@ pub struct Scope {
 }
 
 impl Scope {
+    /// A scope of unqualified columns, named and typed as `columns` are.
+    pub fn unqualified(columns: &[(&str, DataType)]) -> Scope {
+        Scope {
+            columns: columns
+                .iter()
+                .map(|(name, data_type)| ScopeColumn {
+                    name: name.to_string(),
+                    qualifier: None,
+                    data_type: *data_type,
+                })
+                .collect(),
+        }
+    }
+
     /// The index of column `name` (qualified by `qualifier` if given).
     pub fn resolve(&self, qualifier: Option<&str>, name: &str) -> Result<usize> {
         let hits: Vec<usize> = (0..self.columns.len())

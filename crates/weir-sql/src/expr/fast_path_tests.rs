@@ -3,7 +3,7 @@
 //! that reach Java's integer limits, narrowing, zero divisors, NULLs, NaN, infinities,
 //! negative zero and values of another kind than the column's.
 
-use super::bind::{bind, Scope, ScopeColumn};
+use super::bind::{bind, Scope};
 use super::chain::{DoubleChain, IntChain};
 use super::kernel::Compiled;
 use super::Expr;
@@ -22,16 +22,7 @@ const COLUMNS: [(&str, DataType); 6] = [
 ];
 
 fn bound(sql: &str) -> Option<Expr> {
-    let scope = Scope {
-        columns: COLUMNS
-            .iter()
-            .map(|(n, t)| ScopeColumn {
-                name: n.to_string(),
-                qualifier: None,
-                data_type: *t,
-            })
-            .collect(),
-    };
+    let scope = Scope::unqualified(&COLUMNS);
     let mut tokens = crate::parser::tokenize(sql).ok()?;
     tokens.pop();
     let ast = crate::parser::ddl::parse_expr_tokens(tokens).ok()?;

@@ -266,19 +266,10 @@ impl Compiled {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::expr::bind::{bind, Scope, ScopeColumn};
+    use crate::expr::bind::{bind, Scope};
 
     fn compiled(sql: &str, columns: &[(&str, DataType)]) -> Compiled {
-        let scope = Scope {
-            columns: columns
-                .iter()
-                .map(|(n, t)| ScopeColumn {
-                    name: n.to_string(),
-                    qualifier: None,
-                    data_type: *t,
-                })
-                .collect(),
-        };
+        let scope = Scope::unqualified(columns);
         let mut tokens = crate::parser::tokenize(sql).expect("tokenizes");
         tokens.pop();
         let ast = crate::parser::ddl::parse_expr_tokens(tokens).expect("parses");

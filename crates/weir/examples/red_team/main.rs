@@ -8,6 +8,8 @@
 //! Exits 1 when any probe fails.
 
 mod cluster;
+#[path = "../../tests/common/forger.rs"]
+mod forger;
 mod probes_conn;
 mod probes_rest;
 mod probes_rpc;

@@ -4,7 +4,8 @@
 //! with the default internal TLS.
 
 use crate::cluster::Throwaway;
-use anyhow::{anyhow, bail, Context, Result};
+use crate::forger::{self, binary_identity as identity, registration};
+use anyhow::{anyhow, bail, Result};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -12,42 +13,14 @@ use weir_rpc::job_master_gateway_client::JobMasterGatewayClient;
 use weir_rpc::resource_manager_client::ResourceManagerClient;
 use weir_rpc::task_executor_gateway_client::TaskExecutorGatewayClient;
 
-/// How long a forger waits for a connection.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-
 /// Runs `f` on a fresh single-threaded runtime.
 fn block_on<T>(f: impl std::future::Future<Output = T>) -> Result<T> {
-    Ok(tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("a runtime")?
-        .block_on(f))
+    forger::block_on(f).ok_or_else(|| anyhow!("no runtime"))
 }
 
 /// A plaintext gRPC channel to `address`.
 async fn channel(address: &str) -> Result<tonic::transport::Channel> {
-    Ok(weir_rpc::tls::endpoint(address, None, CONNECT_TIMEOUT)?
-        .timeout(Duration::from_secs(10))
-        .connect()
-        .await?)
-}
-
-/// A registration as a forger sends it.
-fn registration(
-    resource_id: &str,
-    rpc_address: &str,
-    slots: u32,
-    binary: String,
-) -> weir_rpc::RegisterTaskExecutorRequest {
-    weir_rpc::RegisterTaskExecutorRequest {
-        resource_id: resource_id.into(),
-        rpc_address: rpc_address.into(),
-        data_address: "127.0.0.1:9".into(),
-        num_slots: slots,
-        version: env!("CARGO_PKG_VERSION").into(),
-        binary,
-        ..Default::default()
-    }
+    forger::channel(address).await.map_err(|e| anyhow!(e))
 }
 
 fn register(rpc: &str, r: weir_rpc::RegisterTaskExecutorRequest) -> Result<weir_rpc::RegisterTaskExecutorResponse> {
@@ -172,20 +145,8 @@ pub fn forged_release_job(c: &Throwaway, work: &Path) -> Result<String> {
     let attempt = first_attempt_id(c, &jid)?;
     let (released, cancelled) = block_on(async {
         let mut client = TaskExecutorGatewayClient::new(channel(&tm).await?);
-        let released = client
-            .release_job(weir_rpc::ReleaseJobRequest {
-                job_id: jid.clone(),
-                below_generation: u32::MAX,
-                job_master_id: "00000000000000000000000000000000".into(),
-            })
-            .await;
-        let cancelled = client
-            .cancel_task(weir_rpc::CancelTaskRequest {
-                job_id: jid.clone(),
-                attempt_id: attempt,
-                job_master_id: String::new(),
-            })
-            .await;
+        let released = client.release_job(forger::release_job(&jid)).await;
+        let cancelled = client.cancel_task(forger::cancel_task(&jid, &attempt)).await;
         Ok::<_, anyhow::Error>((released.map(drop), cancelled.map(drop)))
     })??;
     for (what, answer) in [("ReleaseJob", released), ("CancelTask", cancelled)] {
@@ -219,26 +180,8 @@ pub fn forged_reports(c: &Throwaway, work: &Path) -> Result<String> {
         std::thread::sleep(Duration::from_millis(50));
     }
     let attempt = first_attempt_id(c, &jid)?;
-    let failure = weir_rpc::TaskExecutionState {
-        job_id: jid.clone(),
-        attempt_id: attempt.clone(),
-        state: "FAILED".into(),
-        failure_message: "a forged failure".into(),
-        job_master_id: "00000000000000000000000000000000".into(),
-        ..Default::default()
-    };
-    let ack = weir_rpc::AcknowledgeCheckpointRequest {
-        job_id: jid.clone(),
-        attempt_id: attempt.clone(),
-        checkpoint_id: 1,
-        handle: Some(weir_rpc::StateHandle {
-            kind: Some(weir_rpc::state_handle::Kind::File(weir_rpc::FileStateHandle {
-                path: secret.display().to_string(),
-                size: 10,
-            })),
-        }),
-        ..Default::default()
-    };
+    let failure = forger::failure_report(&jid, &attempt);
+    let ack = forger::file_acknowledgement(&jid, &attempt, &secret);
     let (failed, acknowledged) = block_on(async {
         let mut client = JobMasterGatewayClient::new(channel(&c.rpc).await?);
         let failed = client.update_task_execution_state(failure).await.map(drop);
@@ -283,11 +226,6 @@ pub fn plaintext_peer_against_default_tls(c: &Throwaway) -> Result<String> {
             Ok(format!("refused at the transport: {}", first_line(&format!("{e:#}"))))
         }
     }
-}
-
-/// The identity the stock `weir` binary registers with.
-fn identity() -> String {
-    weir::programs::builtin_registry().identity()
 }
 
 /// Fails unless the REST API still answers `/overview`.

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod enrich;
+pub mod forger;
 pub mod security;
 
 use std::process::Stdio;
