@@ -13,6 +13,8 @@
 
 pub mod catalog;
 pub mod connectors;
+#[cfg(test)]
+mod edge_values;
 pub mod error;
 pub mod exec;
 pub mod expr;

@@ -185,20 +185,7 @@ fn double_value() -> impl Strategy<Value = Value> {
     prop_oneof![
         1 => Just(Value::Null),
         1 => Just(Value::Int(3)),
-        3 => prop::sample::select(vec![
-            0.0,
-            -0.0,
-            1.0,
-            -1.5,
-            f64::NAN,
-            f64::INFINITY,
-            f64::NEG_INFINITY,
-            f64::MAX,
-            f64::MIN_POSITIVE,
-            9.223372036854776e18,
-            -9.3e18,
-            2147483648.5,
-        ])
+        3 => prop::sample::select(crate::edge_values::EDGE_DOUBLES.to_vec())
         .prop_map(Value::Double),
         5 => any::<f64>().prop_map(Value::Double),
         5 => (-1e6f64..1e6).prop_map(Value::Double),
