@@ -9,10 +9,10 @@
 use weir_core::StreamRecord;
 use weir_runtime::error::{TaskError, UserError};
 use weir_runtime::operator::{Output, ProcessingTimeService, TaskContext};
-use weir_state::heap::{ListState, MapState, StateValue, ValueState};
+use weir_state::heap::{AggregatingState, ListState, MapState, ReducingState, StateValue, ValueState};
 use weir_state::{
-    HeapKeyedStateBackend, ListStateDescriptor, MapStateDescriptor, StateError, TimeDomain, TimerService,
-    ValueStateDescriptor, VoidNamespace,
+    AggregatingStateDescriptor, HeapKeyedStateBackend, ListStateDescriptor, MapStateDescriptor,
+    ReducingStateDescriptor, StateError, TimeDomain, TimerService, ValueStateDescriptor, VoidNamespace,
 };
 
 /// What a key must be: hashable, ordered (for timers), serialisable (for the stable
@@ -225,6 +225,22 @@ impl<'a, K: KeyType> KeyedContext<'a, K> {
         desc: &MapStateDescriptor<UK, UV>,
     ) -> Result<MapState<'_, K, VoidNamespace, UK, UV>, StateError> {
         self.backend.map(desc, &VoidNamespace)
+    }
+
+    /// The reducing state `desc` of the current key (Flink's `getReducingState`).
+    pub fn reducing_state<'s, V: StateValue>(
+        &'s mut self,
+        desc: &'s ReducingStateDescriptor<V>,
+    ) -> Result<ReducingState<'s, K, VoidNamespace, V>, StateError> {
+        self.backend.reducing(desc, &VoidNamespace)
+    }
+
+    /// The aggregating state `desc` of the current key (Flink's `getAggregatingState`).
+    pub fn aggregating_state<'s, IN, ACC: StateValue, OUT>(
+        &'s mut self,
+        desc: &'s AggregatingStateDescriptor<IN, ACC, OUT>,
+    ) -> Result<AggregatingState<'s, K, VoidNamespace, IN, ACC, OUT>, StateError> {
+        self.backend.aggregating(desc, &VoidNamespace)
     }
 
     /// The timers of the current key, with the current watermark and processing time.

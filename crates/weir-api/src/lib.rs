@@ -91,8 +91,9 @@ pub mod prelude {
     pub use crate::windowing::{
         AggregateFunction, CountTrigger, EventTimeSessionWindows, EventTimeTrigger, GlobalWindow, GlobalWindows,
         ProcessWindowFunction, ProcessingTimeSessionWindows, ProcessingTimeTrigger, PurgingTrigger,
-        SlidingEventTimeWindows, SlidingProcessingTimeWindows, TimeWindow, Trigger, TriggerContext, TriggerResult,
-        TumblingEventTimeWindows, TumblingProcessingTimeWindows, Window, WindowContext, WindowedStream,
+        SlidingEventTimeWindows, SlidingProcessingTimeWindows, StateAggregateFunction, TimeWindow, Trigger,
+        TriggerContext, TriggerResult, TumblingEventTimeWindows, TumblingProcessingTimeWindows, Window, WindowContext,
+        WindowedStream,
     };
     pub use std::time::Duration;
     pub use weir_connectors::sink::CollectHandle;
@@ -102,6 +103,9 @@ pub mod prelude {
     pub use weir_graph::{ChainingStrategy, Partitioner};
     pub use weir_runtime::error::UserError;
     pub use weir_state::TimeDomain;
+    pub use weir_state::{
+        AggregatingStateDescriptor, ListStateDescriptor, MapStateDescriptor, ReducingStateDescriptor, StateAggregator,
+        ValueStateDescriptor, VoidNamespace,
+    };
     pub use weir_state::{BroadcastState, OperatorListState, OperatorStateStore, ReadOnlyBroadcastState};
-    pub use weir_state::{ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor, VoidNamespace};
 }

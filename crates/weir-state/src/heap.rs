@@ -18,7 +18,9 @@ use weir_core::key_group::assign_to_key_group;
 use weir_core::key_hash::key_hash;
 use weir_core::{codec, KeyGroupRange};
 
+mod folding;
 mod handles;
+pub use folding::{AggregatingState, ReducingState};
 pub use handles::{ListStateHandle, ValueStateHandle};
 
 /// What a state value must be.

@@ -2,7 +2,8 @@
 //!
 //! - [`heap::HeapKeyedStateBackend`]: state in hash maps, one per key group, each
 //!   entry scoped to (key, namespace).
-//! - [`descriptor`]: named, typed state declarations (`ValueStateDescriptor`, …).
+//! - [`descriptor`]: named, typed state declarations (`ValueStateDescriptor`, …,
+//!   `ReducingStateDescriptor` and `AggregatingStateDescriptor` with their functions).
 //! - [`operator_state::OperatorStateStore`]: operator (non-keyed) list, union list and
 //!   broadcast state of one operator subtask.
 //! - [`timers::TimerService`]: event-time and processing-time timers per (key,
@@ -23,10 +24,14 @@ pub mod snapshot;
 mod timer_queue;
 pub mod timers;
 
-pub use descriptor::{ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor};
+pub use descriptor::{
+    AggregatingStateDescriptor, ListStateDescriptor, MapStateDescriptor, ReducingStateDescriptor, StateAggregator,
+    ValueStateDescriptor,
+};
 pub use error::StateError;
 pub use heap::{
-    HeapKeyedStateBackend, KeyGroupSnapshot, ListState, ListStateHandle, MapState, ValueState, ValueStateHandle,
+    AggregatingState, HeapKeyedStateBackend, KeyGroupSnapshot, ListState, ListStateHandle, MapState, ReducingState,
+    ValueState, ValueStateHandle,
 };
 pub use operator_state::{
     BroadcastState, BroadcastStateHandle, OperatorListState, OperatorStateStore, ReadOnlyBroadcastState,

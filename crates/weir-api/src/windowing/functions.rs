@@ -28,6 +28,25 @@ pub trait AggregateFunction<IN, ACC, OUT>: Clone + Send + Sync + 'static {
     fn merge(&self, a: ACC, b: ACC) -> ACC;
 }
 
+/// An [`AggregateFunction`] as the aggregator of an aggregating state, so that one
+/// function serves a window and a state as in Flink:
+/// `AggregatingStateDescriptor::new("avg", StateAggregateFunction(Average))`.
+pub struct StateAggregateFunction<F>(pub F);
+
+impl<IN, ACC, OUT, F: AggregateFunction<IN, ACC, OUT>> weir_state::StateAggregator<IN, ACC, OUT>
+    for StateAggregateFunction<F>
+{
+    fn create_accumulator(&self) -> ACC {
+        self.0.create_accumulator()
+    }
+    fn add(&self, value: IN, accumulator: &mut ACC) {
+        self.0.add(value, accumulator)
+    }
+    fn get_result(&self, accumulator: &ACC) -> OUT {
+        self.0.get_result(accumulator)
+    }
+}
+
 /// What a [`ProcessWindowFunction`] knows about the firing window.
 pub struct WindowContext<'a, K: KeyType, W: Window> {
     pub(crate) window: &'a W,

@@ -34,7 +34,7 @@ pub use assigners::{
     SlidingProcessingTimeWindows, TumblingEventTimeWindows, TumblingProcessingTimeWindows, WindowAssigner,
 };
 pub use error::WindowError;
-pub use functions::{AggregateFunction, PassThrough, ProcessWindowFunction, WindowContext};
+pub use functions::{AggregateFunction, PassThrough, ProcessWindowFunction, StateAggregateFunction, WindowContext};
 pub use triggers::{
     CountTrigger, EventTimeTrigger, NeverTrigger, OnMergeContext, ProcessingTimeTrigger, PurgingTrigger, Trigger,
     TriggerContext, TriggerResult,
