@@ -201,7 +201,7 @@ config_options! {
     REST_SERVER_MAX_CONNECTIONS_PER_PEER: u32 = ("rest.server.max-connections-per-peer", Some("128"),
         "Weir only: connections the REST endpoint serves at once for one client address, before and after their first request; a new connection beyond closes that address's oldest connection still without a request, or is closed at once when there is none. At least 1.");
     REST_SERVER_HEADER_READ_TIMEOUT: Duration = ("rest.server.header-read-timeout", Some("30 s"),
-        "Weir only: how long the REST endpoint waits for a request's headers (and for a TLS handshake) before it closes the connection. More than 0.");
+        "Weir only: how long the REST endpoint waits for a request's headers (and for a TLS handshake, and on a kept-alive connection for its next request) before it closes the connection. More than 0.");
     TASKMANAGER_DATA_MAX_CONNECTIONS: u32 = ("taskmanager.data.max-connections", Some("256"),
         "Weir only: connections a TaskManager's data server serves at once once they said hello (each takes two threads), and again as many in their TLS handshake and hello (one thread each). A new connection while those are full closes the oldest of them; one while the served ones are full is closed at once (one warning per burst). At least 1.");
     TASKMANAGER_DATA_MAX_CONNECTIONS_PER_PEER: u32 = ("taskmanager.data.max-connections-per-peer", Some("64"),

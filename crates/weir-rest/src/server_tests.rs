@@ -1,6 +1,7 @@
 //! The endpoint's request policy and socket bounds: the CORS header follows the
 //! configuration (absent by default), non-JSON writes are 415, a connection that never
-//! finishes its headers is closed, and connections beyond the limit are closed at once.
+//! finishes its headers (or, kept alive, never sends its next request) is closed, and
+//! connections beyond the limit are closed at once.
 
 use crate::endpoint::RestServerHandle;
 use crate::fake_backend::FakeBackend;
@@ -104,6 +105,26 @@ async fn a_request_whose_headers_never_end_is_closed_after_the_header_read_timeo
         .unwrap();
     let answer = read_all(&mut stream).await;
     assert!(!answer.contains("200 OK"), "{answer}");
+}
+
+#[tokio::test]
+async fn a_kept_alive_connection_that_sends_no_further_request_is_closed_after_the_header_read_timeout() {
+    let options = RestServerOptions {
+        header_read_timeout: Duration::from_millis(200),
+        ..RestServerOptions::default()
+    };
+    let server = RestServerHandle::start_with("127.0.0.1:0", FakeBackend::new(), options)
+        .await
+        .unwrap();
+    let mut stream = TcpStream::connect(server.local_addr()).await.unwrap();
+    stream
+        .write_all(b"GET /overview HTTP/1.1\r\nHost: x\r\n\r\n")
+        .await
+        .unwrap();
+    // One answer, then the idle connection is closed: a served place held by a peer
+    // that stopped asking is freed, as one that never asked is.
+    let answer = read_all(&mut stream).await;
+    assert_eq!(answer.matches("HTTP/1.1 200 OK").count(), 1, "{answer}");
 }
 
 #[tokio::test]
