@@ -130,7 +130,9 @@ def lay_out_runtime(stage, build_out, root):
 
 
 def start(argv, env, cwd):
-    proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    # The start-up line is the first line on stdout; logs (such as the warning that
+    # internal connections are plaintext) go to stderr, shown as they come.
+    proc = subprocess.Popen(argv, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=None, text=True)
     line = proc.stdout.readline()
     if not line:
         proc.kill()
