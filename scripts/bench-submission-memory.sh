@@ -52,13 +52,18 @@ printf '%8s %10s %14s %14s %16s %14s\n' P subtasks channels "to RUNNING ms" "pea
 for p in "${sizes[@]}"; do
   start
   t0=$(date +%s%N)
-  jid=$(curl -sf -X POST -H 'Content-Type: application/json' \
-    -d "{\"program\":\"keyed-sum\",\"parallelism\":$p$config}" "http://$rest/jobs" |
-    sed -E 's/.*"jobid":"([0-9a-f]+)".*/\1/')
+  answer=$(curl -s -X POST -H 'Content-Type: application/json' \
+    -d "{\"program\":\"keyed-sum\",\"parallelism\":$p$config}" "http://$rest/jobs" || true)
+  jid=$(sed -nE 's/.*"jobid":"([0-9a-f]+)".*/\1/p' <<<"$answer")
+  if [ -z "$jid" ]; then
+    stop
+    echo "P=$p: the submission was not accepted: ${answer:-no answer}" >&2
+    exit 1
+  fi
   state=""
   # Bounded: a graph that takes longer than 10 minutes to build is a finding itself.
   for _ in $(seq 1 6000); do
-    state=$(curl -sf "http://$rest/jobs/$jid" | sed -E 's/.*"state":"([A-Z]+)".*/\1/')
+    state=$(curl -s "http://$rest/jobs/$jid" | sed -nE 's/.*"state":"([A-Z]+)".*/\1/p' || true)
     if [ "$state" = RUNNING ] || [ "$state" = FAILED ]; then break; fi
     sleep 0.1
   done

@@ -89,15 +89,20 @@ async fn read_all(stream: &mut TcpStream) -> String {
     String::from_utf8_lossy(&raw).into_owned()
 }
 
-#[tokio::test]
-async fn a_request_whose_headers_never_end_is_closed_after_the_header_read_timeout() {
+/// A server over a fake backend whose header read timeout is `timeout`.
+async fn start_with_header_read_timeout(timeout: Duration) -> RestServerHandle {
     let options = RestServerOptions {
-        header_read_timeout: Duration::from_millis(200),
+        header_read_timeout: timeout,
         ..RestServerOptions::default()
     };
-    let server = RestServerHandle::start_with("127.0.0.1:0", FakeBackend::new(), options)
+    RestServerHandle::start_with("127.0.0.1:0", FakeBackend::new(), options)
         .await
-        .unwrap();
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_request_whose_headers_never_end_is_closed_after_the_header_read_timeout() {
+    let server = start_with_header_read_timeout(Duration::from_millis(200)).await;
     let mut stream = TcpStream::connect(server.local_addr()).await.unwrap();
     stream
         .write_all(b"GET /overview HTTP/1.1\r\nHost: x\r\n")
@@ -109,13 +114,7 @@ async fn a_request_whose_headers_never_end_is_closed_after_the_header_read_timeo
 
 #[tokio::test]
 async fn a_kept_alive_connection_that_sends_no_further_request_is_closed_after_the_header_read_timeout() {
-    let options = RestServerOptions {
-        header_read_timeout: Duration::from_millis(200),
-        ..RestServerOptions::default()
-    };
-    let server = RestServerHandle::start_with("127.0.0.1:0", FakeBackend::new(), options)
-        .await
-        .unwrap();
+    let server = start_with_header_read_timeout(Duration::from_millis(200)).await;
     let mut stream = TcpStream::connect(server.local_addr()).await.unwrap();
     stream
         .write_all(b"GET /overview HTTP/1.1\r\nHost: x\r\n\r\n")

@@ -142,17 +142,13 @@ impl Throwaway {
 
     /// Waits (up to `bound`) until job `jid` has a state `done` accepts; that state.
     pub fn wait_state(&self, jid: &str, bound: Duration, done: impl Fn(&str) -> bool) -> Result<String> {
-        let deadline = Instant::now() + bound;
         let mut last = String::new();
-        while Instant::now() < deadline {
+        poll(bound, || {
             let (_, job) = self.get(&format!("/jobs/{jid}"))?;
             last = job["state"].as_str().unwrap_or_default().to_string();
-            if done(&last) {
-                return Ok(last);
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        bail!("job {jid} still {last} after {bound:?}")
+            Ok(done(&last).then(|| last.clone()))
+        })?
+        .ok_or_else(|| anyhow!("job {jid} still {last} after {bound:?}"))
     }
 
     /// Waits for job `jid` to end; its final state.
@@ -180,6 +176,22 @@ impl Drop for Throwaway {
             Ok(out) => eprintln!("stop-cluster failed: {}{}", out.stdout, out.stderr),
             Err(e) => eprintln!("stop-cluster failed: {e:#}"),
         }
+    }
+}
+
+/// Asks `check` every 50 ms until it gives a value, for at most `bound` (the cluster's
+/// state is only visible through its REST API, so waiting on it is polling); `None`
+/// when the bound passed first.
+pub fn poll<T>(bound: Duration, mut check: impl FnMut() -> Result<Option<T>>) -> Result<Option<T>> {
+    let deadline = Instant::now() + bound;
+    loop {
+        if let Some(value) = check()? {
+            return Ok(Some(value));
+        }
+        if Instant::now() > deadline {
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(50));
     }
 }
 

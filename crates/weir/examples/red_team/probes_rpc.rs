@@ -3,12 +3,12 @@
 //! acknowledgements naming files elsewhere; and a plaintext peer against a cluster
 //! with the default internal TLS.
 
-use crate::cluster::Throwaway;
+use crate::cluster::{poll, Throwaway};
 use crate::forger::{self, binary_identity as identity, registration};
 use anyhow::{anyhow, bail, Result};
 use serde_json::{json, Value};
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use weir_rpc::job_master_gateway_client::JobMasterGatewayClient;
 use weir_rpc::resource_manager_client::ResourceManagerClient;
 use weir_rpc::task_executor_gateway_client::TaskExecutorGatewayClient;
@@ -172,13 +172,10 @@ pub fn forged_reports(c: &Throwaway, work: &Path) -> Result<String> {
     std::fs::write(&secret, b"password=1")?;
     let jid = c.submit(&slow_job(&work.join("ack-out")))?;
     c.wait_state(&jid, Duration::from_secs(60), |s| s == "RUNNING")?;
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while completed_checkpoints(c, &jid)? < 2 {
-        if Instant::now() > deadline {
-            bail!("job {jid} completed no two checkpoints");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    poll(Duration::from_secs(60), || {
+        Ok((completed_checkpoints(c, &jid)? >= 2).then_some(()))
+    })?
+    .ok_or_else(|| anyhow!("job {jid} completed no two checkpoints"))?;
     let attempt = first_attempt_id(c, &jid)?;
     let failure = forger::failure_report(&jid, &attempt);
     let ack = forger::file_acknowledgement(&jid, &attempt, &secret);

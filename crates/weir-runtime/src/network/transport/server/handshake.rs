@@ -14,13 +14,16 @@ use std::time::Duration;
 
 /// Shakes hands with the client on `stream` within `timeout`; on success the socket's
 /// read timeout is `idle` and its halves are returned. Failures are logged, naming
-/// `peer`.
+/// `peer`. `establish` is asked once the client's hello is read and before it is
+/// answered, so that a client holding the answer holds its place among the served
+/// connections; when it says no, the connection is closed unanswered.
 pub(super) fn shake_hands(
     stream: &TcpStream,
     tls: Option<&Arc<rustls::ServerConfig>>,
     timeout: Duration,
     idle: Duration,
     peer: &str,
+    establish: impl FnOnce() -> bool,
 ) -> Option<Halves> {
     let log_failure = |e: &std::io::Error| {
         if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) {
@@ -55,6 +58,9 @@ pub(super) fn shake_hands(
             magic = format_args!("{magic:#010x}"),
             "rejecting data connection: bad magic (not a Weir data client)"
         );
+        return None;
+    }
+    if !establish() {
         return None;
     }
     if let Err(e) = writer.write_all(&protocol::hello()) {

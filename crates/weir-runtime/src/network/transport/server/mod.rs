@@ -223,18 +223,29 @@ impl ServerShared {
     /// `conns`, so a place is free once it is gone from there).
     fn serve(self: Arc<Self>, stream: TcpStream, peer: String, ticket: Ticket<Closer>) {
         let tls = self.tls.as_ref();
-        let Some(halves) = handshake::shake_hands(&stream, tls, self.handshake_timeout, self.idle_timeout, &peer)
-        else {
+        let establish = || {
+            let established = ticket.establish(Instant::now());
+            if let Some(warning) = established.warning {
+                self.warn(warning);
+            }
+            match established.result {
+                Ok(()) => true,
+                Err(refusal) => {
+                    tracing::debug!(peer = %peer, "data server closed a connection after its hello: {refusal}");
+                    false
+                }
+            }
+        };
+        let Some(halves) = handshake::shake_hands(
+            &stream,
+            tls,
+            self.handshake_timeout,
+            self.idle_timeout,
+            &peer,
+            establish,
+        ) else {
             return;
         };
-        let established = ticket.establish(Instant::now());
-        if let Some(warning) = established.warning {
-            self.warn(warning);
-        }
-        if let Err(refusal) = established.result {
-            tracing::debug!(peer = %peer, "data server closed a connection after its hello: {refusal}");
-            return;
-        }
         let Some(conn) = self.register(stream, halves, &peer) else {
             return;
         };
