@@ -172,22 +172,34 @@ fn metric_values_match_a_finished_keyed_sum_and_rates_flow_while_a_throttled_job
     );
     assert!(total[0]["sum"].as_f64().is_some_and(|n| n > 0.0), "{total}");
     assert!(total[1]["sum"].as_f64().is_some_and(|n| n >= 0.0), "{total}");
-    let tm = get(&cluster.rest, "/taskmanagers").1["taskmanagers"][0]["id"]
-        .as_str()
+    // Every TaskManager reports its process; CPU time counts in clock ticks, so an idle
+    // TaskManager that started in a few milliseconds may still report 0, but the ones
+    // that ran the finished job's tasks have spent some.
+    let tms: Vec<String> = get(&cluster.rest, "/taskmanagers").1["taskmanagers"]
+        .as_array()
         .unwrap()
-        .to_string();
-    let (_, process) = get(
-        &cluster.rest,
-        &format!("/taskmanagers/{tm}/metrics?get=Status.JVM.CPU.Time,Status.ProcessTree.Memory.RSS"),
-    );
-    assert!(
-        metric_value(&process, "Status.JVM.CPU.Time").is_some_and(|ns| ns > 0.0),
-        "{process}"
-    );
-    assert!(
-        metric_value(&process, "Status.ProcessTree.Memory.RSS").is_some_and(|b| b > 0.0),
-        "{process}"
-    );
+        .iter()
+        .map(|t| t["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(tms.len(), 2);
+    let cpu_of = |id: &str| {
+        let (_, process) = get(
+            &cluster.rest,
+            &format!("/taskmanagers/{id}/metrics?get=Status.JVM.CPU.Time,Status.ProcessTree.Memory.RSS"),
+        );
+        assert!(
+            metric_value(&process, "Status.ProcessTree.Memory.RSS").is_some_and(|b| b > 0.0),
+            "{process}"
+        );
+        let cpu = metric_value(&process, "Status.JVM.CPU.Time");
+        assert!(cpu.is_some_and(|ns| ns >= 0.0), "{process}");
+        cpu.unwrap_or(0.0)
+    };
+    // The values come with heartbeats: wait for one sampled after the finished job ran.
+    wait_until(Duration::from_secs(60), || {
+        tms.iter().map(|id| cpu_of(id)).sum::<f64>() > 0.0
+    });
+    let tm = tms[0].clone();
     // Processes whose output goes to no file list no logs, in Flink's shape.
     assert_eq!(get(&cluster.rest, "/jobmanager/logs"), (200, json!({"logs": []})));
     assert_eq!(
