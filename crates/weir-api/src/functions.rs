@@ -11,7 +11,7 @@ use weir_runtime::error::{TaskError, UserError};
 use weir_runtime::operator::{Output, ProcessingTimeService, TaskContext};
 use weir_state::heap::{AggregatingState, ListState, MapState, ReducingState, StateValue, ValueState};
 use weir_state::{
-    AggregatingStateDescriptor, HeapKeyedStateBackend, ListStateDescriptor, MapStateDescriptor,
+    AggregatingStateDescriptor, KeyedStateBackend, ListStateDescriptor, MapStateDescriptor,
     ReducingStateDescriptor, StateError, TimeDomain, TimerService, ValueStateDescriptor, VoidNamespace,
 };
 
@@ -120,7 +120,7 @@ impl SubtaskInfo {
 
 /// The context of a keyed function call: current key, keyed state, timers.
 pub struct KeyedContext<'a, K: KeyType> {
-    pub(crate) backend: &'a mut HeapKeyedStateBackend<K>,
+    pub(crate) backend: &'a mut KeyedStateBackend<K>,
     pub(crate) timers: &'a mut TimerService<K, VoidNamespace>,
     pub(crate) timestamp: Option<i64>,
     pub(crate) processing_time: &'a ProcessingTimeService,

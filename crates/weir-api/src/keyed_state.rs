@@ -9,7 +9,7 @@ use weir_core::KeyGroupRange;
 use weir_runtime::operator::TaskContext;
 use weir_runtime::TaskError;
 use weir_state::timers::{EVENT_TIMERS, PROCESSING_TIMERS};
-use weir_state::{HeapKeyedStateBackend, Key, KeyGroupSnapshot, OperatorSnapshot, StateError, TimerService};
+use weir_state::{KeyedStateBackend, Key, KeyGroupSnapshot, OperatorSnapshot, StateError, TimerService};
 
 fn is_timer(name: &str) -> bool {
     name == EVENT_TIMERS || name == PROCESSING_TIMERS
@@ -17,7 +17,7 @@ fn is_timer(name: &str) -> bool {
 
 /// The keyed state and timers of an operator as of now.
 pub fn snapshot_keyed<K: Key + Ord, N: Key + Ord>(
-    backend: &HeapKeyedStateBackend<K>,
+    backend: &KeyedStateBackend<K>,
     timers: &TimerService<K, N>,
 ) -> Result<OperatorSnapshot, TaskError> {
     let fail = |e: weir_state::StateError| TaskError::Build(format!("keyed state snapshot: {e}"));
@@ -42,7 +42,7 @@ pub fn snapshot_keyed<K: Key + Ord, N: Key + Ord>(
 /// operator's state in the checkpoint the task restores from, if any.
 pub fn restore_keyed<K: Key + Ord, N: Key + Ord>(
     ctx: &TaskContext,
-) -> Result<(HeapKeyedStateBackend<K>, TimerService<K, N>), TaskError> {
+) -> Result<(KeyedStateBackend<K>, TimerService<K, N>), TaskError> {
     let range = ctx.key_group_range();
     let restored = ctx.state().restored(range);
     let groups = restored.as_ref().map(|r| r.keyed.as_slice()).unwrap_or(&[]);
@@ -58,8 +58,8 @@ pub fn keyed_from_snapshot<K: Key + Ord, N: Key + Ord>(
     range: KeyGroupRange,
     max_parallelism: u32,
     groups: &[(u32, KeyGroupSnapshot)],
-) -> Result<(HeapKeyedStateBackend<K>, TimerService<K, N>), StateError> {
-    let mut backend = HeapKeyedStateBackend::new(range, max_parallelism);
+) -> Result<(KeyedStateBackend<K>, TimerService<K, N>), StateError> {
+    let mut backend = KeyedStateBackend::new(range, max_parallelism);
     let mut timers = TimerService::new();
     let state: Vec<(u32, KeyGroupSnapshot)> = groups
         .iter()

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use weir_core::StreamRecord;
 use weir_runtime::error::TaskError;
 use weir_runtime::operator::{Output, ProcessingTimeService};
-use weir_state::{HeapKeyedStateBackend, TimeDomain, Timer, TimerService, VoidNamespace};
+use weir_state::{KeyedStateBackend, TimeDomain, Timer, TimerService, VoidNamespace};
 
 /// `map`: one output per input, same timestamp.
 pub struct MapOperator<I, O, F> {
@@ -101,7 +101,7 @@ impl<I, O, It: IntoIterator<Item = O>, F: FnMut(I) -> It> Output<I> for FlatMapO
 /// What a keyed operator lends its function besides records: keyed state, timers, and
 /// the subtask with the task's clock.
 pub(crate) struct KeyedParts<K: KeyType> {
-    pub(crate) backend: HeapKeyedStateBackend<K>,
+    pub(crate) backend: KeyedStateBackend<K>,
     pub(crate) timers: TimerService<K, VoidNamespace>,
     pub(crate) info: SubtaskInfo,
 }
@@ -110,7 +110,7 @@ impl<K: KeyType> KeyedParts<K> {
     /// The parts of a subtask from its (restored) keyed state and timers; asks the
     /// task's clock to wake it at the earliest processing-time timer.
     pub(crate) fn new(
-        (backend, timers): (HeapKeyedStateBackend<K>, TimerService<K, VoidNamespace>),
+        (backend, timers): (KeyedStateBackend<K>, TimerService<K, VoidNamespace>),
         info: SubtaskInfo,
     ) -> Self {
         if let Some(at) = timers.next_processing_time_timer() {
@@ -167,7 +167,7 @@ impl<K: KeyType, I, O, F: KeyedProcessFunction<K, I, O>> KeyedProcessOperator<K,
         name: String,
         f: F,
         key_selector: Arc<dyn Fn(&I) -> K + Send + Sync>,
-        backend: HeapKeyedStateBackend<K>,
+        backend: KeyedStateBackend<K>,
         out: Box<dyn Output<O>>,
     ) -> Result<Self, TaskError> {
         Self::with_processing_time(name, f, key_selector, backend, ProcessingTimeService::system(), out)
@@ -178,7 +178,7 @@ impl<K: KeyType, I, O, F: KeyedProcessFunction<K, I, O>> KeyedProcessOperator<K,
         name: String,
         f: F,
         key_selector: Arc<dyn Fn(&I) -> K + Send + Sync>,
-        backend: HeapKeyedStateBackend<K>,
+        backend: KeyedStateBackend<K>,
         processing_time: ProcessingTimeService,
         out: Box<dyn Output<O>>,
     ) -> Result<Self, TaskError> {
@@ -197,7 +197,7 @@ impl<K: KeyType, I, O, F: KeyedProcessFunction<K, I, O>> KeyedProcessOperator<K,
         name: String,
         mut f: F,
         key_selector: Arc<dyn Fn(&I) -> K + Send + Sync>,
-        restored: (HeapKeyedStateBackend<K>, TimerService<K, VoidNamespace>),
+        restored: (KeyedStateBackend<K>, TimerService<K, VoidNamespace>),
         processing_time: ProcessingTimeService,
         out: Box<dyn Output<O>>,
     ) -> Result<Self, TaskError> {

@@ -69,6 +69,10 @@ pub enum StateError {
         /// The parallelism asked for.
         parallelism: u32,
     },
+    /// The on-disk store of keyed state failed (an I/O error, a full disk, a store
+    /// that could not be opened).
+    #[error("keyed state store: {0}")]
+    Store(String),
     /// A snapshot could not be written or read.
     #[error("state snapshot: {0}")]
     Snapshot(#[from] weir_core::CoreError),

@@ -1,14 +1,24 @@
-//! The heap state backend: keyed state in hash maps, one map per (state, key group).
+//! The keyed state backend: keyed state in hash maps, one map per (state, key group),
+//! on the heap alone (Flink's `HashMapStateBackend`) or as a bounded cache in front of
+//! an embedded on-disk store (Flink's `EmbeddedRocksDBStateBackend`, see [`crate::store`]).
 //!
 //! The operator sets the current key before it calls user code (and the key group is
 //! computed once, with the stable key hash); state handles then read and write the
-//! entry for (current key, namespace). Snapshots serialise each key group separately;
-//! a restore keeps the bytes until the operator declares the state again, because only
-//! then are its types known.
+//! entry for (current key, namespace). With a store, an access first loads the entry
+//! into the cache if it is in the store, and after as many cache misses as the cache
+//! holds entries the whole cache is spilled to the store, so the heap holds at most
+//! that many entries whatever the state's size.
+//!
+//! Snapshots serialise each key group separately, in one canonical format for both
+//! tiers (an entry's bytes are the same in the cache and in the store), so a snapshot
+//! taken with a store restores without one and the other way round; a restore keeps
+//! the bytes until the operator declares the state again, because only then are its
+//! types known.
 
 use crate::descriptor::{ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor};
 use crate::error::StateError;
 use crate::prefetch::{entry_hash, prefetch_slot, StateMap as HashMap};
+use crate::store::{key_group_prefix, KeyedStateStore, StoreBatch, StoreColumn};
 use crate::Key;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -30,8 +40,13 @@ impl<T: Serialize + DeserializeOwned + Clone + 'static> StateValue for T {}
 trait AnyTable {
     fn as_any_mut(&mut self) -> &mut dyn Any;
     fn as_any(&self) -> &dyn Any;
-    fn snapshot_group(&self, index: usize) -> Result<Vec<u8>, StateError>;
+    /// Appends the entries of group `index` to `out` (each `((key, namespace), value)`
+    /// encoded, no length prefix); returns how many.
+    fn encode_group(&self, index: usize, out: &mut Vec<u8>) -> Result<u64, StateError>;
     fn restore_group(&mut self, index: usize, bytes: &[u8]) -> Result<(), StateError>;
+    /// Moves every entry into `batch` as an entry of `column`, the group at index `i`
+    /// being key group `first_key_group + i`.
+    fn spill(&mut self, first_key_group: u32, column: StoreColumn, batch: &mut StoreBatch) -> Result<(), StateError>;
 }
 
 struct Table<K, N, V> {
@@ -45,9 +60,14 @@ impl<K: Key, N: Key, V: StateValue> AnyTable for Table<K, N, V> {
     fn as_any(&self) -> &dyn Any {
         self
     }
-    fn snapshot_group(&self, index: usize) -> Result<Vec<u8>, StateError> {
-        let entries: Vec<(&(K, N), &V)> = self.groups.get(index).map(|g| g.iter().collect()).unwrap_or_default();
-        Ok(codec::encode(&entries)?)
+    fn encode_group(&self, index: usize, out: &mut Vec<u8>) -> Result<u64, StateError> {
+        let Some(group) = self.groups.get(index) else {
+            return Ok(0);
+        };
+        for entry in group.iter() {
+            codec::encode_into(out, &entry)?;
+        }
+        Ok(group.len() as u64)
     }
     fn restore_group(&mut self, index: usize, bytes: &[u8]) -> Result<(), StateError> {
         let entries: Vec<((K, N), V)> = codec::decode(bytes)?;
@@ -56,21 +76,44 @@ impl<K: Key, N: Key, V: StateValue> AnyTable for Table<K, N, V> {
         }
         Ok(())
     }
+    fn spill(&mut self, first_key_group: u32, column: StoreColumn, batch: &mut StoreBatch) -> Result<(), StateError> {
+        for (i, group) in self.groups.iter_mut().enumerate() {
+            let prefix = key_group_prefix(first_key_group + i as u32);
+            for entry in group.drain() {
+                let mut key = Vec::with_capacity(32);
+                key.extend_from_slice(&prefix);
+                codec::encode_into(&mut key, &entry.0)?;
+                batch.puts.push((column, key, codec::encode(&entry.1)?));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The on-disk tier of a backend: the store, each table's column in it, and the cache
+/// misses since the cache was last spilled.
+struct StoreTier {
+    store: Box<dyn KeyedStateStore>,
+    columns: Vec<StoreColumn>,
+    cache_entries: usize,
+    misses: usize,
 }
 
 /// Snapshot of one key group: `(state name, bytes)` for every state with entries.
 pub type KeyGroupSnapshot = Vec<(String, Vec<u8>)>;
 
-/// Keyed state of one operator subtask, on the heap.
-pub struct HeapKeyedStateBackend<K> {
+/// Keyed state of one operator subtask: on the heap, or cached on the heap in front of
+/// an on-disk store.
+pub struct KeyedStateBackend<K> {
     range: KeyGroupRange,
     max_parallelism: u32,
     current: Option<(K, u32)>,
     tables: Vec<(String, Box<dyn AnyTable>)>,
     pending_restore: HashMap<String, Vec<(u32, Vec<u8>)>>,
+    tier: Option<StoreTier>,
 }
 
-impl<K: Key> HeapKeyedStateBackend<K> {
+impl<K: Key> KeyedStateBackend<K> {
     /// A backend for the key groups in `range` out of `max_parallelism`.
     pub fn new(range: KeyGroupRange, max_parallelism: u32) -> Self {
         Self {
@@ -79,7 +122,31 @@ impl<K: Key> HeapKeyedStateBackend<K> {
             current: None,
             tables: Vec::new(),
             pending_restore: HashMap::default(),
+            tier: None,
         }
+    }
+
+    /// A backend for the key groups in `range` whose state lives in `store`, with at
+    /// most about `cache_entries` entries cached on the heap (at least one).
+    pub fn with_store(
+        range: KeyGroupRange,
+        max_parallelism: u32,
+        store: Box<dyn KeyedStateStore>,
+        cache_entries: usize,
+    ) -> Self {
+        let mut backend = Self::new(range, max_parallelism);
+        backend.tier = Some(StoreTier {
+            store,
+            columns: Vec::new(),
+            cache_entries: cache_entries.max(1),
+            misses: 0,
+        });
+        backend
+    }
+
+    /// Whether state spills to an on-disk store.
+    pub fn has_store(&self) -> bool {
+        self.tier.is_some()
     }
 
     /// The key groups this backend owns.
@@ -138,13 +205,75 @@ impl<K: Key> HeapKeyedStateBackend<K> {
         let mut table: Table<K, N, V> = Table {
             groups: (0..self.range.len()).map(|_| HashMap::default()).collect(),
         };
-        if let Some(pending) = self.pending_restore.remove(name) {
-            for (kg, bytes) in pending {
-                table.restore_group((kg - self.range.start) as usize, &bytes)?;
+        let restored = match self.pending_restore.remove(name) {
+            Some(pending) => {
+                for (kg, bytes) in pending {
+                    table.restore_group((kg - self.range.start) as usize, &bytes)?;
+                }
+                true
             }
+            None => false,
+        };
+        if let Some(tier) = self.tier.as_mut() {
+            let column = tier.store.column(name)?;
+            tier.columns.push(column);
         }
         self.tables.push((name.to_string(), Box::new(table)));
+        if restored && self.tier.is_some() {
+            self.spill()?;
+        }
         Ok(self.tables.len() - 1)
+    }
+
+    /// Moves every cached entry of every table to the store.
+    fn spill(&mut self) -> Result<(), StateError> {
+        let Some(tier) = self.tier.as_mut() else {
+            return Ok(());
+        };
+        let mut batch = StoreBatch::default();
+        for ((_, table), column) in self.tables.iter_mut().zip(&tier.columns) {
+            table.spill(self.range.start, *column, &mut batch)?;
+        }
+        tier.store.write(batch)?;
+        tier.misses = 0;
+        Ok(())
+    }
+
+    /// The map of the current key's group in the table at `index`, holding `key`'s
+    /// entry if it is anywhere: with a store, a cache miss loads it (and every
+    /// `cache_entries` misses spill the cache first).
+    fn cached_group<N: Key, V: StateValue>(
+        &mut self,
+        index: usize,
+        key: &(K, N),
+    ) -> Result<&mut HashMap<(K, N), V>, StateError> {
+        if self.tier.is_some() && !self.group_at::<N, V>(index)?.contains_key(key) {
+            self.load::<N, V>(index, key)?;
+        }
+        self.group_at(index)
+    }
+
+    fn load<N: Key, V: StateValue>(&mut self, index: usize, key: &(K, N)) -> Result<(), StateError> {
+        let spill = self.tier.as_mut().is_some_and(|tier| {
+            tier.misses += 1;
+            tier.misses > tier.cache_entries
+        });
+        if spill {
+            self.spill()?;
+        }
+        let kg = self.current.as_ref().map_or(self.range.start, |(_, kg)| *kg);
+        let Some(tier) = self.tier.as_mut() else {
+            return Ok(());
+        };
+        let mut store_key = Vec::with_capacity(32);
+        store_key.extend_from_slice(&key_group_prefix(kg));
+        codec::encode_into(&mut store_key, key)?;
+        let column = tier.columns[index];
+        if let Some(bytes) = tier.store.take(column, &store_key)? {
+            let value: V = codec::decode(&bytes)?;
+            self.group_at::<N, V>(index)?.insert(key.clone(), value);
+        }
+        Ok(())
     }
 
     /// The map of the current key's group in the table at `index`.
@@ -163,9 +292,9 @@ impl<K: Key> HeapKeyedStateBackend<K> {
         Ok(&mut table.groups[group])
     }
 
-    fn table<N: Key, V: StateValue>(&mut self, name: &str) -> Result<&mut HashMap<(K, N), V>, StateError> {
+    fn table<N: Key, V: StateValue>(&mut self, name: &str, key: &(K, N)) -> Result<&mut HashMap<(K, N), V>, StateError> {
         let index = self.table_index::<N, V>(name)?;
-        self.group_at(index)
+        self.cached_group(index, key)
     }
 
     fn current_entry_key<N: Clone>(&self, namespace: &N) -> Result<(K, N), StateError> {
@@ -183,7 +312,7 @@ impl<K: Key> HeapKeyedStateBackend<K> {
     ) -> Result<ValueState<'_, K, N, V>, StateError> {
         let key = self.current_entry_key(namespace)?;
         Ok(ValueState {
-            map: self.table(desc.name())?,
+            map: self.table(desc.name(), &key)?,
             key,
         })
     }
@@ -196,7 +325,7 @@ impl<K: Key> HeapKeyedStateBackend<K> {
     ) -> Result<ListState<'_, K, N, V>, StateError> {
         let key = self.current_entry_key(namespace)?;
         Ok(ListState {
-            map: self.table(desc.name())?,
+            map: self.table(desc.name(), &key)?,
             key,
         })
     }
@@ -209,7 +338,7 @@ impl<K: Key> HeapKeyedStateBackend<K> {
     ) -> Result<MapState<'_, K, N, UK, UV>, StateError> {
         let key = self.current_entry_key(namespace)?;
         Ok(MapState {
-            map: self.table(desc.name())?,
+            map: self.table(desc.name(), &key)?,
             key,
         })
     }
@@ -261,11 +390,33 @@ impl<K: Key> HeapKeyedStateBackend<K> {
         let Some(table) = t.as_any().downcast_ref::<Table<K, N, V>>() else {
             return Vec::new();
         };
-        table
+        let mut entries: Vec<(K, N, V)> = table
             .groups
             .iter()
             .flat_map(|g| g.iter().map(|((k, n), v)| (k.clone(), n.clone(), v.clone())))
-            .collect()
+            .collect();
+        if let Some(index) = self.tables.iter().position(|(n, _)| n == desc.name()) {
+            // A store that cannot be read here leaves its entries out; snapshots,
+            // which must not, read it through `snapshot`.
+            if let Ok(stored) = self.stored_entries::<N, V>(index) {
+                entries.extend(stored);
+            }
+        }
+        entries
+    }
+
+    /// Every entry of the table at `index` that is in the store (none without one).
+    fn stored_entries<N: Key, V: StateValue>(&self, index: usize) -> Result<Vec<(K, N, V)>, StateError> {
+        let Some(tier) = self.tier.as_ref() else {
+            return Ok(Vec::new());
+        };
+        let mut out = Vec::new();
+        tier.store.scan(tier.columns[index], &[], &mut |key, value| {
+            let (k, n): (K, N) = codec::decode(key.get(2..).unwrap_or_default())?;
+            out.push((k, n, codec::decode(value)?));
+            Ok(())
+        })?;
+        Ok(out)
     }
 
     /// Serialises every key group of this backend.
@@ -273,8 +424,23 @@ impl<K: Key> HeapKeyedStateBackend<K> {
         let mut out = Vec::with_capacity(self.range.len());
         for (i, kg) in (self.range.start..=self.range.end).enumerate() {
             let mut group = Vec::new();
-            for (name, table) in &self.tables {
-                group.push((name.clone(), table.snapshot_group(i)?));
+            for (t, (name, table)) in self.tables.iter().enumerate() {
+                // The canonical encoding of the group's entries as one sequence:
+                // its length, then the entries of the cache, then those of the store.
+                let mut body = Vec::new();
+                let mut count = table.encode_group(i, &mut body)?;
+                if let Some(tier) = self.tier.as_ref() {
+                    tier.store.scan(tier.columns[t], &key_group_prefix(kg), &mut |key, value| {
+                        body.extend_from_slice(key.get(2..).unwrap_or_default());
+                        body.extend_from_slice(value);
+                        count += 1;
+                        Ok(())
+                    })?;
+                }
+                let mut bytes = Vec::with_capacity(8 + body.len());
+                bytes.extend_from_slice(&count.to_le_bytes());
+                bytes.extend_from_slice(&body);
+                group.push((name.clone(), bytes));
             }
             for (name, pending) in &self.pending_restore {
                 if let Some((_, b)) = pending.iter().find(|(g, _)| *g == kg) {
@@ -425,8 +591,8 @@ mod tests {
     use super::*;
     use crate::VoidNamespace;
 
-    fn full_range() -> HeapKeyedStateBackend<String> {
-        HeapKeyedStateBackend::new(KeyGroupRange::new(0, 127), 128)
+    fn full_range() -> KeyedStateBackend<String> {
+        KeyedStateBackend::new(KeyGroupRange::new(0, 127), 128)
     }
 
     #[test]
@@ -490,7 +656,7 @@ mod tests {
 
     #[test]
     fn key_outside_the_key_group_range_is_rejected() {
-        let mut b: HeapKeyedStateBackend<u64> = HeapKeyedStateBackend::new(KeyGroupRange::new(0, 0), 128);
+        let mut b: KeyedStateBackend<u64> = KeyedStateBackend::new(KeyGroupRange::new(0, 0), 128);
         let foreign = (0u64..1000)
             .find(|k| assign_to_key_group(key_hash(k), 128) != 0)
             .unwrap();
@@ -503,7 +669,7 @@ mod tests {
     #[test]
     fn snapshot_restores_at_another_parallelism_by_key_group() {
         let desc = ValueStateDescriptor::<u64>::new("sum");
-        let mut whole: HeapKeyedStateBackend<u64> = HeapKeyedStateBackend::new(KeyGroupRange::new(0, 127), 128);
+        let mut whole: KeyedStateBackend<u64> = KeyedStateBackend::new(KeyGroupRange::new(0, 127), 128);
         for k in 0..100u64 {
             whole.set_current_key(k).unwrap();
             whole.value(&desc, &VoidNamespace).unwrap().update(k * 10);
@@ -511,8 +677,8 @@ mod tests {
         let snap = whole.snapshot().unwrap();
         let mut restored = Vec::new();
         for i in 0..3 {
-            let mut part: HeapKeyedStateBackend<u64> =
-                HeapKeyedStateBackend::new(KeyGroupRange::for_subtask(128, 3, i), 128);
+            let mut part: KeyedStateBackend<u64> =
+                KeyedStateBackend::new(KeyGroupRange::for_subtask(128, 3, i), 128);
             part.restore(&snap);
             // Declaring the state materialises it.
             let any_key = (0..100u64).find(|k| part.key_group_range().contains(assign_to_key_group(key_hash(k), 128)));

@@ -1,7 +1,8 @@
 //! Keyed state and timers, scoped to key groups.
 //!
-//! - [`heap::HeapKeyedStateBackend`]: state in hash maps, one per key group, each
-//!   entry scoped to (key, namespace).
+//! - [`heap::KeyedStateBackend`]: state in hash maps, one per key group, each
+//!   entry scoped to (key, namespace); on the heap alone, or as a bounded cache in
+//!   front of an on-disk [`store::KeyedStateStore`] (RocksDB, in `weir-state-rocksdb`).
 //! - [`descriptor`]: named, typed state declarations (`ValueStateDescriptor`, …,
 //!   `ReducingStateDescriptor` and `AggregatingStateDescriptor` with their functions).
 //! - [`operator_state::OperatorStateStore`]: operator (non-keyed) list, union list and
@@ -21,6 +22,7 @@ pub mod heap;
 pub mod operator_state;
 mod prefetch;
 pub mod snapshot;
+pub mod store;
 mod timer_queue;
 pub mod timers;
 
@@ -29,8 +31,9 @@ pub use descriptor::{
     ValueStateDescriptor,
 };
 pub use error::StateError;
+pub use store::{KeyedStateStore, KeyedStateStoreFactory};
 pub use heap::{
-    AggregatingState, HeapKeyedStateBackend, KeyGroupSnapshot, ListState, ListStateHandle, MapState, ReducingState,
+    AggregatingState, KeyedStateBackend, KeyGroupSnapshot, ListState, ListStateHandle, MapState, ReducingState,
     ValueState, ValueStateHandle,
 };
 pub use operator_state::{

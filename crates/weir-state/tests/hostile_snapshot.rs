@@ -8,15 +8,15 @@ use weir_core::fuzz::{cases, corpus, mutate, mutations};
 use weir_core::ids::OperatorId;
 use weir_core::KeyGroupRange;
 use weir_state::{
-    HeapKeyedStateBackend, InputChannelState, ListStateDescriptor, OperatorSnapshot, RestoredState, StateError,
+    KeyedStateBackend, InputChannelState, ListStateDescriptor, OperatorSnapshot, RestoredState, StateError,
     TaskSnapshot, ValueStateDescriptor,
 };
 
 const MAX_PARALLELISM: u32 = 128;
 
 fn sample(keys: &[u64], list: &[u8], channel: &[u8]) -> TaskSnapshot {
-    let mut backend: HeapKeyedStateBackend<u64> =
-        HeapKeyedStateBackend::new(KeyGroupRange::new(0, MAX_PARALLELISM - 1), MAX_PARALLELISM);
+    let mut backend: KeyedStateBackend<u64> =
+        KeyedStateBackend::new(KeyGroupRange::new(0, MAX_PARALLELISM - 1), MAX_PARALLELISM);
     let count = ValueStateDescriptor::<u64>::new("count");
     for k in keys {
         backend.set_current_key(*k).expect("a key");
@@ -41,7 +41,7 @@ fn sample(keys: &[u64], list: &[u8], channel: &[u8]) -> TaskSnapshot {
 
 /// Reads every key's `count` of operator 7 from a restored subtask's keyed state.
 fn read_back(op: &OperatorSnapshot, range: KeyGroupRange) -> Result<(), StateError> {
-    let mut backend: HeapKeyedStateBackend<u64> = HeapKeyedStateBackend::new(range, MAX_PARALLELISM);
+    let mut backend: KeyedStateBackend<u64> = KeyedStateBackend::new(range, MAX_PARALLELISM);
     backend.restore(&op.keyed);
     let count = ValueStateDescriptor::<u64>::new("count");
     let offsets = ListStateDescriptor::<u64>::new("count");

@@ -23,7 +23,7 @@ use weir_runtime::operator::metric_group::Counter;
 use weir_runtime::operator::{CoElement, Output};
 use weir_state::heap::StateValue;
 use weir_state::{
-    HeapKeyedStateBackend, MapStateDescriptor, OperatorSnapshot, StateError, TimeDomain, Timer, TimerService,
+    KeyedStateBackend, MapStateDescriptor, OperatorSnapshot, StateError, TimeDomain, Timer, TimerService,
     VoidNamespace,
 };
 
@@ -39,7 +39,7 @@ pub struct IntervalJoinOperator<K: KeyType, A, B, O, F> {
     f: F,
     bounds: IntervalBounds,
     keys: KeySelectors<K, A, B>,
-    backend: HeapKeyedStateBackend<K>,
+    backend: KeyedStateBackend<K>,
     timers: TimerService<K, JoinSide>,
     task_info: TaskInfo,
     left: Buffer<A>,
@@ -51,7 +51,7 @@ pub struct IntervalJoinOperator<K: KeyType, A, B, O, F> {
 /// The elements of `theirs` of the current key an element of `side` at `timestamp`
 /// joins, by timestamp.
 fn matches<K: KeyType, T: StateValue>(
-    backend: &mut HeapKeyedStateBackend<K>,
+    backend: &mut KeyedStateBackend<K>,
     theirs: &Buffer<T>,
     bounds: &IntervalBounds,
     side: JoinSide,
@@ -72,7 +72,7 @@ fn matches<K: KeyType, T: StateValue>(
 
 /// Appends `value` to the bucket `timestamp` of `ours` of the current key.
 fn buffer<K: KeyType, T: StateValue>(
-    backend: &mut HeapKeyedStateBackend<K>,
+    backend: &mut KeyedStateBackend<K>,
     ours: &Buffer<T>,
     timestamp: i64,
     value: T,
@@ -92,7 +92,7 @@ impl<K: KeyType, A: StateValue, B: StateValue, O, F: ProcessJoinFunction<A, B, O
         mut f: F,
         bounds: IntervalBounds,
         keys: KeySelectors<K, A, B>,
-        (backend, timers): (HeapKeyedStateBackend<K>, TimerService<K, JoinSide>),
+        (backend, timers): (KeyedStateBackend<K>, TimerService<K, JoinSide>),
         task_info: TaskInfo,
         out: Box<dyn Output<O>>,
     ) -> Result<Self, TaskError> {

@@ -17,7 +17,7 @@ use weir_core::ids::OperatorId;
 use weir_core::{StreamRecord, Watermark};
 use weir_runtime::checkpoint::CheckpointedOperator;
 use weir_runtime::operator::{ManualClock, Output, ProcessingTimeService};
-use weir_state::{HeapKeyedStateBackend, OperatorSnapshot, TimerService};
+use weir_state::{KeyedStateBackend, OperatorSnapshot, TimerService};
 
 /// A name of key `.0` (first input) and an amount of key `.0` (second input).
 type Name = (u32, String);
@@ -67,7 +67,7 @@ fn harness<F: CoGroupFunction<Name, Amount, String>>(
     trigger: Arc<dyn Trigger<u32, U, TimeWindow>>,
     lateness: i64,
     contents: Contents<F>,
-    restored: (HeapKeyedStateBackend<u32>, TimerService<u32, TimeWindow>),
+    restored: (KeyedStateBackend<u32>, TimerService<u32, TimeWindow>),
 ) -> Harness<F> {
     let (pts, clock) = ProcessingTimeService::manual(1_000);
     let out = Emitted::default();
@@ -85,7 +85,7 @@ fn harness<F: CoGroupFunction<Name, Amount, String>>(
     Harness { op, out, clock }
 }
 
-fn fresh() -> (HeapKeyedStateBackend<u32>, TimerService<u32, TimeWindow>) {
+fn fresh() -> (KeyedStateBackend<u32>, TimerService<u32, TimeWindow>) {
     restore_keyed(&context(0, 1, &[], OP)).unwrap()
 }
 

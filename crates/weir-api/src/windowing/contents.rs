@@ -19,7 +19,7 @@ use weir_runtime::error::UserError;
 use weir_runtime::operator::ProcessingTimeService;
 use weir_state::heap::StateValue;
 use weir_state::{
-    HeapKeyedStateBackend, ListState, ListStateDescriptor, ListStateHandle, StateError, ValueState,
+    KeyedStateBackend, ListState, ListStateDescriptor, ListStateHandle, StateError, ValueState,
     ValueStateDescriptor, ValueStateHandle,
 };
 
@@ -45,36 +45,36 @@ pub struct Firing<'a, K, W> {
 /// Keeps a window's elements and evaluates them when it fires.
 pub trait WindowContents<K: KeyType, T, O, W: Window>: Send + 'static {
     /// Adds `value` to the contents of `state_window`.
-    fn add(&mut self, backend: &mut HeapKeyedStateBackend<K>, state_window: &W, value: T) -> Result<(), UserError>;
+    fn add(&mut self, backend: &mut KeyedStateBackend<K>, state_window: &W, value: T) -> Result<(), UserError>;
 
     /// Emits the window's result to `out`, if it has contents. With `take` the
     /// contents are moved out and removed (a firing at the window's cleanup time, after
     /// which they would be cleared anyway): one lookup instead of two, and no copy.
     fn emit(
         &mut self,
-        backend: &mut HeapKeyedStateBackend<K>,
+        backend: &mut KeyedStateBackend<K>,
         firing: &Firing<'_, K, W>,
         out: &mut Collector<'_, O>,
         take: bool,
     ) -> Result<(), UserError>;
 
     /// Removes the contents of `state_window` (purge, cleanup).
-    fn clear_contents(&mut self, backend: &mut HeapKeyedStateBackend<K>, state_window: &W) -> Result<(), UserError>;
+    fn clear_contents(&mut self, backend: &mut KeyedStateBackend<K>, state_window: &W) -> Result<(), UserError>;
 
     /// The window is gone: lets the window function clear its per-window state.
     fn clear_function(
         &mut self,
-        backend: &mut HeapKeyedStateBackend<K>,
+        backend: &mut KeyedStateBackend<K>,
         firing: &Firing<'_, K, W>,
     ) -> Result<(), UserError>;
 
     /// Moves the contents of `sources` into `target` (merging windows).
-    fn merge(&mut self, backend: &mut HeapKeyedStateBackend<K>, target: &W, sources: &[W]) -> Result<(), UserError>;
+    fn merge(&mut self, backend: &mut KeyedStateBackend<K>, target: &W, sources: &[W]) -> Result<(), UserError>;
 
     /// Loads the contents of `state_window` of `key` (in key group `kg`) into the cache
-    /// ahead of an access (see [`HeapKeyedStateBackend::prefetch_value_of`]); changes
+    /// ahead of an access (see [`KeyedStateBackend::prefetch_value_of`]); changes
     /// nothing.
-    fn prefetch(&self, backend: &HeapKeyedStateBackend<K>, key: &K, kg: u32, state_window: &W);
+    fn prefetch(&self, backend: &KeyedStateBackend<K>, key: &K, kg: u32, state_window: &W);
 }
 
 /// The contents' value state of the current key in `state_window`, through its handle
@@ -82,7 +82,7 @@ pub trait WindowContents<K: KeyType, T, O, W: Window>: Send + 'static {
 #[inline]
 fn value_state<'b, K: KeyType, W: Window, V: StateValue>(
     handle: &mut Option<ValueStateHandle<V>>,
-    backend: &'b mut HeapKeyedStateBackend<K>,
+    backend: &'b mut KeyedStateBackend<K>,
     desc: &ValueStateDescriptor<V>,
     state_window: &W,
 ) -> Result<ValueState<'b, K, W, V>, StateError> {
@@ -113,7 +113,7 @@ impl<V: StateValue> ValueSlot<V> {
     #[inline]
     fn state<'b, K: KeyType, W: Window>(
         &mut self,
-        backend: &'b mut HeapKeyedStateBackend<K>,
+        backend: &'b mut KeyedStateBackend<K>,
         state_window: &W,
     ) -> Result<ValueState<'b, K, W, V>, StateError> {
         value_state(&mut self.handle, backend, &self.desc, state_window)
@@ -121,7 +121,7 @@ impl<V: StateValue> ValueSlot<V> {
 
     fn clear<K: KeyType, W: Window>(
         &mut self,
-        backend: &mut HeapKeyedStateBackend<K>,
+        backend: &mut KeyedStateBackend<K>,
         state_window: &W,
     ) -> Result<(), UserError> {
         self.state(backend, state_window)?.clear();
@@ -129,7 +129,7 @@ impl<V: StateValue> ValueSlot<V> {
     }
 
     #[inline]
-    fn prefetch<K: KeyType, W: Window>(&self, backend: &HeapKeyedStateBackend<K>, key: &K, kg: u32, w: &W) {
+    fn prefetch<K: KeyType, W: Window>(&self, backend: &KeyedStateBackend<K>, key: &K, kg: u32, w: &W) {
         if let Some(h) = self.handle {
             backend.prefetch_value_of(h, key, kg, w);
         }
@@ -139,7 +139,7 @@ impl<V: StateValue> ValueSlot<V> {
     /// sources in order, then combines the target's own value with the fold.
     fn merge<K: KeyType, W: Window>(
         &mut self,
-        backend: &mut HeapKeyedStateBackend<K>,
+        backend: &mut KeyedStateBackend<K>,
         target: &W,
         sources: &[W],
         mut combine: impl FnMut(V, V) -> V,
@@ -169,7 +169,7 @@ impl<V: StateValue> ValueSlot<V> {
 #[inline]
 fn list_state<'b, K: KeyType, W: Window, V: StateValue>(
     handle: &mut Option<ListStateHandle<V>>,
-    backend: &'b mut HeapKeyedStateBackend<K>,
+    backend: &'b mut KeyedStateBackend<K>,
     desc: &ListStateDescriptor<V>,
     state_window: &W,
 ) -> Result<ListState<'b, K, W, V>, StateError> {
@@ -182,7 +182,7 @@ fn list_state<'b, K: KeyType, W: Window, V: StateValue>(
 
 /// What the window function is told of `firing`.
 fn window_context<'c, K: KeyType, W: Window>(
-    backend: &'c mut HeapKeyedStateBackend<K>,
+    backend: &'c mut KeyedStateBackend<K>,
     firing: &Firing<'c, K, W>,
 ) -> WindowContext<'c, K, W> {
     WindowContext {
@@ -196,7 +196,7 @@ fn window_context<'c, K: KeyType, W: Window>(
 
 fn call_process<K: KeyType, V, O, W: Window, P: ProcessWindowFunction<K, V, O, W>>(
     process: &mut P,
-    backend: &mut HeapKeyedStateBackend<K>,
+    backend: &mut KeyedStateBackend<K>,
     firing: &Firing<'_, K, W>,
     elements: Vec<V>,
     out: &mut Collector<'_, O>,
@@ -208,7 +208,7 @@ fn call_process<K: KeyType, V, O, W: Window, P: ProcessWindowFunction<K, V, O, W
 /// [`call_process`] of the one value of reduced or aggregated contents.
 fn call_process_one<K: KeyType, V, O, W: Window, P: ProcessWindowFunction<K, V, O, W>>(
     process: &mut P,
-    backend: &mut HeapKeyedStateBackend<K>,
+    backend: &mut KeyedStateBackend<K>,
     firing: &Firing<'_, K, W>,
     element: V,
     out: &mut Collector<'_, O>,
@@ -219,7 +219,7 @@ fn call_process_one<K: KeyType, V, O, W: Window, P: ProcessWindowFunction<K, V, 
 
 fn clear_process<K: KeyType, V, O, W: Window, P: ProcessWindowFunction<K, V, O, W>>(
     process: &mut P,
-    backend: &mut HeapKeyedStateBackend<K>,
+    backend: &mut KeyedStateBackend<K>,
     firing: &Firing<'_, K, W>,
 ) -> Result<(), UserError> {
     let mut ctx = window_context(backend, firing);
@@ -252,7 +252,7 @@ where
     F: Fn(T, T) -> T + Send + 'static,
     P: ProcessWindowFunction<K, T, O, W>,
 {
-    fn add(&mut self, backend: &mut HeapKeyedStateBackend<K>, state_window: &W, value: T) -> Result<(), UserError> {
+    fn add(&mut self, backend: &mut KeyedStateBackend<K>, state_window: &W, value: T) -> Result<(), UserError> {
         let mut s = self.slot.state(backend, state_window)?;
         let next = match s.take() {
             Some(acc) => (self.f)(acc, value),
@@ -264,7 +264,7 @@ where
 
     fn emit(
         &mut self,
-        backend: &mut HeapKeyedStateBackend<K>,
+        backend: &mut KeyedStateBackend<K>,
         firing: &Firing<'_, K, W>,
         out: &mut Collector<'_, O>,
         take: bool,
@@ -276,24 +276,24 @@ where
         call_process_one(&mut self.process, backend, firing, v, out)
     }
 
-    fn clear_contents(&mut self, backend: &mut HeapKeyedStateBackend<K>, state_window: &W) -> Result<(), UserError> {
+    fn clear_contents(&mut self, backend: &mut KeyedStateBackend<K>, state_window: &W) -> Result<(), UserError> {
         self.slot.clear(backend, state_window)
     }
 
     fn clear_function(
         &mut self,
-        backend: &mut HeapKeyedStateBackend<K>,
+        backend: &mut KeyedStateBackend<K>,
         firing: &Firing<'_, K, W>,
     ) -> Result<(), UserError> {
         clear_process(&mut self.process, backend, firing)
     }
 
     #[inline]
-    fn prefetch(&self, backend: &HeapKeyedStateBackend<K>, key: &K, kg: u32, state_window: &W) {
+    fn prefetch(&self, backend: &KeyedStateBackend<K>, key: &K, kg: u32, state_window: &W) {
         self.slot.prefetch(backend, key, kg, state_window);
     }
 
-    fn merge(&mut self, backend: &mut HeapKeyedStateBackend<K>, target: &W, sources: &[W]) -> Result<(), UserError> {
+    fn merge(&mut self, backend: &mut KeyedStateBackend<K>, target: &W, sources: &[W]) -> Result<(), UserError> {
         let f = &self.f;
         self.slot.merge(backend, target, sources, f)
     }
@@ -329,7 +329,7 @@ where
     P: ProcessWindowFunction<K, V, O, W>,
 {
     #[inline]
-    fn add(&mut self, backend: &mut HeapKeyedStateBackend<K>, state_window: &W, value: T) -> Result<(), UserError> {
+    fn add(&mut self, backend: &mut KeyedStateBackend<K>, state_window: &W, value: T) -> Result<(), UserError> {
         let mut s = self.slot.state(backend, state_window)?;
         let acc = s.get_or_insert_with(|| self.agg.create_accumulator());
         self.agg.add(value, acc);
@@ -338,7 +338,7 @@ where
 
     fn emit(
         &mut self,
-        backend: &mut HeapKeyedStateBackend<K>,
+        backend: &mut KeyedStateBackend<K>,
         firing: &Firing<'_, K, W>,
         out: &mut Collector<'_, O>,
         take: bool,
@@ -355,24 +355,24 @@ where
         call_process_one(&mut self.process, backend, firing, result, out)
     }
 
-    fn clear_contents(&mut self, backend: &mut HeapKeyedStateBackend<K>, state_window: &W) -> Result<(), UserError> {
+    fn clear_contents(&mut self, backend: &mut KeyedStateBackend<K>, state_window: &W) -> Result<(), UserError> {
         self.slot.clear(backend, state_window)
     }
 
     fn clear_function(
         &mut self,
-        backend: &mut HeapKeyedStateBackend<K>,
+        backend: &mut KeyedStateBackend<K>,
         firing: &Firing<'_, K, W>,
     ) -> Result<(), UserError> {
         clear_process(&mut self.process, backend, firing)
     }
 
     #[inline]
-    fn prefetch(&self, backend: &HeapKeyedStateBackend<K>, key: &K, kg: u32, state_window: &W) {
+    fn prefetch(&self, backend: &KeyedStateBackend<K>, key: &K, kg: u32, state_window: &W) {
         self.slot.prefetch(backend, key, kg, state_window);
     }
 
-    fn merge(&mut self, backend: &mut HeapKeyedStateBackend<K>, target: &W, sources: &[W]) -> Result<(), UserError> {
+    fn merge(&mut self, backend: &mut KeyedStateBackend<K>, target: &W, sources: &[W]) -> Result<(), UserError> {
         let agg = &self.agg;
         self.slot.merge(backend, target, sources, |a, b| agg.merge(a, b))
     }
@@ -403,14 +403,14 @@ where
     W: Window,
     P: ProcessWindowFunction<K, T, O, W>,
 {
-    fn add(&mut self, backend: &mut HeapKeyedStateBackend<K>, state_window: &W, value: T) -> Result<(), UserError> {
+    fn add(&mut self, backend: &mut KeyedStateBackend<K>, state_window: &W, value: T) -> Result<(), UserError> {
         list_state(&mut self.handle, backend, &self.desc, state_window)?.add(value);
         Ok(())
     }
 
     fn emit(
         &mut self,
-        backend: &mut HeapKeyedStateBackend<K>,
+        backend: &mut KeyedStateBackend<K>,
         firing: &Firing<'_, K, W>,
         out: &mut Collector<'_, O>,
         take: bool,
@@ -423,27 +423,27 @@ where
         call_process(&mut self.process, backend, firing, elements, out)
     }
 
-    fn clear_contents(&mut self, backend: &mut HeapKeyedStateBackend<K>, state_window: &W) -> Result<(), UserError> {
+    fn clear_contents(&mut self, backend: &mut KeyedStateBackend<K>, state_window: &W) -> Result<(), UserError> {
         list_state(&mut self.handle, backend, &self.desc, state_window)?.clear();
         Ok(())
     }
 
     fn clear_function(
         &mut self,
-        backend: &mut HeapKeyedStateBackend<K>,
+        backend: &mut KeyedStateBackend<K>,
         firing: &Firing<'_, K, W>,
     ) -> Result<(), UserError> {
         clear_process(&mut self.process, backend, firing)
     }
 
     #[inline]
-    fn prefetch(&self, backend: &HeapKeyedStateBackend<K>, key: &K, kg: u32, state_window: &W) {
+    fn prefetch(&self, backend: &KeyedStateBackend<K>, key: &K, kg: u32, state_window: &W) {
         if let Some(h) = self.handle {
             backend.prefetch_list_of(h, key, kg, state_window);
         }
     }
 
-    fn merge(&mut self, backend: &mut HeapKeyedStateBackend<K>, target: &W, sources: &[W]) -> Result<(), UserError> {
+    fn merge(&mut self, backend: &mut KeyedStateBackend<K>, target: &W, sources: &[W]) -> Result<(), UserError> {
         let mut all = Vec::new();
         for w in sources {
             all.extend(list_state(&mut self.handle, backend, &self.desc, w)?.take());

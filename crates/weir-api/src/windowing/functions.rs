@@ -14,7 +14,7 @@ use crate::functions::{Collector, KeyType};
 use weir_runtime::error::UserError;
 use weir_runtime::operator::ProcessingTimeService;
 use weir_state::heap::{StateValue, ValueState};
-use weir_state::{HeapKeyedStateBackend, StateError, ValueStateDescriptor, VoidNamespace};
+use weir_state::{KeyedStateBackend, StateError, ValueStateDescriptor, VoidNamespace};
 
 /// Incremental aggregation with an accumulator (Flink's `AggregateFunction`).
 pub trait AggregateFunction<IN, ACC, OUT>: Clone + Send + Sync + 'static {
@@ -52,7 +52,7 @@ pub struct WindowContext<'a, K: KeyType, W: Window> {
     pub(crate) window: &'a W,
     pub(crate) watermark: i64,
     pub(crate) processing_time: &'a ProcessingTimeService,
-    pub(crate) backend: &'a mut HeapKeyedStateBackend<K>,
+    pub(crate) backend: &'a mut KeyedStateBackend<K>,
     pub(crate) merging: bool,
 }
 

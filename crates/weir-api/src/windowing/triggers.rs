@@ -21,7 +21,7 @@ use std::sync::Arc;
 use weir_runtime::error::UserError;
 use weir_runtime::operator::ProcessingTimeService;
 use weir_state::heap::{StateValue, ValueState};
-use weir_state::{HeapKeyedStateBackend, StateError, TimerService, ValueStateDescriptor};
+use weir_state::{KeyedStateBackend, StateError, TimerService, ValueStateDescriptor};
 
 /// What the window operator does after a trigger call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,7 +52,7 @@ impl TriggerResult {
 pub struct TriggerContext<'a, K: KeyType, W: Window> {
     pub(crate) key: &'a K,
     pub(crate) window: &'a W,
-    pub(crate) backend: &'a mut HeapKeyedStateBackend<K>,
+    pub(crate) backend: &'a mut KeyedStateBackend<K>,
     pub(crate) timers: &'a mut TimerService<K, W>,
     pub(crate) processing_time: &'a ProcessingTimeService,
 }
@@ -482,14 +482,14 @@ mod tests {
     use weir_core::KeyGroupRange;
 
     struct Fixture {
-        backend: HeapKeyedStateBackend<u64>,
+        backend: KeyedStateBackend<u64>,
         timers: TimerService<u64, TimeWindow>,
         pts: ProcessingTimeService,
     }
 
     impl Fixture {
         fn new() -> Self {
-            let mut backend = HeapKeyedStateBackend::new(KeyGroupRange::new(0, 127), 128);
+            let mut backend = KeyedStateBackend::new(KeyGroupRange::new(0, 127), 128);
             backend.set_current_key(1).unwrap();
             Self {
                 backend,

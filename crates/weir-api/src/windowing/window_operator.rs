@@ -31,7 +31,7 @@ use weir_core::StreamRecord;
 use weir_runtime::error::{TaskError, UserError};
 use weir_runtime::operator::metric_group::Counter;
 use weir_runtime::operator::{Output, ProcessingTimeService, SideOutput};
-use weir_state::{HeapKeyedStateBackend, TimeDomain, Timer, TimerService, ValueStateDescriptor, VoidNamespace};
+use weir_state::{KeyedStateBackend, TimeDomain, Timer, TimerService, ValueStateDescriptor, VoidNamespace};
 
 /// What defines a windowed computation besides its function.
 pub struct WindowSpec<K, T, W> {
@@ -65,7 +65,7 @@ pub struct WindowOperator<K: KeyType, T, O, W: Window, C> {
     event_time: bool,
     merging: bool,
     contents: C,
-    backend: HeapKeyedStateBackend<K>,
+    backend: KeyedStateBackend<K>,
     timers: TimerService<K, W>,
     processing_time: ProcessingTimeService,
     out: Box<dyn Output<O>>,
@@ -92,7 +92,7 @@ where
     pub fn new(
         spec: WindowSpec<K, T, W>,
         contents: C,
-        backend: HeapKeyedStateBackend<K>,
+        backend: KeyedStateBackend<K>,
         processing_time: ProcessingTimeService,
         out: Box<dyn Output<O>>,
         late: Option<SideOutput<T>>,
@@ -112,7 +112,7 @@ where
     pub fn restored(
         spec: WindowSpec<K, T, W>,
         contents: C,
-        (backend, timers): (HeapKeyedStateBackend<K>, TimerService<K, W>),
+        (backend, timers): (KeyedStateBackend<K>, TimerService<K, W>),
         processing_time: ProcessingTimeService,
         out: Box<dyn Output<O>>,
         late: Option<SideOutput<T>>,
@@ -158,7 +158,7 @@ where
     }
 
     /// The keyed state, for tests of cleanup.
-    pub fn backend(&self) -> &HeapKeyedStateBackend<K> {
+    pub fn backend(&self) -> &KeyedStateBackend<K> {
         &self.backend
     }
 
@@ -217,7 +217,7 @@ where
     fn trigger_ctx<'a>(
         key: &'a K,
         window: &'a W,
-        backend: &'a mut HeapKeyedStateBackend<K>,
+        backend: &'a mut KeyedStateBackend<K>,
         timers: &'a mut TimerService<K, W>,
         processing_time: &'a ProcessingTimeService,
     ) -> TriggerContext<'a, K, W> {

@@ -33,7 +33,7 @@ use weir_core::{StreamRecord, Watermark};
 use weir_runtime::error::TaskError;
 use weir_runtime::operator::metric_group::Counter;
 use weir_runtime::operator::{Output, ProcessingTimeService, SideOutput};
-use weir_state::{HeapKeyedStateBackend, StateError, TimerService};
+use weir_state::{KeyedStateBackend, StateError, TimerService};
 
 /// True if the window operator of `spec` may keep its contents in a [`WindowTable`]:
 /// event-time windows, never merged, all of one size, fired only at their end by the
@@ -52,7 +52,7 @@ pub struct WindowTableOperator<K: KeyType, T, O, W: Window, C: AccumulatingConte
     contents: C,
     table: WindowTable<K, W, C::Acc>,
     /// The window function's state (per window and global).
-    backend: HeapKeyedStateBackend<K>,
+    backend: KeyedStateBackend<K>,
     watermark: i64,
     processing_time: ProcessingTimeService,
     out: Box<dyn Output<O>>,
@@ -75,7 +75,7 @@ where
     pub fn restored(
         spec: WindowSpec<K, T, W>,
         contents: C,
-        (mut backend, mut timers): (HeapKeyedStateBackend<K>, TimerService<K, W>),
+        (mut backend, mut timers): (KeyedStateBackend<K>, TimerService<K, W>),
         processing_time: ProcessingTimeService,
         out: Box<dyn Output<O>>,
         late: Option<SideOutput<T>>,

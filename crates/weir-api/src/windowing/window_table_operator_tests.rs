@@ -126,7 +126,7 @@ fn spec(assigner: Arc<dyn WindowAssigner<Rec, TimeWindow>>) -> WindowSpec<u32, R
     }
 }
 
-fn restored_state(snapshot: Option<&OperatorSnapshot>) -> (HeapKeyedStateBackend<u32>, TimerService<u32, TimeWindow>) {
+fn restored_state(snapshot: Option<&OperatorSnapshot>) -> (KeyedStateBackend<u32>, TimerService<u32, TimeWindow>) {
     let groups = snapshot.map(|s| s.keyed.as_slice()).unwrap_or(&[]);
     keyed_from_snapshot(KeyGroupRange::new(0, 127), 128, groups).unwrap()
 }

@@ -7,7 +7,7 @@
 //! value state is. Invariant: an entry exists only once a value was added; `clear`
 //! removes it, so `get` of a cleared or never-added state is `None`.
 
-use super::{HeapKeyedStateBackend, StateValue, ValueState};
+use super::{KeyedStateBackend, StateValue, ValueState};
 use crate::descriptor::{AggregatingStateDescriptor, ReduceFn, ReducingStateDescriptor, StateAggregator};
 use crate::error::StateError;
 use crate::Key;
@@ -63,7 +63,7 @@ impl<K: Key, N: Key, IN, ACC: StateValue, OUT> AggregatingState<'_, K, N, IN, AC
     }
 }
 
-impl<K: Key> HeapKeyedStateBackend<K> {
+impl<K: Key> KeyedStateBackend<K> {
     /// The reducing state `desc` of the current key in `namespace`.
     pub fn reducing<'a, N: Key, V: StateValue>(
         &'a mut self,
@@ -73,7 +73,7 @@ impl<K: Key> HeapKeyedStateBackend<K> {
         let key = self.current_entry_key(namespace)?;
         Ok(ReducingState {
             value: ValueState {
-                map: self.table(desc.name())?,
+                map: self.table(desc.name(), &key)?,
                 key,
             },
             reduce: desc.reduce_fn(),
@@ -89,7 +89,7 @@ impl<K: Key> HeapKeyedStateBackend<K> {
         let key = self.current_entry_key(namespace)?;
         Ok(AggregatingState {
             accumulator: ValueState {
-                map: self.table(desc.name())?,
+                map: self.table(desc.name(), &key)?,
                 key,
             },
             aggregator: desc.aggregator(),
@@ -118,8 +118,8 @@ mod tests {
         }
     }
 
-    fn backend(range: KeyGroupRange) -> HeapKeyedStateBackend<u64> {
-        HeapKeyedStateBackend::new(range, 128)
+    fn backend(range: KeyGroupRange) -> KeyedStateBackend<u64> {
+        KeyedStateBackend::new(range, 128)
     }
 
     #[test]

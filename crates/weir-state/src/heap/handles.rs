@@ -11,7 +11,7 @@
 //! Invariant: a backend's tables are only ever appended, so a handle stays valid for
 //! the backend's lifetime, across snapshots and restores of its key groups.
 
-use super::{HeapKeyedStateBackend, ListState, StateValue, Table, ValueState};
+use super::{KeyedStateBackend, ListState, StateValue, Table, ValueState};
 use crate::descriptor::{ListStateDescriptor, ValueStateDescriptor};
 use crate::error::StateError;
 use crate::Key;
@@ -44,7 +44,7 @@ macro_rules! copy_handle {
 copy_handle!(ValueStateHandle);
 copy_handle!(ListStateHandle);
 
-impl<K: Key> HeapKeyedStateBackend<K> {
+impl<K: Key> KeyedStateBackend<K> {
     /// Declares the value state `desc` with namespaces of type `N` (restoring its
     /// pending snapshot, as the first access would) and returns its handle.
     pub fn value_handle<N: Key, V: StateValue>(
@@ -82,7 +82,7 @@ impl<K: Key> HeapKeyedStateBackend<K> {
     ) -> Result<ValueState<'_, K, N, V>, StateError> {
         let key = self.current_entry_key(namespace)?;
         Ok(ValueState {
-            map: self.group_at(handle.index)?,
+            map: self.cached_group(handle.index, &key)?,
             key,
         })
     }
@@ -96,7 +96,7 @@ impl<K: Key> HeapKeyedStateBackend<K> {
     ) -> Result<ListState<'_, K, N, V>, StateError> {
         let key = self.current_entry_key(namespace)?;
         Ok(ListState {
-            map: self.group_at(handle.index)?,
+            map: self.cached_group(handle.index, &key)?,
             key,
         })
     }
@@ -115,11 +115,16 @@ impl<K: Key> HeapKeyedStateBackend<K> {
             .as_any_mut()
             .downcast_mut::<Table<K, N, V>>()
             .ok_or_else(|| StateError::TypeMismatch(name.clone()))?;
-        Ok(table
+        let mut entries: Vec<(K, N, V)> = table
             .groups
             .iter_mut()
             .flat_map(|g| g.drain().map(|((k, n), v)| (k, n, v)))
-            .collect())
+            .collect();
+        entries.extend(self.stored_entries::<N, V>(handle.index)?);
+        if let Some(tier) = self.tier.as_mut() {
+            tier.store.delete_prefix(tier.columns[handle.index], &[])?;
+        }
+        Ok(entries)
     }
 
     /// Loads the entry of (`key`, `namespace`) of `handle` into the cache (see
@@ -149,8 +154,8 @@ mod tests {
     use crate::VoidNamespace;
     use weir_core::KeyGroupRange;
 
-    fn backend() -> HeapKeyedStateBackend<u64> {
-        HeapKeyedStateBackend::new(KeyGroupRange::new(0, 127), 128)
+    fn backend() -> KeyedStateBackend<u64> {
+        KeyedStateBackend::new(KeyGroupRange::new(0, 127), 128)
     }
 
     #[test]

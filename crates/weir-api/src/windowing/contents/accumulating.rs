@@ -9,7 +9,7 @@ use crate::windowing::functions::{AggregateFunction, ProcessWindowFunction};
 use crate::windowing::window::Window;
 use weir_runtime::error::UserError;
 use weir_state::heap::StateValue;
-use weir_state::{HeapKeyedStateBackend, ValueStateDescriptor};
+use weir_state::{KeyedStateBackend, ValueStateDescriptor};
 
 /// Window contents held as one accumulator per (key, window).
 pub trait AccumulatingContents<K: KeyType, T, O, W: Window>: WindowContents<K, T, O, W> {
@@ -28,7 +28,7 @@ pub trait AccumulatingContents<K: KeyType, T, O, W: Window>: WindowContents<K, T
     fn fire(
         &mut self,
         acc: Self::Acc,
-        backend: &mut HeapKeyedStateBackend<K>,
+        backend: &mut KeyedStateBackend<K>,
         firing: &Firing<'_, K, W>,
         out: &mut Collector<'_, O>,
     ) -> Result<(), UserError>;
@@ -59,7 +59,7 @@ where
     fn fire(
         &mut self,
         acc: T,
-        backend: &mut HeapKeyedStateBackend<K>,
+        backend: &mut KeyedStateBackend<K>,
         firing: &Firing<'_, K, W>,
         out: &mut Collector<'_, O>,
     ) -> Result<(), UserError> {
@@ -91,7 +91,7 @@ where
     fn fire(
         &mut self,
         acc: ACC,
-        backend: &mut HeapKeyedStateBackend<K>,
+        backend: &mut KeyedStateBackend<K>,
         firing: &Firing<'_, K, W>,
         out: &mut Collector<'_, O>,
     ) -> Result<(), UserError> {

@@ -83,7 +83,7 @@ fn harness<O: Debug + 'static, W: Window, C: WindowContents<u32, Rec, O, W>>(
     let op = WindowOperator::new(
         spec,
         contents,
-        HeapKeyedStateBackend::new(KeyGroupRange::new(0, 127), 128),
+        KeyedStateBackend::new(KeyGroupRange::new(0, 127), 128),
         pts,
         Box::new(out.clone()),
         with_late_output.then(|| SideOutput::new(Box::new(late.clone()) as Box<dyn Output<Rec>>)),

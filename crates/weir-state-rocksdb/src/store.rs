@@ -1,0 +1,161 @@
+//! One RocksDB instance holding the keyed state of one operator subtask that does not
+//! fit its backend's cache: a column family per declared state, keys and values as
+//! [`weir_state::store`] lays them out.
+//!
+//! Writes skip the write-ahead log: what is not in a completed checkpoint is
+//! recomputed after a failure anyway (Flink's RocksDB backend does the same). The
+//! directory is the store's alone and is removed when the store is dropped.
+
+use rocksdb::{ColumnFamilyDescriptor, Direction, IteratorMode, Options, WriteBatch, WriteOptions, DB};
+use std::path::{Path, PathBuf};
+use weir_state::store::{KeyedStateStore, ScanVisitor, StoreBatch, StoreColumn};
+use weir_state::StateError;
+
+/// A RocksDB store in a directory of its own.
+pub struct RocksDbKeyedStateStore {
+    db: Option<DB>,
+    dir: PathBuf,
+    columns: Vec<String>,
+    column_options: Options,
+    write: WriteOptions,
+}
+
+fn store_error(what: &str, dir: &Path, e: impl std::fmt::Display) -> StateError {
+    StateError::Store(format!("{what} in {}: {e}", dir.display()))
+}
+
+impl RocksDbKeyedStateStore {
+    /// Opens a new, empty store in `dir` (removing whatever was there), its blocks
+    /// cached in `block_cache`, with up to `write_buffer_bytes` of memtables.
+    pub fn open(dir: &Path, block_cache: &rocksdb::Cache, write_buffer_bytes: usize) -> Result<Self, StateError> {
+        if dir.exists() {
+            std::fs::remove_dir_all(dir).map_err(|e| store_error("removing an old store", dir, e))?;
+        }
+        std::fs::create_dir_all(dir).map_err(|e| store_error("creating the store directory", dir, e))?;
+        let mut table = rocksdb::BlockBasedOptions::default();
+        table.set_block_cache(block_cache);
+        table.set_bloom_filter(10.0, false);
+        let mut column_options = Options::default();
+        column_options.set_block_based_table_factory(&table);
+        column_options.set_write_buffer_size((write_buffer_bytes / 2).max(1 << 20));
+        column_options.set_compression_type(rocksdb::DBCompressionType::Lz4);
+        let mut options = column_options.clone();
+        options.create_if_missing(true);
+        options.set_db_write_buffer_size(write_buffer_bytes.max(2 << 20));
+        options.set_max_open_files(256);
+        options.set_keep_log_file_num(2);
+        let db = DB::open_cf_descriptors(&options, dir, Vec::<ColumnFamilyDescriptor>::new())
+            .map_err(|e| store_error("opening RocksDB", dir, e))?;
+        let mut write = WriteOptions::default();
+        write.disable_wal(true);
+        Ok(Self {
+            db: Some(db),
+            dir: dir.to_path_buf(),
+            columns: Vec::new(),
+            column_options,
+            write,
+        })
+    }
+
+    /// The store's directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn db(&self) -> Result<&DB, StateError> {
+        self.db
+            .as_ref()
+            .ok_or_else(|| StateError::Store(format!("the store in {} is closed", self.dir.display())))
+    }
+
+    fn handle(&self, column: StoreColumn) -> Result<&rocksdb::ColumnFamily, StateError> {
+        let name = self
+            .columns
+            .get(column.0)
+            .ok_or_else(|| StateError::Store(format!("no column {} in {}", column.0, self.dir.display())))?;
+        self.db()?
+            .cf_handle(name)
+            .ok_or_else(|| StateError::Store(format!("column family '{name}' missing in {}", self.dir.display())))
+    }
+}
+
+impl KeyedStateStore for RocksDbKeyedStateStore {
+    fn column(&mut self, name: &str) -> Result<StoreColumn, StateError> {
+        if let Some(i) = self.columns.iter().position(|c| c == name) {
+            return Ok(StoreColumn(i));
+        }
+        let db = self
+            .db
+            .as_mut()
+            .ok_or_else(|| StateError::Store(format!("the store in {} is closed", self.dir.display())))?;
+        db.create_cf(name, &self.column_options)
+            .map_err(|e| store_error(&format!("creating column family '{name}'"), &self.dir, e))?;
+        self.columns.push(name.to_string());
+        Ok(StoreColumn(self.columns.len() - 1))
+    }
+
+    fn take(&mut self, column: StoreColumn, key: &[u8]) -> Result<Option<Vec<u8>>, StateError> {
+        let cf = self.handle(column)?;
+        let db = self.db()?;
+        let value = db.get_cf(cf, key).map_err(|e| store_error("reading", &self.dir, e))?;
+        if value.is_some() {
+            db.delete_cf_opt(cf, key, &self.write)
+                .map_err(|e| store_error("deleting", &self.dir, e))?;
+        }
+        Ok(value)
+    }
+
+    fn write(&mut self, batch: StoreBatch) -> Result<(), StateError> {
+        if batch.puts.is_empty() {
+            return Ok(());
+        }
+        let mut write = WriteBatch::default();
+        for (column, key, value) in &batch.puts {
+            write.put_cf(self.handle(*column)?, key, value);
+        }
+        self.db()?
+            .write_opt(write, &self.write)
+            .map_err(|e| store_error("writing", &self.dir, e))
+    }
+
+    fn scan(&self, column: StoreColumn, prefix: &[u8], visit: &mut ScanVisitor<'_>) -> Result<(), StateError> {
+        let cf = self.handle(column)?;
+        let iter = self
+            .db()?
+            .iterator_cf(cf, IteratorMode::From(prefix, Direction::Forward));
+        for item in iter {
+            let (key, value) = item.map_err(|e| store_error("scanning", &self.dir, e))?;
+            if !key.starts_with(prefix) {
+                break;
+            }
+            visit(&key, &value)?;
+        }
+        Ok(())
+    }
+
+    fn delete_prefix(&mut self, column: StoreColumn, prefix: &[u8]) -> Result<(), StateError> {
+        let cf = self.handle(column)?;
+        let db = self.db()?;
+        let mut batch = WriteBatch::default();
+        for item in db.iterator_cf(cf, IteratorMode::From(prefix, Direction::Forward)) {
+            let (key, _) = item.map_err(|e| store_error("scanning", &self.dir, e))?;
+            if !key.starts_with(prefix) {
+                break;
+            }
+            batch.delete_cf(cf, &key);
+        }
+        db.write_opt(batch, &self.write)
+            .map_err(|e| store_error("deleting", &self.dir, e))
+    }
+}
+
+impl Drop for RocksDbKeyedStateStore {
+    fn drop(&mut self) {
+        drop(self.db.take());
+        if let Err(e) = std::fs::remove_dir_all(&self.dir) {
+            if e.kind() != std::io::ErrorKind::NotFound {
+                tracing::warn!("could not remove the state store {}: {e}", self.dir.display());
+            }
+        }
+    }
+}

@@ -1,0 +1,63 @@
+//! The on-disk tier of keyed state: what the [`KeyedStateBackend`](crate::KeyedStateBackend)
+//! needs of an embedded key-value store (RocksDB in `weir-state-rocksdb`), in bytes.
+//!
+//! The backend keeps a bounded cache of typed entries on the heap and moves entries
+//! between it and the store; the store only sees bytes. Layout, as Flink's RocksDB
+//! backend: one column (column family) per declared state; an entry's key is its key
+//! group as 2 bytes big-endian, then the encoding of the key, then of the namespace, so
+//! that the entries of one key group are contiguous and a key-group range can be read
+//! and cleared by prefix. The value is the encoding of the state value (a whole list,
+//! a whole user map).
+//!
+//! Invariant kept by the backend: an entry is either in the cache or in the store,
+//! never both: an entry leaves the store when it is loaded ([`KeyedStateStore::take`])
+//! and returns when the cache is spilled ([`KeyedStateStore::write`]).
+
+use crate::error::StateError;
+
+/// A declared state's column in the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoreColumn(pub usize);
+
+/// Entries to put into the store in one atomic write.
+#[derive(Debug, Default)]
+pub struct StoreBatch {
+    /// `(column, key, value)` of every entry.
+    pub puts: Vec<(StoreColumn, Vec<u8>, Vec<u8>)>,
+}
+
+/// Visits one `(key, value)` of a scan; an error stops the scan.
+pub type ScanVisitor<'a> = dyn FnMut(&[u8], &[u8]) -> Result<(), StateError> + 'a;
+
+/// An embedded key-value store holding one subtask's keyed state that does not fit
+/// the cache.
+pub trait KeyedStateStore: Send {
+    /// The column of state `name`, created when it is declared for the first time.
+    fn column(&mut self, name: &str) -> Result<StoreColumn, StateError>;
+    /// Removes the entry under `key` and returns its value, if there was one.
+    fn take(&mut self, column: StoreColumn, key: &[u8]) -> Result<Option<Vec<u8>>, StateError>;
+    /// Puts every entry of `batch`, atomically.
+    fn write(&mut self, batch: StoreBatch) -> Result<(), StateError>;
+    /// Visits every entry of `column` whose key starts with `prefix`, in key order.
+    fn scan(&self, column: StoreColumn, prefix: &[u8], visit: &mut ScanVisitor<'_>) -> Result<(), StateError>;
+    /// Removes every entry of `column` whose key starts with `prefix`.
+    fn delete_prefix(&mut self, column: StoreColumn, prefix: &[u8]) -> Result<(), StateError>;
+}
+
+/// Opens a store for each keyed operator of a subtask.
+pub trait KeyedStateStoreFactory: Send + Sync {
+    /// A new, empty store for the operator named `owner` (unique within the
+    /// TaskManager while the store lives); removed from disk when dropped.
+    fn open(&self, owner: &str) -> Result<Box<dyn KeyedStateStore>, StateError>;
+    /// How many entries a backend keeps in its cache on the heap before it spills
+    /// them to the store.
+    fn cache_entries(&self) -> usize;
+    /// Flink's class name of the backend, as REST shows it (`EmbeddedRocksDBStateBackend`).
+    fn backend_name(&self) -> &'static str;
+}
+
+/// The prefix of every entry of key group `kg`.
+pub fn key_group_prefix(kg: u32) -> [u8; 2] {
+    // Key groups are below the max parallelism, at most 32768.
+    (kg as u16).to_be_bytes()
+}
