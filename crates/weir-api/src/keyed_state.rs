@@ -46,10 +46,19 @@ pub fn restore_keyed<K: Key + Ord, N: Key + Ord>(
     let range = ctx.key_group_range();
     let restored = ctx.state().restored(range);
     let groups = restored.as_ref().map(|r| r.keyed.as_slice()).unwrap_or(&[]);
-    keyed_from_snapshot(range, ctx.max_parallelism, groups).map_err(|e| TaskError::Restore {
+    let fail = |e: StateError| TaskError::Restore {
         checkpoint_id: ctx.state().restored_checkpoint().unwrap_or(0),
-        reason: format!("{}: timers: {e}", ctx.task_name),
-    })
+        reason: format!("{}: {e}", ctx.task_name_with_subtask()),
+    };
+    let backend = match ctx.keyed_state_store() {
+        Some(factory) => {
+            let owner = format!("{}_{}", ctx.task_name, ctx.subtask_index);
+            let store = factory.open(&owner).map_err(fail)?;
+            KeyedStateBackend::with_store(range, ctx.max_parallelism, store, factory.cache_entries())
+        }
+        None => KeyedStateBackend::new(range, ctx.max_parallelism),
+    };
+    restore_into(backend, groups).map_err(fail)
 }
 
 /// A backend for the key groups `range` (of `max_parallelism`) and timers, filled from
@@ -59,7 +68,14 @@ pub fn keyed_from_snapshot<K: Key + Ord, N: Key + Ord>(
     max_parallelism: u32,
     groups: &[(u32, KeyGroupSnapshot)],
 ) -> Result<(KeyedStateBackend<K>, TimerService<K, N>), StateError> {
-    let mut backend = KeyedStateBackend::new(range, max_parallelism);
+    restore_into(KeyedStateBackend::new(range, max_parallelism), groups)
+}
+
+/// `backend` and timers filled from the keyed part of an operator snapshot.
+fn restore_into<K: Key + Ord, N: Key + Ord>(
+    mut backend: KeyedStateBackend<K>,
+    groups: &[(u32, KeyGroupSnapshot)],
+) -> Result<(KeyedStateBackend<K>, TimerService<K, N>), StateError> {
     let mut timers = TimerService::new();
     let state: Vec<(u32, KeyGroupSnapshot)> = groups
         .iter()

@@ -60,6 +60,8 @@ pub struct CheckpointConfig {
     pub aligned_checkpoint_timeout: Duration,
     /// `web.checkpoints.history` (10): checkpoints kept in the statistics' history.
     pub history_size: u32,
+    /// `state.backend.type` (hashmap), as REST reports it.
+    pub state_backend: weir_config::StateBackendType,
 }
 
 impl Default for CheckpointConfig {
@@ -79,6 +81,7 @@ impl Default for CheckpointConfig {
             unaligned_enabled: false,
             aligned_checkpoint_timeout: Duration::ZERO,
             history_size: 10,
+            state_backend: weir_config::StateBackendType::HashMap,
         }
     }
 }
@@ -103,6 +106,7 @@ impl CheckpointConfig {
             unaligned_enabled: conf.get(&CHECKPOINTING_UNALIGNED_ENABLED)? && mode == CheckpointingMode::ExactlyOnce,
             aligned_checkpoint_timeout: conf.get(&CHECKPOINTING_ALIGNED_TIMEOUT)?,
             history_size: conf.get(&CHECKPOINTS_HISTORY_SIZE)?,
+            state_backend: conf.get(&weir_config::options::STATE_BACKEND_TYPE)?,
         };
         config.validate()?;
         Ok(config)

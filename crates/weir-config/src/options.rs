@@ -19,7 +19,7 @@ use crate::option::{ConfigOption, OptionInfo};
 use weir_core::{CheckpointingMode, RuntimeExecutionMode};
 
 use crate::failover::FailoverStrategy;
-use crate::value::{ExternalizedCheckpointRetention, MemorySize, RestartStrategyType};
+use crate::value::{ExternalizedCheckpointRetention, MemorySize, RestartStrategyType, StateBackendType};
 
 macro_rules! config_options {
     ($( $(#[$attr:meta])* $name:ident : $ty:ty = ($key:literal, $default:expr, $desc:literal
@@ -208,6 +208,17 @@ config_options! {
         "Weir only: connections a TaskManager's data server serves at once for one address (all TaskManagers of one host share it), in their handshake or served; a new connection beyond closes that address's oldest connection still in its handshake, or is closed at once when there is none. At least 1.");
     TASKMANAGER_DATA_HANDSHAKE_TIMEOUT: Duration = ("taskmanager.data.handshake-timeout", Some("10 s"),
         "Weir only: how long a new data connection may take for its TLS handshake and hello before the data server closes it. More than 0.");
+    STATE_BACKEND_TYPE: StateBackendType = ("state.backend.type", Some("hashmap"),
+        "The state backend for keyed state: hashmap (on the heap) or rocksdb (an embedded RocksDB on local disk under state.backend.rocksdb.localdir, with a bounded cache on the heap). Set on the TaskManagers' configuration.",
+        deprecated = ["state.backend"]);
+    ROCKSDB_LOCAL_DIR: Option<String> = ("state.backend.rocksdb.localdir", None,
+        "The local directory (on the TaskManager) where RocksDB puts its files; defaults to the first of io.tmp.dirs.");
+    ROCKSDB_CACHE_ENTRIES: u32 = ("state.backend.rocksdb.weir.cache-entries", Some("65536"),
+        "Weir only: entries each keyed operator subtask keeps decoded on the heap in front of its RocksDB store; beyond it the cache is written to RocksDB. Bounds the heap whatever the state's size.");
+    ROCKSDB_MEMORY_MANAGED: bool = ("state.backend.rocksdb.memory.managed", Some("true"),
+        "If set, RocksDB's block cache and write buffers share the TaskManager's managed memory (taskmanager.memory.managed.size / .fraction).");
+    ROCKSDB_WRITE_BUFFER_RATIO: f64 = ("state.backend.rocksdb.memory.write-buffer-ratio", Some("0.5"),
+        "The share of RocksDB's memory for write buffers (memtables); the rest is block cache.");
     IO_TMP_DIRS: Option<String> = ("io.tmp.dirs", None,
         "Directories for temporary files (the spill files of blocking result partitions), separated by ',' or the system's path separator; defaults to the system's temp directory. Weir uses the first.");
     BLOCKING_PARTITION_MEMORY_BUDGET: MemorySize = ("taskmanager.network.blocking-partition.memory-budget", Some("64mb"),
@@ -423,7 +434,8 @@ mod tests {
             assert_eq!(info.type_name, type_name, "{key}");
             assert_eq!(info.default, default, "{key}");
         }
-        assert!(find_option("state.backend.type").is_none());
+        let backend = find_option("state.backend.type").unwrap();
+        assert_eq!((backend.default, backend.deprecated_keys), (Some("hashmap"), &["state.backend"][..]));
     }
 
     #[test]

@@ -488,6 +488,66 @@ impl ConfigValue for RestartStrategyType {
     }
 }
 
+/// Flink's `state.backend.type`: where keyed state lives. Read case-insensitively.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum StateBackendType {
+    /// On the heap (`hashmap`, Flink's `HashMapStateBackend`), the default.
+    HashMap,
+    /// In an embedded RocksDB on local disk (`rocksdb`, Flink's
+    /// `EmbeddedRocksDBStateBackend`), a bounded cache of it on the heap.
+    RocksDb,
+}
+
+impl StateBackendType {
+    /// Every accepted name.
+    pub const ACCEPTED_VALUES: &'static [&'static str] = &["hashmap", "rocksdb"];
+
+    /// Flink's name of the value (`hashmap`, `rocksdb`).
+    pub const fn name(self) -> &'static str {
+        match self {
+            StateBackendType::HashMap => "hashmap",
+            StateBackendType::RocksDb => "rocksdb",
+        }
+    }
+
+    /// Flink's class name of the backend, as REST shows it.
+    pub const fn class_name(self) -> &'static str {
+        match self {
+            StateBackendType::HashMap => "HashMapStateBackend",
+            StateBackendType::RocksDb => "EmbeddedRocksDBStateBackend",
+        }
+    }
+}
+
+impl fmt::Display for StateBackendType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl ConfigValue for StateBackendType {
+    const TYPE_NAME: &'static str = "String";
+
+    fn parse_config_value(text: &str) -> Result<Self, String> {
+        let trimmed = text.trim();
+        match trimmed.to_lowercase().as_str() {
+            "hashmap" => Ok(StateBackendType::HashMap),
+            "rocksdb" => Ok(StateBackendType::RocksDb),
+            "forst" => Err("forst (Flink's disaggregated ForSt state backend) is not supported by Weir yet: use hashmap \
+                 or rocksdb"
+                .to_string()),
+            _ => Err(format!(
+                "{trimmed} is not a state backend. Accepted values: {}",
+                Self::ACCEPTED_VALUES.join(", ")
+            )),
+        }
+    }
+
+    fn to_config_string(&self) -> Option<String> {
+        Some(self.name().to_string())
+    }
+}
+
 /// Flink's `ExternalizedCheckpointRetention`
 /// (`execution.checkpointing.externalized-checkpoint-retention`): what happens to the
 /// retained checkpoints when the job ends. Names are read case-insensitively.

@@ -54,7 +54,7 @@ impl std::fmt::Debug for RocksDbStateBackend {
 impl RocksDbStateBackend {
     /// The backend with `options`; fails when the block cache cannot be created.
     /// Removes the store directories that processes no longer running left behind
-    /// (a TaskManager killed with its stores open).
+    /// (a TaskManager killed with its stores open), as every [`open`](KeyedStateStoreFactory::open) does.
     pub fn new(options: RocksDbOptions) -> Result<Self, StateError> {
         remove_orphaned_stores(&options.local_dir);
         let block_cache = rocksdb::Cache::new_lru_cache(options.block_cache_bytes.max(1 << 20))
@@ -74,6 +74,7 @@ impl RocksDbStateBackend {
 
 impl KeyedStateStoreFactory for RocksDbStateBackend {
     fn open(&self, owner: &str) -> Result<Box<dyn KeyedStateStore>, StateError> {
+        remove_orphaned_stores(&self.options.local_dir);
         let n = self.opened.fetch_add(1, Ordering::Relaxed);
         let name: String = owner
             .chars()

@@ -45,7 +45,7 @@ pub trait KeyedStateStore: Send {
 }
 
 /// Opens a store for each keyed operator of a subtask.
-pub trait KeyedStateStoreFactory: Send + Sync {
+pub trait KeyedStateStoreFactory: Send + Sync + std::fmt::Debug {
     /// A new, empty store for the operator named `owner` (unique within the
     /// TaskManager while the store lives); removed from disk when dropped.
     fn open(&self, owner: &str) -> Result<Box<dyn KeyedStateStore>, StateError>;

@@ -546,6 +546,7 @@ impl TaskExecutor {
                 cancel: cancel.clone(),
                 metrics: metrics.clone(),
                 checkpointing,
+                keyed_state_store: self.settings.keyed_state_store.clone(),
                 on_running: Some(Box::new(move || reporter.report(&running, "RUNNING", None))),
                 operator_events: self.operator_events.as_ref().map(|c| {
                     Arc::new(c.for_attempt(reported.clone()))

@@ -48,4 +48,7 @@ pub struct TaskManagerSettings {
     /// Mutual TLS for the RPC server and the client of the JobManager
     /// (`security.ssl.internal.*`; the data plane's is in `network`); `None`: plaintext.
     pub internal_tls: Option<std::sync::Arc<weir_security::InternalTls>>,
+    /// Where keyed operators keep state that does not fit their cache
+    /// (`state.backend.type: rocksdb`); `None`: on the heap (`hashmap`).
+    pub keyed_state_store: Option<std::sync::Arc<dyn weir_state::KeyedStateStoreFactory>>,
 }

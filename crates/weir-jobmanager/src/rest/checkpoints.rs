@@ -21,8 +21,8 @@
 //!   with unaligned checkpoints enabled, also when it starts aligned with a timeout, as
 //!   Flink's `RestAPICheckpointType`), `SAVEPOINT` or `SYNC_SAVEPOINT`; `savepointFormat`
 //!   is `CANONICAL` for savepoints (Flink's default), null for checkpoints;
-//! - the configuration's `state_backend` is `HashMapStateBackend` (Weir's only
-//!   backend), the changelog fields are Flink's defaults (Weir has no changelog) and
+//! - the configuration's `state_backend` is Flink's class name of `state.backend.type`
+//!   (`HashMapStateBackend`, `EmbeddedRocksDBStateBackend`), the changelog fields are Flink's defaults (Weir has no changelog) and
 //!   `checkpoints_after_tasks_finish` is true.
 //!
 //! The summary covers every completed checkpoint and savepoint the tracker sampled (not
@@ -128,6 +128,7 @@ pub fn checkpoint_config_info(config: &CheckpointConfig) -> CheckpointConfigInfo
             delete_on_cancellation: retention != ExternalizedCheckpointRetention::RetainOnCancellation,
         },
         checkpoint_storage: checkpoint_storage.to_string(),
+        state_backend: config.state_backend.class_name().to_string(),
         unaligned_checkpoints: config.unaligned_enabled,
         tolerable_failed_checkpoints: i32::try_from(config.tolerable_failures).unwrap_or(i32::MAX),
         aligned_checkpoint_timeout: i64::try_from(config.aligned_checkpoint_timeout.as_millis()).unwrap_or(i64::MAX),

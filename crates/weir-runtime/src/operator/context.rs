@@ -6,7 +6,7 @@ use crate::checkpoint::StateRegistry;
 use std::cell::RefCell;
 use std::rc::Rc;
 use weir_core::KeyGroupRange;
-use weir_state::{RestoredState, ResultSubpartitionState};
+use weir_state::{KeyedStateStoreFactory, RestoredState, ResultSubpartitionState};
 
 /// Something holding buffered output that the task flushes on the buffer timeout.
 pub trait Flushable {
@@ -78,6 +78,7 @@ pub struct TaskContext {
     operator_metrics: RefCell<Vec<(u32, Rc<OperatorMetricGroup>)>>,
     /// Where operators send events to their coordinators, on a TaskManager.
     operator_events: Option<std::sync::Arc<dyn super::coordination::OperatorEventGateway>>,
+    keyed_state_store: Option<std::sync::Arc<dyn KeyedStateStoreFactory>>,
 }
 
 impl TaskContext {
@@ -106,7 +107,19 @@ impl TaskContext {
             collect_metrics: true,
             operator_metrics: RefCell::new(Vec::new()),
             operator_events: None,
+            keyed_state_store: None,
         }
+    }
+
+    /// The same context whose keyed operators keep their state in stores of `factory`.
+    pub fn with_keyed_state_store(mut self, factory: Option<std::sync::Arc<dyn KeyedStateStoreFactory>>) -> Self {
+        self.keyed_state_store = factory;
+        self
+    }
+
+    /// Where keyed operators keep state beyond their cache; `None`: on the heap.
+    pub fn keyed_state_store(&self) -> Option<&std::sync::Arc<dyn KeyedStateStoreFactory>> {
+        self.keyed_state_store.as_ref()
     }
 
     /// The same context sending operator events through `gateway`.

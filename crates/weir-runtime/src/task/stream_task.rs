@@ -110,6 +110,9 @@ pub struct TaskSpec {
     pub metrics: Arc<TaskMetrics>,
     /// Checkpointing; none for a job without it.
     pub checkpointing: Option<TaskCheckpointing>,
+    /// The store keyed operators spill their state to (`state.backend.type: rocksdb`);
+    /// `None`: keyed state stays on the heap.
+    pub keyed_state_store: Option<Arc<dyn weir_state::KeyedStateStoreFactory>>,
     /// Called once the chain is built and its state restored, just before the first
     /// record (Flink's INITIALIZING → RUNNING).
     pub on_running: Option<Box<dyn FnOnce() + Send>>,
@@ -187,6 +190,7 @@ fn run_task_inner(mut spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> 
         spec.program.stream_graph.config.buffer_timeout_ms,
     )
     .with_restored_state(restored)
+    .with_keyed_state_store(spec.keyed_state_store.take())
     .with_final_checkpoint(checkpointing.as_ref().is_some_and(|c| c.final_checkpoint))
     .with_metrics_collection(spec.metrics.collects())
     .with_operator_event_gateway(spec.operator_events.take());

@@ -173,7 +173,52 @@ pub fn taskmanager_settings(config: &Configuration) -> Result<TaskManagerSetting
         metric_reporters: prometheus_reporters(config)?,
         metrics_collection: config.get(&o::METRICS_COLLECTION_ENABLED)?,
         internal_tls,
+        keyed_state_store: keyed_state_store(config, memory.managed, config.get(&o::NUM_TASK_SLOTS)?.max(1))?,
     })
+}
+
+/// The store keyed state spills to under `state.backend.type: rocksdb` (none for
+/// `hashmap`): RocksDB under `state.backend.rocksdb.localdir` (else the first of
+/// `io.tmp.dirs`, else the system's temp directory), its block cache and write buffers
+/// sized from the TaskManager's `managed` memory when
+/// `state.backend.rocksdb.memory.managed` is on.
+fn keyed_state_store(
+    config: &Configuration,
+    managed: u64,
+    slots: u32,
+) -> Result<Option<std::sync::Arc<dyn weir_state::KeyedStateStoreFactory>>> {
+    use weir_config::StateBackendType;
+    use weir_state_rocksdb::{RocksDbOptions, RocksDbStateBackend};
+    if config.get(&o::STATE_BACKEND_TYPE)? == StateBackendType::HashMap {
+        return Ok(None);
+    }
+    let local_dir = match config.get(&o::ROCKSDB_LOCAL_DIR)? {
+        Some(dir) => std::path::PathBuf::from(dir),
+        None => tmp_dirs(config.get(&o::IO_TMP_DIRS)?.as_deref())
+            .into_iter()
+            .next()
+            .unwrap_or_else(std::env::temp_dir),
+    };
+    std::fs::create_dir_all(&local_dir)
+        .with_context(|| format!("state.backend.rocksdb.localdir: cannot create {}", local_dir.display()))?;
+    let ratio = config.get(&o::ROCKSDB_WRITE_BUFFER_RATIO)?;
+    if !(0.0..1.0).contains(&ratio) || ratio == 0.0 {
+        anyhow::bail!("state.backend.rocksdb.memory.write-buffer-ratio must be above 0 and below 1, not {ratio}");
+    }
+    // Unmanaged: RocksDB's own defaults for one store (8 MiB cache, 64 MiB memtables).
+    let memory = if config.get(&o::ROCKSDB_MEMORY_MANAGED)? {
+        managed
+    } else {
+        (8 << 20) + (64 << 20)
+    };
+    let write_buffers = (memory as f64 * ratio) as u64;
+    let backend = RocksDbStateBackend::new(RocksDbOptions {
+        local_dir,
+        block_cache_bytes: usize::try_from(memory - write_buffers).unwrap_or(usize::MAX),
+        write_buffer_bytes: usize::try_from(write_buffers / u64::from(slots)).unwrap_or(usize::MAX),
+        cache_entries: config.get(&o::ROCKSDB_CACHE_ENTRIES)?.max(1) as usize,
+    })?;
+    Ok(Some(std::sync::Arc::new(backend)))
 }
 
 /// Restricts the files jobs of this process may open to `security.job.allowed-paths`.
