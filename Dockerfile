@@ -11,6 +11,7 @@ FROM rust:1-bookworm AS build
 WORKDIR /src
 COPY . .
 ENV CARGO_TARGET_DIR=/src/target
+RUN ./scripts/deps.sh
 RUN cargo build --release --locked -p weir
 RUN mkdir -p /out && cp "$CARGO_TARGET_DIR/release/weir" /out/weir && strip /out/weir
 

@@ -1,17 +1,13 @@
 #!/usr/bin/env bash
-# Runs every test of the workspace. Needs a Rust toolchain (cargo) and, for the web
-# dashboard's browser test, Debian's chromium (installed here when missing); builds into a
-# persistent target directory outside the clone so repeated runs are incremental. The
+# Runs every test of the workspace. Needs a Rust toolchain (cargo) and Debian's
+# librocksdb-dev, libclang-dev and, for the web dashboard's browser test, chromium
+# (scripts/deps.sh installs what is missing); builds into a persistent target directory
+# outside the clone so repeated runs are incremental. The
 # `ci` profile is release with overflow checks and debug assertions on. Ends with the
 # short red team (scripts/red-team.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if ! command -v chromium >/dev/null; then
-  sudo=""
-  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-  $sudo apt-get update
-  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium
-fi
+./scripts/deps.sh --test
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/weir-target}"
 export CARGO_TERM_COLOR=never
 cargo build --profile ci --workspace --all-targets
