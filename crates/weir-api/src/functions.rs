@@ -11,8 +11,8 @@ use weir_runtime::error::{TaskError, UserError};
 use weir_runtime::operator::{Output, ProcessingTimeService, TaskContext};
 use weir_state::heap::{AggregatingState, ListState, MapState, ReducingState, StateValue, ValueState};
 use weir_state::{
-    AggregatingStateDescriptor, KeyedStateBackend, ListStateDescriptor, MapStateDescriptor,
-    ReducingStateDescriptor, StateError, TimeDomain, TimerService, ValueStateDescriptor, VoidNamespace,
+    AggregatingStateDescriptor, KeyedStateBackend, ListStateDescriptor, MapStateDescriptor, ReducingStateDescriptor,
+    StateError, TimeDomain, TimerService, ValueStateDescriptor, VoidNamespace,
 };
 
 /// What a key must be: hashable, ordered (for timers), serialisable (for the stable

@@ -9,32 +9,41 @@ use weir_core::KeyGroupRange;
 use weir_runtime::operator::TaskContext;
 use weir_runtime::TaskError;
 use weir_state::timers::{EVENT_TIMERS, PROCESSING_TIMERS};
-use weir_state::{KeyedStateBackend, Key, KeyGroupSnapshot, OperatorSnapshot, StateError, TimerService};
+use weir_state::{
+    Key, KeyGroupSnapshot, KeyedStateBackend, OperatorSnapshot, PendingOperatorSnapshot, StateError, TimerService,
+};
 
 fn is_timer(name: &str) -> bool {
     name == EVENT_TIMERS || name == PROCESSING_TIMERS
 }
 
-/// The keyed state and timers of an operator as of now.
+/// The keyed state and timers of an operator as of now, complete.
 pub fn snapshot_keyed<K: Key + Ord, N: Key + Ord>(
-    backend: &KeyedStateBackend<K>,
+    backend: &mut KeyedStateBackend<K>,
     timers: &TimerService<K, N>,
 ) -> Result<OperatorSnapshot, TaskError> {
+    snapshot_keyed_async(backend, timers)?
+        .complete()
+        .map_err(|e| TaskError::Build(format!("keyed state snapshot: {e}")))
+}
+
+/// The synchronous part of the snapshot of an operator's keyed state and timers: the
+/// timers as bytes, the keyed state frozen (encoded when the snapshot is completed,
+/// on the checkpoint's upload thread).
+pub fn snapshot_keyed_async<K: Key + Ord, N: Key + Ord>(
+    backend: &mut KeyedStateBackend<K>,
+    timers: &TimerService<K, N>,
+) -> Result<PendingOperatorSnapshot, TaskError> {
     let fail = |e: weir_state::StateError| TaskError::Build(format!("keyed state snapshot: {e}"));
-    let mut groups: Vec<(u32, KeyGroupSnapshot)> = backend.snapshot().map_err(fail)?;
     let timer_groups = timers
         .snapshot(backend.key_group_range(), backend.max_parallelism())
         .map_err(fail)?;
-    for (kg, entries) in timer_groups {
-        match groups.iter_mut().find(|(g, _)| *g == kg) {
-            Some((_, group)) => group.extend(entries),
-            None => groups.push((kg, entries)),
-        }
-    }
-    groups.retain(|(_, g)| !g.is_empty());
-    Ok(OperatorSnapshot {
-        keyed: groups,
-        ..OperatorSnapshot::default()
+    Ok(PendingOperatorSnapshot {
+        ready: OperatorSnapshot {
+            keyed: timer_groups.into_iter().filter(|(_, g)| !g.is_empty()).collect(),
+            ..OperatorSnapshot::default()
+        },
+        frozen: Some(backend.freeze().map_err(fail)?),
     })
 }
 

@@ -234,7 +234,11 @@ impl<K: KeyType, I, O, F: KeyedProcessFunction<K, I, O>> weir_runtime::checkpoin
     for KeyedProcessOperator<K, I, O, F>
 {
     fn snapshot_state(&mut self, _checkpoint_id: u64) -> Result<weir_state::OperatorSnapshot, TaskError> {
-        crate::keyed_state::snapshot_keyed(&self.keyed.backend, &self.keyed.timers)
+        crate::keyed_state::snapshot_keyed(&mut self.keyed.backend, &self.keyed.timers)
+    }
+
+    fn snapshot_state_async(&mut self, _checkpoint_id: u64) -> Result<weir_state::PendingOperatorSnapshot, TaskError> {
+        crate::keyed_state::snapshot_keyed_async(&mut self.keyed.backend, &self.keyed.timers)
     }
 }
 

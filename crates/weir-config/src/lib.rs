@@ -43,5 +43,6 @@ pub use memory::{MemoryConfiguration, TaskExecutorMemory};
 pub use option::{ConfigOption, OptionInfo};
 pub use options::{find_option, in_key_family, options_markdown, ALL_OPTIONS, KEY_FAMILIES};
 pub use value::{
-    format_duration, parse_duration, ConfigValue, ExternalizedCheckpointRetention, MemorySize, RestartStrategyType, StateBackendType,
+    format_duration, parse_duration, ConfigValue, ExternalizedCheckpointRetention, MemorySize, RestartStrategyType,
+    StateBackendType,
 };

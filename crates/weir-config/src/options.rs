@@ -435,7 +435,10 @@ mod tests {
             assert_eq!(info.default, default, "{key}");
         }
         let backend = find_option("state.backend.type").unwrap();
-        assert_eq!((backend.default, backend.deprecated_keys), (Some("hashmap"), &["state.backend"][..]));
+        assert_eq!(
+            (backend.default, backend.deprecated_keys),
+            (Some("hashmap"), &["state.backend"][..])
+        );
     }
 
     #[test]

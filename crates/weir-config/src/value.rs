@@ -533,9 +533,11 @@ impl ConfigValue for StateBackendType {
         match trimmed.to_lowercase().as_str() {
             "hashmap" => Ok(StateBackendType::HashMap),
             "rocksdb" => Ok(StateBackendType::RocksDb),
-            "forst" => Err("forst (Flink's disaggregated ForSt state backend) is not supported by Weir yet: use hashmap \
+            "forst" => Err(
+                "forst (Flink's disaggregated ForSt state backend) is not supported by Weir yet: use hashmap \
                  or rocksdb"
-                .to_string()),
+                    .to_string(),
+            ),
             _ => Err(format!(
                 "{trimmed} is not a state backend. Accepted values: {}",
                 Self::ACCEPTED_VALUES.join(", ")

@@ -78,7 +78,13 @@ impl KeyedStateStoreFactory for RocksDbStateBackend {
         let n = self.opened.fetch_add(1, Ordering::Relaxed);
         let name: String = owner
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '_'
+                }
+            })
             .take(80)
             .collect();
         let dir = self
@@ -109,10 +115,15 @@ fn remove_orphaned_stores(local_dir: &std::path::Path) {
         let Some(pid) = name.to_str().and_then(|n| n.strip_prefix("weir-rocksdb-")) else {
             continue;
         };
-        let alive = pid.parse::<u32>().is_ok_and(|pid| PathBuf::from(format!("/proc/{pid}")).exists());
+        let alive = pid
+            .parse::<u32>()
+            .is_ok_and(|pid| PathBuf::from(format!("/proc/{pid}")).exists());
         if !alive {
             if let Err(e) = std::fs::remove_dir_all(entry.path()) {
-                tracing::warn!("could not remove the orphaned state stores in {}: {e}", entry.path().display());
+                tracing::warn!(
+                    "could not remove the orphaned state stores in {}: {e}",
+                    entry.path().display()
+                );
             }
         }
     }

@@ -194,7 +194,10 @@ fn state_much_larger_than_the_cache_lives_in_the_store_and_is_snapshotted_whole(
         restored.extend(heap_entries.into_iter().map(|(k, _, v)| (k, v)));
     }
     restored.sort();
-    assert_eq!(restored, (0..20_000u16).map(|k| (k, u64::from(k) * 3)).collect::<Vec<_>>());
+    assert_eq!(
+        restored,
+        (0..20_000u16).map(|k| (k, u64::from(k) * 3)).collect::<Vec<_>>()
+    );
 }
 
 #[test]

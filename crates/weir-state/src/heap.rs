@@ -28,21 +28,26 @@ use weir_core::key_group::assign_to_key_group;
 use weir_core::key_hash::key_hash;
 use weir_core::{codec, KeyGroupRange};
 
+mod copy_on_write;
 mod folding;
+mod frozen;
 mod handles;
+use copy_on_write::CowGroup;
 pub use folding::{AggregatingState, ReducingState};
+pub use frozen::FrozenKeyedState;
+use frozen::{FrozenState, FrozenTable};
 pub use handles::{ListStateHandle, ValueStateHandle};
 
-/// What a state value must be.
-pub trait StateValue: Serialize + DeserializeOwned + Clone + 'static {}
-impl<T: Serialize + DeserializeOwned + Clone + 'static> StateValue for T {}
+/// What a state value must be: serialisable, and shareable with the thread that
+/// writes an asynchronous snapshot.
+pub trait StateValue: Serialize + DeserializeOwned + Clone + Send + Sync + 'static {}
+impl<T: Serialize + DeserializeOwned + Clone + Send + Sync + 'static> StateValue for T {}
 
 trait AnyTable {
     fn as_any_mut(&mut self) -> &mut dyn Any;
     fn as_any(&self) -> &dyn Any;
-    /// Appends the entries of group `index` to `out` (each `((key, namespace), value)`
-    /// encoded, no length prefix); returns how many.
-    fn encode_group(&self, index: usize, out: &mut Vec<u8>) -> Result<u64, StateError>;
+    /// Every group as it is now, shared with a snapshot (copied only when written).
+    fn freeze(&mut self) -> Box<dyn FrozenTable>;
     fn restore_group(&mut self, index: usize, bytes: &[u8]) -> Result<(), StateError>;
     /// Moves every entry into `batch` as an entry of `column`, the group at index `i`
     /// being key group `first_key_group + i`.
@@ -50,7 +55,33 @@ trait AnyTable {
 }
 
 struct Table<K, N, V> {
-    groups: Vec<HashMap<(K, N), V>>,
+    groups: Vec<CowGroup<HashMap<(K, N), V>>>,
+}
+
+/// Appends each `((key, namespace), value)` of `group` to `out`, no length prefix;
+/// returns how many.
+fn encode_entries<K: Key, N: Key, V: StateValue>(
+    group: &HashMap<(K, N), V>,
+    out: &mut Vec<u8>,
+) -> Result<u64, StateError> {
+    for entry in group.iter() {
+        codec::encode_into(out, &entry)?;
+    }
+    Ok(group.len() as u64)
+}
+
+/// A table's groups as a snapshot shares them.
+struct FrozenMaps<K, N, V> {
+    groups: Vec<std::sync::Arc<HashMap<(K, N), V>>>,
+}
+
+impl<K: Key, N: Key, V: StateValue> FrozenTable for FrozenMaps<K, N, V> {
+    fn encode_group(&self, index: usize, out: &mut Vec<u8>) -> Result<u64, StateError> {
+        match self.groups.get(index) {
+            Some(group) => encode_entries(group, out),
+            None => Ok(0),
+        }
+    }
 }
 
 impl<K: Key, N: Key, V: StateValue> AnyTable for Table<K, N, V> {
@@ -60,26 +91,22 @@ impl<K: Key, N: Key, V: StateValue> AnyTable for Table<K, N, V> {
     fn as_any(&self) -> &dyn Any {
         self
     }
-    fn encode_group(&self, index: usize, out: &mut Vec<u8>) -> Result<u64, StateError> {
-        let Some(group) = self.groups.get(index) else {
-            return Ok(0);
-        };
-        for entry in group.iter() {
-            codec::encode_into(out, &entry)?;
-        }
-        Ok(group.len() as u64)
+    fn freeze(&mut self) -> Box<dyn FrozenTable> {
+        Box::new(FrozenMaps {
+            groups: self.groups.iter_mut().map(CowGroup::share).collect(),
+        })
     }
     fn restore_group(&mut self, index: usize, bytes: &[u8]) -> Result<(), StateError> {
         let entries: Vec<((K, N), V)> = codec::decode(bytes)?;
         if let Some(g) = self.groups.get_mut(index) {
-            g.extend(entries);
+            g.get_mut().extend(entries);
         }
         Ok(())
     }
     fn spill(&mut self, first_key_group: u32, column: StoreColumn, batch: &mut StoreBatch) -> Result<(), StateError> {
         for (i, group) in self.groups.iter_mut().enumerate() {
             let prefix = key_group_prefix(first_key_group + i as u32);
-            for entry in group.drain() {
+            for entry in group.get_mut().drain() {
                 let mut key = Vec::with_capacity(32);
                 key.extend_from_slice(&prefix);
                 codec::encode_into(&mut key, &entry.0)?;
@@ -203,7 +230,9 @@ impl<K: Key> KeyedStateBackend<K> {
             return Ok(i);
         }
         let mut table: Table<K, N, V> = Table {
-            groups: (0..self.range.len()).map(|_| HashMap::default()).collect(),
+            groups: (0..self.range.len())
+                .map(|_| CowGroup::Owned(HashMap::default()))
+                .collect(),
         };
         let restored = match self.pending_restore.remove(name) {
             Some(pending) => {
@@ -289,10 +318,14 @@ impl<K: Key> KeyedStateBackend<K> {
             .as_any_mut()
             .downcast_mut::<Table<K, N, V>>()
             .ok_or_else(|| StateError::TypeMismatch(name.clone()))?;
-        Ok(&mut table.groups[group])
+        Ok(table.groups[group].get_mut())
     }
 
-    fn table<N: Key, V: StateValue>(&mut self, name: &str, key: &(K, N)) -> Result<&mut HashMap<(K, N), V>, StateError> {
+    fn table<N: Key, V: StateValue>(
+        &mut self,
+        name: &str,
+        key: &(K, N),
+    ) -> Result<&mut HashMap<(K, N), V>, StateError> {
         let index = self.table_index::<N, V>(name)?;
         self.cached_group(index, key)
     }
@@ -378,7 +411,7 @@ impl<K: Key> KeyedStateBackend<K> {
         if !self.range.contains(kg) {
             return;
         }
-        let group = &table.groups[(kg - self.range.start) as usize];
+        let group = table.groups[(kg - self.range.start) as usize].get();
         prefetch_slot(group.raw_table(), entry_hash(group, key, namespace));
     }
 
@@ -393,7 +426,7 @@ impl<K: Key> KeyedStateBackend<K> {
         let mut entries: Vec<(K, N, V)> = table
             .groups
             .iter()
-            .flat_map(|g| g.iter().map(|((k, n), v)| (k.clone(), n.clone(), v.clone())))
+            .flat_map(|g| g.get().iter().map(|((k, n), v)| (k.clone(), n.clone(), v.clone())))
             .collect();
         if let Some(index) = self.tables.iter().position(|(n, _)| n == desc.name()) {
             // A store that cannot be read here leaves its entries out; snapshots,
@@ -419,37 +452,47 @@ impl<K: Key> KeyedStateBackend<K> {
         Ok(out)
     }
 
-    /// Serialises every key group of this backend.
-    pub fn snapshot(&self) -> Result<Vec<(u32, KeyGroupSnapshot)>, StateError> {
-        let mut out = Vec::with_capacity(self.range.len());
-        for (i, kg) in (self.range.start..=self.range.end).enumerate() {
-            let mut group = Vec::new();
-            for (t, (name, table)) in self.tables.iter().enumerate() {
-                // The canonical encoding of the group's entries as one sequence:
-                // its length, then the entries of the cache, then those of the store.
-                let mut body = Vec::new();
-                let mut count = table.encode_group(i, &mut body)?;
-                if let Some(tier) = self.tier.as_ref() {
-                    tier.store.scan(tier.columns[t], &key_group_prefix(kg), &mut |key, value| {
-                        body.extend_from_slice(key.get(2..).unwrap_or_default());
-                        body.extend_from_slice(value);
-                        count += 1;
-                        Ok(())
-                    })?;
-                }
-                let mut bytes = Vec::with_capacity(8 + body.len());
-                bytes.extend_from_slice(&count.to_le_bytes());
-                bytes.extend_from_slice(&body);
-                group.push((name.clone(), bytes));
-            }
-            for (name, pending) in &self.pending_restore {
-                if let Some((_, b)) = pending.iter().find(|(g, _)| *g == kg) {
-                    group.push((name.clone(), b.clone()));
+    /// Serialises every key group of this backend, now.
+    pub fn snapshot(&mut self) -> Result<Vec<(u32, KeyGroupSnapshot)>, StateError> {
+        self.freeze()?.materialize()
+    }
+
+    /// The synchronous part of a snapshot: every key group as it is now, to encode
+    /// later on any thread ([`FrozenKeyedState::materialize`]) while this backend goes
+    /// on. Shares the cached maps (a later write copies the one group it touches) and
+    /// reads the on-disk store's entries.
+    pub fn freeze(&mut self) -> Result<FrozenKeyedState, StateError> {
+        let mut states = Vec::with_capacity(self.tables.len());
+        for (t, (name, table)) in self.tables.iter_mut().enumerate() {
+            let mut stored = Vec::new();
+            if let Some(tier) = self.tier.as_ref() {
+                for kg in self.range.start..=self.range.end {
+                    let (mut count, mut bytes) = (0u64, Vec::new());
+                    tier.store
+                        .scan(tier.columns[t], &key_group_prefix(kg), &mut |key, value| {
+                            bytes.extend_from_slice(key.get(2..).unwrap_or_default());
+                            bytes.extend_from_slice(value);
+                            count += 1;
+                            Ok(())
+                        })?;
+                    stored.push((count, bytes));
                 }
             }
-            out.push((kg, group));
+            states.push(FrozenState {
+                name: name.clone(),
+                cache: table.freeze(),
+                stored,
+            });
         }
-        Ok(out)
+        Ok(FrozenKeyedState {
+            range: self.range,
+            states,
+            pending: self
+                .pending_restore
+                .iter()
+                .map(|(name, groups)| (name.clone(), groups.clone()))
+                .collect(),
+        })
     }
 
     /// Restores the key groups of `snapshots` that belong to this backend (others are
@@ -677,8 +720,7 @@ mod tests {
         let snap = whole.snapshot().unwrap();
         let mut restored = Vec::new();
         for i in 0..3 {
-            let mut part: KeyedStateBackend<u64> =
-                KeyedStateBackend::new(KeyGroupRange::for_subtask(128, 3, i), 128);
+            let mut part: KeyedStateBackend<u64> = KeyedStateBackend::new(KeyGroupRange::for_subtask(128, 3, i), 128);
             part.restore(&snap);
             // Declaring the state materialises it.
             let any_key = (0..100u64).find(|k| part.key_group_range().contains(assign_to_key_group(key_hash(k), 128)));

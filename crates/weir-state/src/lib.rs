@@ -20,6 +20,7 @@ pub mod descriptor;
 pub mod error;
 pub mod heap;
 pub mod operator_state;
+pub mod pending_snapshot;
 mod prefetch;
 pub mod snapshot;
 pub mod store;
@@ -31,17 +32,18 @@ pub use descriptor::{
     ValueStateDescriptor,
 };
 pub use error::StateError;
-pub use store::{KeyedStateStore, KeyedStateStoreFactory};
 pub use heap::{
-    AggregatingState, KeyedStateBackend, KeyGroupSnapshot, ListState, ListStateHandle, MapState, ReducingState,
-    ValueState, ValueStateHandle,
+    AggregatingState, FrozenKeyedState, KeyGroupSnapshot, KeyedStateBackend, ListState, ListStateHandle, MapState,
+    ReducingState, ValueState, ValueStateHandle,
 };
 pub use operator_state::{
     BroadcastState, BroadcastStateHandle, OperatorListState, OperatorStateStore, ReadOnlyBroadcastState,
 };
+pub use pending_snapshot::{PendingOperatorSnapshot, PendingTaskSnapshot};
 pub use snapshot::{
     InputChannelState, OperatorSnapshot, RestoredChannelState, RestoredState, ResultSubpartitionState, TaskSnapshot,
 };
+pub use store::{KeyedStateStore, KeyedStateStoreFactory};
 pub use timers::{TimeDomain, Timer, TimerService};
 
 /// The namespace of state that belongs to no window.
@@ -49,6 +51,12 @@ pub use timers::{TimeDomain, Timer, TimerService};
 pub struct VoidNamespace;
 
 /// What a key must be: hashable for maps, serialisable for the stable key hash and
-/// snapshots.
-pub trait Key: std::hash::Hash + Eq + Clone + serde::Serialize + serde::de::DeserializeOwned + 'static {}
-impl<T: std::hash::Hash + Eq + Clone + serde::Serialize + serde::de::DeserializeOwned + 'static> Key for T {}
+/// snapshots, shareable with the thread that writes an asynchronous snapshot.
+pub trait Key:
+    std::hash::Hash + Eq + Clone + serde::Serialize + serde::de::DeserializeOwned + Send + Sync + 'static
+{
+}
+impl<T: std::hash::Hash + Eq + Clone + serde::Serialize + serde::de::DeserializeOwned + Send + Sync + 'static> Key
+    for T
+{
+}

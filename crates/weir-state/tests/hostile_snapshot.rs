@@ -8,7 +8,7 @@ use weir_core::fuzz::{cases, corpus, mutate, mutations};
 use weir_core::ids::OperatorId;
 use weir_core::KeyGroupRange;
 use weir_state::{
-    KeyedStateBackend, InputChannelState, ListStateDescriptor, OperatorSnapshot, RestoredState, StateError,
+    InputChannelState, KeyedStateBackend, ListStateDescriptor, OperatorSnapshot, RestoredState, StateError,
     TaskSnapshot, ValueStateDescriptor,
 };
 

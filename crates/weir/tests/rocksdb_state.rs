@@ -98,12 +98,19 @@ fn run_and_stop(cluster: &Cluster, p: &str, savepoint: Option<&str>, dir: &Path,
     if let Some(s) = savepoint {
         options.extend(["-s", s]);
     }
-    let (code, stdout, err) = run_program(&cluster.rest, &options, "keyed-sum", &keyed_sum_args(out.path(), records));
+    let (code, stdout, err) = run_program(
+        &cluster.rest,
+        &options,
+        "keyed-sum",
+        &keyed_sum_args(out.path(), records),
+    );
     assert_eq!(code, 0, "{stdout}{err}");
     let jid = job_id(&stdout);
     // Not every task need be RUNNING: restored at a higher parallelism, a source
     // subtask without a share of the input finishes at once.
-    wait_until(Duration::from_secs(20), || cluster.second_vertex_records_in(&jid) >= 5_000);
+    wait_until(Duration::from_secs(20), || {
+        cluster.second_vertex_records_in(&jid) >= 5_000
+    });
     cluster.stop_with_savepoint(&jid, &dir.display().to_string())
 }
 
@@ -138,6 +145,9 @@ fn an_unknown_or_unsupported_state_backend_is_refused_naming_the_key() {
     ] {
         let (code, out, err) = weir_cli(&["local", "wordcount", "-D", &format!("state.backend.type={value}")]);
         assert_ne!(code, 0, "{out}");
-        assert!(err.contains("state.backend.type") && err.contains(says), "{value}: {err}");
+        assert!(
+            err.contains("state.backend.type") && err.contains(says),
+            "{value}: {err}"
+        );
     }
 }

@@ -23,8 +23,7 @@ use weir_runtime::operator::metric_group::Counter;
 use weir_runtime::operator::{CoElement, Output};
 use weir_state::heap::StateValue;
 use weir_state::{
-    KeyedStateBackend, MapStateDescriptor, OperatorSnapshot, StateError, TimeDomain, Timer, TimerService,
-    VoidNamespace,
+    KeyedStateBackend, MapStateDescriptor, OperatorSnapshot, StateError, TimeDomain, Timer, TimerService, VoidNamespace,
 };
 
 /// The key selectors of the left and the right input.
@@ -212,7 +211,11 @@ impl<K: KeyType, A: StateValue, B: StateValue, O, F: ProcessJoinFunction<A, B, O
     for IntervalJoinOperator<K, A, B, O, F>
 {
     fn snapshot_state(&mut self, _checkpoint_id: u64) -> Result<OperatorSnapshot, TaskError> {
-        crate::keyed_state::snapshot_keyed(&self.backend, &self.timers)
+        crate::keyed_state::snapshot_keyed(&mut self.backend, &self.timers)
+    }
+
+    fn snapshot_state_async(&mut self, _checkpoint_id: u64) -> Result<weir_state::PendingOperatorSnapshot, TaskError> {
+        crate::keyed_state::snapshot_keyed_async(&mut self.backend, &self.timers)
     }
 }
 

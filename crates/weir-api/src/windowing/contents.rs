@@ -19,8 +19,8 @@ use weir_runtime::error::UserError;
 use weir_runtime::operator::ProcessingTimeService;
 use weir_state::heap::StateValue;
 use weir_state::{
-    KeyedStateBackend, ListState, ListStateDescriptor, ListStateHandle, StateError, ValueState,
-    ValueStateDescriptor, ValueStateHandle,
+    KeyedStateBackend, ListState, ListStateDescriptor, ListStateHandle, StateError, ValueState, ValueStateDescriptor,
+    ValueStateHandle,
 };
 
 mod accumulating;

@@ -12,7 +12,7 @@ use std::fmt::Debug;
 use std::hash::Hash;
 
 /// A window: a namespace of keyed state and timers with a last timestamp.
-pub trait Window: Hash + Eq + Ord + Clone + Debug + Serialize + DeserializeOwned + Send + 'static {
+pub trait Window: Hash + Eq + Ord + Clone + Debug + Serialize + DeserializeOwned + Send + Sync + 'static {
     /// The largest timestamp that still belongs to the window.
     fn max_timestamp(&self) -> i64;
 }

@@ -568,7 +568,11 @@ where
     C: WindowContents<K, T, O, W>,
 {
     fn snapshot_state(&mut self, _checkpoint_id: u64) -> Result<weir_state::OperatorSnapshot, TaskError> {
-        crate::keyed_state::snapshot_keyed(&self.backend, &self.timers)
+        crate::keyed_state::snapshot_keyed(&mut self.backend, &self.timers)
+    }
+
+    fn snapshot_state_async(&mut self, _checkpoint_id: u64) -> Result<weir_state::PendingOperatorSnapshot, TaskError> {
+        crate::keyed_state::snapshot_keyed_async(&mut self.backend, &self.timers)
     }
 }
 

@@ -237,7 +237,7 @@ where
                 timers.register_event_time_timer(entry.key.clone(), pane.window.clone(), pane.window.max_timestamp());
             }
         }
-        let snapshot = crate::keyed_state::snapshot_keyed(&self.backend, &timers);
+        let snapshot = crate::keyed_state::snapshot_keyed(&mut self.backend, &timers);
         self.backend.take_value_entries::<W, C::Acc>(handle).map_err(fail)?;
         snapshot
     }

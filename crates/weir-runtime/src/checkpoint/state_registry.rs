@@ -16,13 +16,20 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use weir_core::ids::OperatorId;
 use weir_core::{CheckpointId, KeyGroupRange};
-use weir_state::{OperatorSnapshot, RestoredState, TaskSnapshot};
+use weir_state::{OperatorSnapshot, PendingOperatorSnapshot, PendingTaskSnapshot, RestoredState, TaskSnapshot};
 
 /// The part of an operator that takes part in checkpoints (Flink's
 /// `CheckpointedFunction` / `CheckpointListener` of an operator).
 pub trait CheckpointedOperator {
-    /// The synchronous part of a snapshot: a copy of the operator's state as of now.
+    /// A snapshot of the operator's state as of now, complete.
     fn snapshot_state(&mut self, checkpoint_id: CheckpointId) -> Result<OperatorSnapshot, TaskError>;
+    /// The synchronous part of a snapshot as of now: what the task thread must take
+    /// before it goes on, the rest (keyed state frozen copy-on-write) to complete on
+    /// the checkpoint's upload thread. By default the whole
+    /// [`snapshot_state`](Self::snapshot_state).
+    fn snapshot_state_async(&mut self, checkpoint_id: CheckpointId) -> Result<PendingOperatorSnapshot, TaskError> {
+        Ok(PendingOperatorSnapshot::ready(self.snapshot_state(checkpoint_id)?))
+    }
     /// Checkpoint `checkpoint_id` completed everywhere (e.g. commit pending output).
     fn notify_checkpoint_complete(&mut self, checkpoint_id: CheckpointId) -> Result<(), TaskError> {
         let _ = checkpoint_id;
@@ -116,14 +123,20 @@ impl StateRegistry {
         self.len() == 0
     }
 
-    /// Snapshots every registered operator (operators without state are left out).
+    /// Snapshots every registered operator (operators without state are left out),
+    /// completely.
     pub fn snapshot(&self, checkpoint_id: CheckpointId) -> Result<TaskSnapshot, TaskError> {
-        let mut out = TaskSnapshot::default();
+        self.snapshot_async(checkpoint_id)?
+            .complete()
+            .map_err(|e| TaskError::Build(format!("keyed state snapshot: {e}")))
+    }
+
+    /// The synchronous part of the snapshot of every registered operator; the
+    /// checkpoint's upload thread completes it.
+    pub fn snapshot_async(&self, checkpoint_id: CheckpointId) -> Result<PendingTaskSnapshot, TaskError> {
+        let mut out = PendingTaskSnapshot::default();
         for (id, op) in self.operators.borrow().iter() {
-            let s = op.borrow_mut().snapshot_state(checkpoint_id)?;
-            if !s.is_empty() {
-                out.operators.insert(*id, s);
-            }
+            out.add(*id, op.borrow_mut().snapshot_state_async(checkpoint_id)?);
         }
         Ok(out)
     }

@@ -33,8 +33,8 @@ use std::sync::Arc;
 use weir_graph::Partitioner;
 
 /// What a record type must be to travel through Weir.
-pub trait Data: Serialize + DeserializeOwned + Clone + Send + 'static {}
-impl<T: Serialize + DeserializeOwned + Clone + Send + 'static> Data for T {}
+pub trait Data: Serialize + DeserializeOwned + Clone + Send + Sync + 'static {}
+impl<T: Serialize + DeserializeOwned + Clone + Send + Sync + 'static> Data for T {}
 
 /// A type-erased value: a `Box<dyn Output<T>>`, a `Box<dyn ChannelSelector<T>>`, ….
 pub type Erased = Box<dyn Any>;

@@ -8,9 +8,10 @@
 //! processing-time wake-ups, and the buffer-timeout flush.
 //!
 //! A checkpoint (a trigger mail at a source, an aligned barrier at an input task)
-//! snapshots every registered operator on this thread — the synchronous part: a copy
-//! of the state — then sends the barrier downstream on every output channel, and hands
-//! the copy to a background thread that encodes and stores it and acknowledges;
+//! snapshots every registered operator on this thread — the synchronous part: operator
+//! state as bytes, keyed state frozen copy-on-write — then sends the barrier downstream
+//! on every output channel, and hands the snapshot to a background thread that
+//! encodes the frozen keyed state, stores it all and acknowledges;
 //! records are processed again right after the barrier went out.
 //!
 //! An unaligned checkpoint (the first barrier of an unaligned checkpoint, or an
@@ -67,7 +68,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use weir_core::{CheckpointBarrier, CheckpointId};
 use weir_graph::JobGraph;
-use weir_state::TaskSnapshot;
+use weir_state::PendingTaskSnapshot;
 
 /// A task's part in checkpointing: where its control mails come from, where its
 /// snapshots go and whom it tells.
@@ -406,7 +407,7 @@ struct TaskLoop<'a> {
 /// An unaligned checkpoint's snapshot, waiting for its channel state.
 struct PendingUnaligned {
     checkpoint_id: CheckpointId,
-    snapshot: TaskSnapshot,
+    snapshot: PendingTaskSnapshot,
     sync_duration: Duration,
 }
 

@@ -118,7 +118,7 @@ impl<K: Key> KeyedStateBackend<K> {
         let mut entries: Vec<(K, N, V)> = table
             .groups
             .iter_mut()
-            .flat_map(|g| g.drain().map(|((k, n), v)| (k, n, v)))
+            .flat_map(|g| g.get_mut().drain().map(|((k, n), v)| (k, n, v)))
             .collect();
         entries.extend(self.stored_entries::<N, V>(handle.index)?);
         if let Some(tier) = self.tier.as_mut() {

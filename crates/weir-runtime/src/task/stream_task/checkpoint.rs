@@ -12,7 +12,7 @@ use crate::checkpoint::{CompletedSnapshot, SnapshotMetrics};
 use crate::error::TaskError;
 use std::time::{Duration, Instant};
 use weir_core::{CheckpointBarrier, CheckpointId, Event};
-use weir_state::TaskSnapshot;
+use weir_state::PendingTaskSnapshot;
 
 impl TaskLoop<'_> {
     /// Takes the task's part of checkpoint `barrier.id`: snapshot, barrier downstream
@@ -60,7 +60,7 @@ impl TaskLoop<'_> {
             return;
         };
         let mut snapshot = pending.snapshot;
-        snapshot.input_channel_state = input_channel_state;
+        snapshot.snapshot.input_channel_state = input_channel_state;
         let metrics = SnapshotMetrics {
             sync_duration_ms: pending.sync_duration.as_millis() as u64,
             async_duration_ms: 0,
@@ -73,13 +73,13 @@ impl TaskLoop<'_> {
     /// a priority event, the data it overtook becoming the snapshot's output channel
     /// state); `None` when the task does not checkpoint or the snapshot failed (then
     /// the checkpoint is declined).
-    fn snapshot_and_forward(&mut self, barrier: CheckpointBarrier) -> Result<Option<TaskSnapshot>, TaskError> {
+    fn snapshot_and_forward(&mut self, barrier: CheckpointBarrier) -> Result<Option<PendingTaskSnapshot>, TaskError> {
         let Some(cp) = self.checkpointing.as_ref() else {
             // A job without checkpointing never sees barriers; forward to keep order.
             self.ctx.broadcast_event(Event::CheckpointBarrier(barrier))?;
             return Ok(None);
         };
-        let snapshot = match self.ctx.state().snapshot(barrier.id) {
+        let snapshot = match self.ctx.state().snapshot_async(barrier.id) {
             Ok(snapshot) => Some(snapshot),
             Err(e) => {
                 cp.responder
@@ -97,19 +97,20 @@ impl TaskLoop<'_> {
             return Ok(snapshot);
         }
         let output_channel_state = self.ctx.broadcast_priority_event(Event::CheckpointBarrier(barrier))?;
-        Ok(snapshot.map(|s| TaskSnapshot {
-            output_channel_state,
-            ..s
+        Ok(snapshot.map(|mut s| {
+            s.snapshot.output_channel_state = output_channel_state;
+            s
         }))
     }
 
-    /// Hands `snapshot` to a background thread that encodes and stores it and
-    /// acknowledges checkpoint `id` (at once, without a handle, when it is empty).
-    fn persist(&mut self, id: CheckpointId, snapshot: TaskSnapshot, metrics: SnapshotMetrics) {
+    /// Hands `snapshot` to a background thread that completes (encodes the frozen
+    /// keyed state), encodes and stores it and acknowledges checkpoint `id` (at once,
+    /// without a handle, when it is empty).
+    fn persist(&mut self, id: CheckpointId, snapshot: PendingTaskSnapshot, metrics: SnapshotMetrics) {
         let Some(cp) = self.checkpointing.as_ref() else {
             return;
         };
-        let persisted_data = snapshot.persisted_data();
+        let persisted_data = snapshot.snapshot.persisted_data();
         let union_state = snapshot.has_union_state();
         if snapshot.is_empty() {
             cp.responder.acknowledge(CompletedSnapshot {
@@ -128,9 +129,9 @@ impl TaskLoop<'_> {
             .name(format!("checkpoint {id} upload"))
             .spawn(move || {
                 let upload = Instant::now();
-                // Encoding is part of the asynchronous phase: the task thread only
-                // took the copy.
-                let bytes = match snapshot.encode() {
+                // Encoding is the asynchronous phase: the task thread only took the
+                // operator state's bytes and froze the keyed state.
+                let bytes = match snapshot.complete().and_then(|s| s.encode()) {
                     Ok(bytes) => bytes,
                     Err(e) => return responder.decline(id, format!("the asynchronous snapshot failed: {e}")),
                 };
