@@ -28,22 +28,21 @@ pub fn snapshot_keyed<K: Key + Ord, N: Key + Ord>(
 }
 
 /// The synchronous part of the snapshot of an operator's keyed state and timers: the
-/// timers as bytes, the keyed state frozen (encoded when the snapshot is completed,
-/// on the checkpoint's upload thread).
+/// keyed state frozen copy-on-write and the timers copied, both encoded when the
+/// snapshot is completed, on the checkpoint's upload thread.
 pub fn snapshot_keyed_async<K: Key + Ord, N: Key + Ord>(
     backend: &mut KeyedStateBackend<K>,
     timers: &TimerService<K, N>,
 ) -> Result<PendingOperatorSnapshot, TaskError> {
     let fail = |e: weir_state::StateError| TaskError::Build(format!("keyed state snapshot: {e}"));
-    let timer_groups = timers
-        .snapshot(backend.key_group_range(), backend.max_parallelism())
-        .map_err(fail)?;
+    let frozen_timers = timers.freeze(backend.key_group_range(), backend.max_parallelism());
+    let frozen = backend
+        .freeze()
+        .map_err(fail)?
+        .with_part(Box::new(move || frozen_timers.materialize()));
     Ok(PendingOperatorSnapshot {
-        ready: OperatorSnapshot {
-            keyed: timer_groups.into_iter().filter(|(_, g)| !g.is_empty()).collect(),
-            ..OperatorSnapshot::default()
-        },
-        frozen: Some(backend.freeze().map_err(fail)?),
+        ready: OperatorSnapshot::default(),
+        frozen: Some(frozen),
     })
 }
 

@@ -30,6 +30,8 @@ enum Op {
     RemoveFromMap(u16, u8),
     Reduce(u16, u64),
     Read(u16, u8),
+    /// A checkpoint's snapshot: writes the cache to the store and keeps it.
+    Snapshot,
     SnapshotAndRestore,
 }
 
@@ -44,6 +46,7 @@ fn op() -> impl Strategy<Value = Op> {
         (key.clone(), 0u8..5).prop_map(|(k, u)| Op::RemoveFromMap(k, u)),
         (key.clone(), 0u64..1000).prop_map(|(k, v)| Op::Reduce(k, v)),
         (key, 0u8..3).prop_map(|(k, n)| Op::Read(k, n)),
+        Just(Op::Snapshot),
         Just(Op::SnapshotAndRestore),
     ]
 }
@@ -111,6 +114,9 @@ fn apply(b: &mut KeyedStateBackend<u16>, s: &States, op: &Op) -> Option<Option<u
             b.set_current_key(k).unwrap();
             return Some(b.value(&s.value, &n).unwrap().value());
         }
+        Op::Snapshot => {
+            b.snapshot().unwrap();
+        }
         Op::SnapshotAndRestore => {}
     }
     None
@@ -149,6 +155,13 @@ proptest! {
         for key in 0..300u16 {
             prop_assert_eq!(observe(&mut heap, &s, key), observe(&mut disk, &s, key), "key {}", key);
         }
+        // What the store holds after the last snapshot is the state: restored on the
+        // heap, it reads as the heap backend does.
+        let mut restored: KeyedStateBackend<u16> = KeyedStateBackend::new(range(), 128);
+        restored.restore(&disk.snapshot().unwrap());
+        for key in 0..300u16 {
+            prop_assert_eq!(observe(&mut heap, &s, key), observe(&mut restored, &s, key), "key {}", key);
+        }
     }
 }
 
@@ -186,8 +199,8 @@ fn state_much_larger_than_the_cache_lives_in_the_store_and_is_snapshotted_whole(
         part.value(&s.value, &0u8).unwrap();
         rocks_part.set_current_key(key).unwrap();
         rocks_part.value(&s.value, &0u8).unwrap();
-        let mut heap_entries = part.entries::<u8, u64>(&s.value);
-        let mut disk_entries = rocks_part.entries::<u8, u64>(&s.value);
+        let mut heap_entries = part.entries::<u8, u64>(&s.value).unwrap();
+        let mut disk_entries = rocks_part.entries::<u8, u64>(&s.value).unwrap();
         heap_entries.sort();
         disk_entries.sort();
         assert_eq!(heap_entries, disk_entries);

@@ -20,6 +20,7 @@ use crate::error::StateError;
 use crate::prefetch::{entry_hash, prefetch_slot, StateMap as HashMap};
 use crate::store::{key_group_prefix, KeyedStateStore, StoreBatch, StoreColumn};
 use crate::Key;
+use rustc_hash::FxHashSet;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::any::Any;
@@ -32,11 +33,13 @@ mod copy_on_write;
 mod folding;
 mod frozen;
 mod handles;
+mod store_tier;
 use copy_on_write::CowGroup;
 pub use folding::{AggregatingState, ReducingState};
-pub use frozen::FrozenKeyedState;
+pub use frozen::{FrozenKeyedState, FrozenPart};
 use frozen::{FrozenState, FrozenTable};
 pub use handles::{ListStateHandle, ValueStateHandle};
+use store_tier::StoreTier;
 
 /// What a state value must be: serialisable, and shareable with the thread that
 /// writes an asynchronous snapshot.
@@ -49,13 +52,19 @@ trait AnyTable {
     /// Every group as it is now, shared with a snapshot (copied only when written).
     fn freeze(&mut self) -> Box<dyn FrozenTable>;
     fn restore_group(&mut self, index: usize, bytes: &[u8]) -> Result<(), StateError>;
-    /// Moves every entry into `batch` as an entry of `column`, the group at index `i`
-    /// being key group `first_key_group + i`.
-    fn spill(&mut self, first_key_group: u32, column: StoreColumn, batch: &mut StoreBatch) -> Result<(), StateError>;
+    /// Writes every cached entry into `batch` as an entry of `column` (the group at
+    /// index `i` being key group `first_key_group + i`) and deletes the entries loaded
+    /// from the store and removed since; empties the cache when `evict`.
+    fn flush(&mut self, to: FlushTarget, batch: &mut StoreBatch, evict: bool) -> Result<(), StateError>;
 }
 
 struct Table<K, N, V> {
     groups: Vec<CowGroup<HashMap<(K, N), V>>>,
+    /// Per group, the keys whose entries are in the store too (loaded from it, or
+    /// flushed to it and kept): the cache's entry is the current one, and an absent
+    /// entry was removed, so the store's must be deleted at the next flush. Empty
+    /// without a store.
+    in_store: Vec<FxHashSet<(K, N)>>,
 }
 
 /// Appends each `((key, namespace), value)` of `group` to `out`, no length prefix;
@@ -103,27 +112,40 @@ impl<K: Key, N: Key, V: StateValue> AnyTable for Table<K, N, V> {
         }
         Ok(())
     }
-    fn spill(&mut self, first_key_group: u32, column: StoreColumn, batch: &mut StoreBatch) -> Result<(), StateError> {
-        for (i, group) in self.groups.iter_mut().enumerate() {
-            let prefix = key_group_prefix(first_key_group + i as u32);
-            for entry in group.get_mut().drain() {
+    fn flush(&mut self, to: FlushTarget, batch: &mut StoreBatch, evict: bool) -> Result<(), StateError> {
+        for (i, (group, in_store)) in self.groups.iter_mut().zip(self.in_store.iter_mut()).enumerate() {
+            let prefix = key_group_prefix(to.first_key_group + i as u32);
+            let store_key = |entry_key: &(K, N)| -> Result<Vec<u8>, StateError> {
                 let mut key = Vec::with_capacity(32);
                 key.extend_from_slice(&prefix);
-                codec::encode_into(&mut key, &entry.0)?;
-                batch.puts.push((column, key, codec::encode(&entry.1)?));
+                codec::encode_into(&mut key, entry_key)?;
+                Ok(key)
+            };
+            let group = group.get_mut();
+            for removed in in_store.iter().filter(|k| !group.contains_key(*k)) {
+                batch.deletes.push((to.column, store_key(removed)?));
+            }
+            for (key, value) in group.iter() {
+                batch.puts.push((to.column, store_key(key)?, codec::encode(value)?));
+            }
+            if evict {
+                group.clear();
+                in_store.clear();
+            } else {
+                in_store.clear();
+                in_store.extend(group.keys().cloned());
             }
         }
         Ok(())
     }
 }
 
-/// The on-disk tier of a backend: the store, each table's column in it, and the cache
-/// misses since the cache was last spilled.
-struct StoreTier {
-    store: Box<dyn KeyedStateStore>,
-    columns: Vec<StoreColumn>,
-    cache_entries: usize,
-    misses: usize,
+/// Where a table's entries go in the store: its column, and the key group of its first
+/// group.
+#[derive(Clone, Copy)]
+struct FlushTarget {
+    column: StoreColumn,
+    first_key_group: u32,
 }
 
 /// Snapshot of one key group: `(state name, bytes)` for every state with entries.
@@ -233,6 +255,7 @@ impl<K: Key> KeyedStateBackend<K> {
             groups: (0..self.range.len())
                 .map(|_| CowGroup::Owned(HashMap::default()))
                 .collect(),
+            in_store: (0..self.range.len()).map(|_| FxHashSet::default()).collect(),
         };
         let restored = match self.pending_restore.remove(name) {
             Some(pending) => {
@@ -252,57 +275,6 @@ impl<K: Key> KeyedStateBackend<K> {
             self.spill()?;
         }
         Ok(self.tables.len() - 1)
-    }
-
-    /// Moves every cached entry of every table to the store.
-    fn spill(&mut self) -> Result<(), StateError> {
-        let Some(tier) = self.tier.as_mut() else {
-            return Ok(());
-        };
-        let mut batch = StoreBatch::default();
-        for ((_, table), column) in self.tables.iter_mut().zip(&tier.columns) {
-            table.spill(self.range.start, *column, &mut batch)?;
-        }
-        tier.store.write(batch)?;
-        tier.misses = 0;
-        Ok(())
-    }
-
-    /// The map of the current key's group in the table at `index`, holding `key`'s
-    /// entry if it is anywhere: with a store, a cache miss loads it (and every
-    /// `cache_entries` misses spill the cache first).
-    fn cached_group<N: Key, V: StateValue>(
-        &mut self,
-        index: usize,
-        key: &(K, N),
-    ) -> Result<&mut HashMap<(K, N), V>, StateError> {
-        if self.tier.is_some() && !self.group_at::<N, V>(index)?.contains_key(key) {
-            self.load::<N, V>(index, key)?;
-        }
-        self.group_at(index)
-    }
-
-    fn load<N: Key, V: StateValue>(&mut self, index: usize, key: &(K, N)) -> Result<(), StateError> {
-        let spill = self.tier.as_mut().is_some_and(|tier| {
-            tier.misses += 1;
-            tier.misses > tier.cache_entries
-        });
-        if spill {
-            self.spill()?;
-        }
-        let kg = self.current.as_ref().map_or(self.range.start, |(_, kg)| *kg);
-        let Some(tier) = self.tier.as_mut() else {
-            return Ok(());
-        };
-        let mut store_key = Vec::with_capacity(32);
-        store_key.extend_from_slice(&key_group_prefix(kg));
-        codec::encode_into(&mut store_key, key)?;
-        let column = tier.columns[index];
-        if let Some(bytes) = tier.store.take(column, &store_key)? {
-            let value: V = codec::decode(&bytes)?;
-            self.group_at::<N, V>(index)?.insert(key.clone(), value);
-        }
-        Ok(())
     }
 
     /// The map of the current key's group in the table at `index`.
@@ -415,41 +387,29 @@ impl<K: Key> KeyedStateBackend<K> {
         prefetch_slot(group.raw_table(), entry_hash(group, key, namespace));
     }
 
-    /// Every (key, namespace) with an entry in the value state `desc`, in all key groups.
-    pub fn entries<N: Key, V: StateValue>(&self, desc: &ValueStateDescriptor<V>) -> Vec<(K, N, V)> {
-        let Some((_, t)) = self.tables.iter().find(|(n, _)| n == desc.name()) else {
-            return Vec::new();
+    /// Every (key, namespace) with an entry in the value state `desc`, in all key
+    /// groups (with a store, after writing the cache to it).
+    pub fn entries<N: Key, V: StateValue>(
+        &mut self,
+        desc: &ValueStateDescriptor<V>,
+    ) -> Result<Vec<(K, N, V)>, StateError> {
+        let Some(index) = self.tables.iter().position(|(n, _)| n == desc.name()) else {
+            return Ok(Vec::new());
         };
-        let Some(table) = t.as_any().downcast_ref::<Table<K, N, V>>() else {
-            return Vec::new();
-        };
-        let mut entries: Vec<(K, N, V)> = table
+        if self.tier.is_some() {
+            self.flush(false)?;
+            return self.stored_entries::<N, V>(index);
+        }
+        let (name, table) = &self.tables[index];
+        let table = table
+            .as_any()
+            .downcast_ref::<Table<K, N, V>>()
+            .ok_or_else(|| StateError::TypeMismatch(name.clone()))?;
+        Ok(table
             .groups
             .iter()
             .flat_map(|g| g.get().iter().map(|((k, n), v)| (k.clone(), n.clone(), v.clone())))
-            .collect();
-        if let Some(index) = self.tables.iter().position(|(n, _)| n == desc.name()) {
-            // A store that cannot be read here leaves its entries out; snapshots,
-            // which must not, read it through `snapshot`.
-            if let Ok(stored) = self.stored_entries::<N, V>(index) {
-                entries.extend(stored);
-            }
-        }
-        entries
-    }
-
-    /// Every entry of the table at `index` that is in the store (none without one).
-    fn stored_entries<N: Key, V: StateValue>(&self, index: usize) -> Result<Vec<(K, N, V)>, StateError> {
-        let Some(tier) = self.tier.as_ref() else {
-            return Ok(Vec::new());
-        };
-        let mut out = Vec::new();
-        tier.store.scan(tier.columns[index], &[], &mut |key, value| {
-            let (k, n): (K, N) = codec::decode(key.get(2..).unwrap_or_default())?;
-            out.push((k, n, codec::decode(value)?));
-            Ok(())
-        })?;
-        Ok(out)
+            .collect())
     }
 
     /// Serialises every key group of this backend, now.
@@ -462,6 +422,8 @@ impl<K: Key> KeyedStateBackend<K> {
     /// on. Shares the cached maps (a later write copies the one group it touches) and
     /// reads the on-disk store's entries.
     pub fn freeze(&mut self) -> Result<FrozenKeyedState, StateError> {
+        // With a store, the store holds the whole state once the cache is flushed.
+        self.flush(false)?;
         let mut states = Vec::with_capacity(self.tables.len());
         for (t, (name, table)) in self.tables.iter_mut().enumerate() {
             let mut stored = Vec::new();
@@ -480,7 +442,7 @@ impl<K: Key> KeyedStateBackend<K> {
             }
             states.push(FrozenState {
                 name: name.clone(),
-                cache: table.freeze(),
+                cache: self.tier.is_none().then(|| table.freeze()),
                 stored,
             });
         }
@@ -492,6 +454,7 @@ impl<K: Key> KeyedStateBackend<K> {
                 .iter()
                 .map(|(name, groups)| (name.clone(), groups.clone()))
                 .collect(),
+            parts: Vec::new(),
         })
     }
 
@@ -730,6 +693,7 @@ mod tests {
             }
             restored.extend(
                 part.entries::<VoidNamespace, u64>(&desc)
+                    .unwrap()
                     .into_iter()
                     .map(|(k, _, v)| (k, v)),
             );

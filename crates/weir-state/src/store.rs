@@ -9,9 +9,9 @@
 //! and cleared by prefix. The value is the encoding of the state value (a whole list,
 //! a whole user map).
 //!
-//! Invariant kept by the backend: an entry is either in the cache or in the store,
-//! never both: an entry leaves the store when it is loaded ([`KeyedStateStore::take`])
-//! and returns when the cache is spilled ([`KeyedStateStore::write`]).
+//! The backend keeps the cache authoritative: an entry loaded from the store stays in
+//! it until the cache is flushed, which writes the cache's entries and deletes those
+//! removed since they were loaded (`heap/store_tier.rs`).
 
 use crate::error::StateError;
 
@@ -19,11 +19,13 @@ use crate::error::StateError;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StoreColumn(pub usize);
 
-/// Entries to put into the store in one atomic write.
+/// Entries to put into and delete from the store in one atomic write.
 #[derive(Debug, Default)]
 pub struct StoreBatch {
-    /// `(column, key, value)` of every entry.
+    /// `(column, key, value)` of every entry to put.
     pub puts: Vec<(StoreColumn, Vec<u8>, Vec<u8>)>,
+    /// `(column, key)` of every entry to delete (applied before the puts).
+    pub deletes: Vec<(StoreColumn, Vec<u8>)>,
 }
 
 /// Visits one `(key, value)` of a scan; an error stops the scan.
@@ -34,9 +36,9 @@ pub type ScanVisitor<'a> = dyn FnMut(&[u8], &[u8]) -> Result<(), StateError> + '
 pub trait KeyedStateStore: Send {
     /// The column of state `name`, created when it is declared for the first time.
     fn column(&mut self, name: &str) -> Result<StoreColumn, StateError>;
-    /// Removes the entry under `key` and returns its value, if there was one.
-    fn take(&mut self, column: StoreColumn, key: &[u8]) -> Result<Option<Vec<u8>>, StateError>;
-    /// Puts every entry of `batch`, atomically.
+    /// The value under `key`, if there is one.
+    fn get(&self, column: StoreColumn, key: &[u8]) -> Result<Option<Vec<u8>>, StateError>;
+    /// Deletes and puts the entries of `batch`, atomically.
     fn write(&mut self, batch: StoreBatch) -> Result<(), StateError>;
     /// Visits every entry of `column` whose key starts with `prefix`, in key order.
     fn scan(&self, column: StoreColumn, prefix: &[u8], visit: &mut ScanVisitor<'_>) -> Result<(), StateError>;

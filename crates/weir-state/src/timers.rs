@@ -145,27 +145,29 @@ impl<K: Key + Ord, N: Key + Ord> TimerService<K, N> {
         max_parallelism: u32,
     ) -> Result<Vec<(u32, KeyGroupSnapshot)>, StateError>
     where
-        K: serde::Serialize,
-        N: serde::Serialize,
+        K: Key,
+        N: Key,
     {
-        let mut groups: BTreeMap<u32, KeyGroupSnapshot> = BTreeMap::new();
-        for (name, queue) in [(EVENT_TIMERS, &self.event), (PROCESSING_TIMERS, &self.processing)] {
-            let mut per_group: BTreeMap<u32, Vec<(i64, &K, &N)>> = BTreeMap::new();
-            for (timestamp, key, namespace) in queue.iter() {
-                let kg = assign_to_key_group(key_hash(key), max_parallelism);
-                if range.contains(kg) {
-                    per_group.entry(kg).or_default().push((timestamp, key, namespace));
-                }
-            }
-            for (kg, mut timers) in per_group {
-                timers.sort_unstable();
-                groups
-                    .entry(kg)
-                    .or_default()
-                    .push((name.to_string(), codec::encode(&timers)?));
-            }
+        self.freeze(range, max_parallelism).materialize()
+    }
+
+    /// The synchronous part of a snapshot, as Flink's heap timers take it: a copy of
+    /// every timer; sorting them into key groups and encoding them is left to
+    /// [`FrozenTimers::materialize`], on any thread.
+    pub fn freeze(&self, range: KeyGroupRange, max_parallelism: u32) -> FrozenTimers<K, N>
+    where
+        K: Key,
+        N: Key,
+    {
+        let copy = |queue: &TimerQueue<K, N>| -> Vec<(i64, K, N)> {
+            queue.iter().map(|(t, k, n)| (t, k.clone(), n.clone())).collect()
+        };
+        FrozenTimers {
+            event: copy(&self.event),
+            processing: copy(&self.processing),
+            range,
+            max_parallelism,
         }
-        Ok(groups.into_iter().collect())
     }
 
     /// Registers the timers of a snapshot made by [`snapshot`](Self::snapshot): the
@@ -185,6 +187,40 @@ impl<K: Key + Ord, N: Key + Ord> TimerService<K, N> {
             }
         }
         Ok(())
+    }
+}
+
+/// The timers of a [`TimerService`] as of a checkpoint, to encode on any thread.
+#[derive(Debug)]
+pub struct FrozenTimers<K, N> {
+    event: Vec<(i64, K, N)>,
+    processing: Vec<(i64, K, N)>,
+    range: KeyGroupRange,
+    max_parallelism: u32,
+}
+
+impl<K: Key + Ord, N: Key + Ord> FrozenTimers<K, N> {
+    /// The timers of each key group of the range, as `(key group, [(name, bytes)])`
+    /// sorted by key group; groups without timers are left out.
+    pub fn materialize(self) -> Result<Vec<(u32, KeyGroupSnapshot)>, StateError> {
+        let mut groups: BTreeMap<u32, KeyGroupSnapshot> = BTreeMap::new();
+        for (name, timers) in [(EVENT_TIMERS, self.event), (PROCESSING_TIMERS, self.processing)] {
+            let mut per_group: BTreeMap<u32, Vec<(i64, K, N)>> = BTreeMap::new();
+            for timer in timers {
+                let kg = assign_to_key_group(key_hash(&timer.1), self.max_parallelism);
+                if self.range.contains(kg) {
+                    per_group.entry(kg).or_default().push(timer);
+                }
+            }
+            for (kg, mut timers) in per_group {
+                timers.sort_unstable();
+                groups
+                    .entry(kg)
+                    .or_default()
+                    .push((name.to_string(), codec::encode(&timers)?));
+            }
+        }
+        Ok(groups.into_iter().collect())
     }
 }
 

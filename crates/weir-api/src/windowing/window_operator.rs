@@ -158,8 +158,8 @@ where
     }
 
     /// The keyed state, for tests of cleanup.
-    pub fn backend(&self) -> &KeyedStateBackend<K> {
-        &self.backend
+    pub fn backend(&mut self) -> &mut KeyedStateBackend<K> {
+        &mut self.backend
     }
 
     fn fail(&self, e: impl std::fmt::Display) -> TaskError {

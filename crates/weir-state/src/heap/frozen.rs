@@ -16,16 +16,19 @@ pub(super) trait FrozenTable: Send {
     fn encode_group(&self, index: usize, out: &mut Vec<u8>) -> Result<u64, StateError>;
 }
 
-/// One state as frozen: its cached maps and, with a store, its stored entries per group
-/// (count and bytes, read at the freeze).
+/// One state as frozen: its maps on the heap or, with a store, its stored entries per
+/// group (count and bytes, read at the freeze, after the cache was flushed).
 pub(super) struct FrozenState {
     pub(super) name: String,
-    pub(super) cache: Box<dyn FrozenTable>,
+    pub(super) cache: Option<Box<dyn FrozenTable>>,
     pub(super) stored: Vec<(u64, Vec<u8>)>,
 }
 
 /// Restored bytes of one state by key group, `(key group, bytes)`.
 pub(super) type PendingGroups = Vec<(u32, Vec<u8>)>;
+
+/// More key groups frozen with the state (an operator's timers), encoded with it.
+pub type FrozenPart = Box<dyn FnOnce() -> Result<Vec<(u32, KeyGroupSnapshot)>, StateError> + Send>;
 
 /// The keyed state of a backend at one checkpoint, to encode on any thread.
 pub struct FrozenKeyedState {
@@ -33,6 +36,8 @@ pub struct FrozenKeyedState {
     pub(super) states: Vec<FrozenState>,
     /// Restored bytes of states not declared again yet, per key group.
     pub(super) pending: Vec<(String, PendingGroups)>,
+    /// Frozen with the state, merged into its key groups.
+    pub(super) parts: Vec<FrozenPart>,
 }
 
 impl std::fmt::Debug for FrozenKeyedState {
@@ -45,6 +50,13 @@ impl std::fmt::Debug for FrozenKeyedState {
 }
 
 impl FrozenKeyedState {
+    /// The same snapshot with `part`'s key groups merged into it when it is
+    /// materialised (entries of key groups outside the backend's range are dropped).
+    pub fn with_part(mut self, part: FrozenPart) -> Self {
+        self.parts.push(part);
+        self
+    }
+
     /// Encodes every key group of the backend: for each, `(state name, bytes)` of every
     /// declared state and every restored one not declared again.
     pub fn materialize(self) -> Result<Vec<(u32, KeyGroupSnapshot)>, StateError> {
@@ -53,7 +65,10 @@ impl FrozenKeyedState {
             let mut group = Vec::with_capacity(self.states.len());
             for state in &self.states {
                 let mut body = Vec::new();
-                let mut count = state.cache.encode_group(i, &mut body)?;
+                let mut count = match &state.cache {
+                    Some(cache) => cache.encode_group(i, &mut body)?,
+                    None => 0,
+                };
                 if let Some((stored, bytes)) = state.stored.get(i) {
                     count += stored;
                     body.extend_from_slice(bytes);
@@ -69,6 +84,13 @@ impl FrozenKeyedState {
                 }
             }
             out.push((kg, group));
+        }
+        for part in self.parts {
+            for (kg, entries) in part()? {
+                if self.range.contains(kg) {
+                    out[(kg - self.range.start) as usize].1.extend(entries);
+                }
+            }
         }
         Ok(out)
     }

@@ -108,6 +108,15 @@ impl<K: Key> KeyedStateBackend<K> {
         &mut self,
         handle: ValueStateHandle<V>,
     ) -> Result<Vec<(K, N, V)>, StateError> {
+        if self.tier.is_some() {
+            // Everything to the store, then out of it.
+            self.spill()?;
+            let entries = self.stored_entries::<N, V>(handle.index)?;
+            if let Some(tier) = self.tier.as_mut() {
+                tier.store.delete_prefix(tier.columns[handle.index], &[])?;
+            }
+            return Ok(entries);
+        }
         let Some((name, table)) = self.tables.get_mut(handle.index) else {
             return Err(StateError::UnknownHandle(handle.index));
         };
@@ -115,16 +124,11 @@ impl<K: Key> KeyedStateBackend<K> {
             .as_any_mut()
             .downcast_mut::<Table<K, N, V>>()
             .ok_or_else(|| StateError::TypeMismatch(name.clone()))?;
-        let mut entries: Vec<(K, N, V)> = table
+        Ok(table
             .groups
             .iter_mut()
             .flat_map(|g| g.get_mut().drain().map(|((k, n), v)| (k, n, v)))
-            .collect();
-        entries.extend(self.stored_entries::<N, V>(handle.index)?);
-        if let Some(tier) = self.tier.as_mut() {
-            tier.store.delete_prefix(tier.columns[handle.index], &[])?;
-        }
-        Ok(entries)
+            .collect())
     }
 
     /// Loads the entry of (`key`, `namespace`) of `handle` into the cache (see

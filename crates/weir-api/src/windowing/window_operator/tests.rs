@@ -329,6 +329,7 @@ fn processing_time_windows_fire_when_the_clock_passes_their_end() {
         .op
         .backend()
         .entries::<TimeWindow, i64>(&ValueStateDescriptor::new("window-contents"))
+        .unwrap()
         .is_empty());
 }
 
@@ -346,15 +347,15 @@ fn state_and_timers_are_cleaned_at_max_timestamp_plus_allowed_lateness() {
     h.watermark(9);
     assert_eq!(h.out.take().len(), 2, "fired");
     assert_eq!(
-        h.op.backend().entries::<TimeWindow, i64>(&contents).len(),
+        h.op.backend().entries::<TimeWindow, i64>(&contents).unwrap().len(),
         1,
         "kept for lateness"
     );
     assert_eq!(h.op.num_timers(), 1, "the cleanup timer at 14");
     h.watermark(13);
-    assert_eq!(h.op.backend().entries::<TimeWindow, i64>(&contents).len(), 1);
+    assert_eq!(h.op.backend().entries::<TimeWindow, i64>(&contents).unwrap().len(), 1);
     h.watermark(14);
-    assert!(h.op.backend().entries::<TimeWindow, i64>(&contents).is_empty());
+    assert!(h.op.backend().entries::<TimeWindow, i64>(&contents).unwrap().is_empty());
     assert_eq!(h.op.num_timers(), 0);
     assert_eq!(h.out.take(), vec!["W13", "W14"], "cleanup does not fire again");
 }
