@@ -41,6 +41,10 @@ impl RocksDbKeyedStateStore {
         // the flushes it saves (measured with scripts/bench-state.sh).
         column_options.set_write_buffer_size((write_buffer_bytes / 2).clamp(1 << 20, 16 << 20));
         column_options.set_compression_type(rocksdb::DBCompressionType::Lz4);
+        // A bloom filter over the memtable's keys: most reads are of keys the memtable
+        // does not hold, and skip its skip list.
+        column_options.set_memtable_prefix_bloom_ratio(0.1);
+        column_options.set_memtable_whole_key_filtering(true);
         let mut options = column_options.clone();
         options.create_if_missing(true);
         options.set_db_write_buffer_size(write_buffer_bytes.max(2 << 20));
