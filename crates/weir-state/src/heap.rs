@@ -18,138 +18,26 @@
 use crate::descriptor::{ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor};
 use crate::error::StateError;
 use crate::prefetch::{entry_hash, prefetch_slot, StateMap as HashMap};
-use crate::store::{key_group_prefix, KeyedStateStore, StoreBatch, StoreColumn};
+use crate::store::{key_group_prefix, KeyedStateStore};
 use crate::Key;
-use rustc_hash::FxHashSet;
-use serde::de::DeserializeOwned;
-use serde::Serialize;
-use std::any::Any;
 use std::hash::Hash;
 use weir_core::key_group::assign_to_key_group;
 use weir_core::key_hash::key_hash;
-use weir_core::{codec, KeyGroupRange};
+use weir_core::KeyGroupRange;
 
 mod copy_on_write;
 mod folding;
 mod frozen;
 mod handles;
 mod store_tier;
-use copy_on_write::CowGroup;
 pub use folding::{AggregatingState, ReducingState};
-pub use frozen::{FrozenKeyedState, FrozenPart};
-use frozen::{FrozenState, FrozenTable};
+use frozen::FrozenState;
+pub use frozen::{FrozenKeyedState, FrozenPart, KeyGroupSnapshot};
 pub use handles::{ListStateHandle, ValueStateHandle};
 use store_tier::StoreTier;
-
-/// What a state value must be: serialisable, and shareable with the thread that
-/// writes an asynchronous snapshot.
-pub trait StateValue: Serialize + DeserializeOwned + Clone + Send + Sync + 'static {}
-impl<T: Serialize + DeserializeOwned + Clone + Send + Sync + 'static> StateValue for T {}
-
-trait AnyTable {
-    fn as_any_mut(&mut self) -> &mut dyn Any;
-    fn as_any(&self) -> &dyn Any;
-    /// Every group as it is now, shared with a snapshot (copied only when written).
-    fn freeze(&mut self) -> Box<dyn FrozenTable>;
-    fn restore_group(&mut self, index: usize, bytes: &[u8]) -> Result<(), StateError>;
-    /// Writes every cached entry into `batch` as an entry of `column` (the group at
-    /// index `i` being key group `first_key_group + i`) and deletes the entries loaded
-    /// from the store and removed since; empties the cache when `evict`.
-    fn flush(&mut self, to: FlushTarget, batch: &mut StoreBatch, evict: bool) -> Result<(), StateError>;
-}
-
-struct Table<K, N, V> {
-    groups: Vec<CowGroup<HashMap<(K, N), V>>>,
-    /// Per group, the keys whose entries are in the store too (loaded from it, or
-    /// flushed to it and kept): the cache's entry is the current one, and an absent
-    /// entry was removed, so the store's must be deleted at the next flush. Empty
-    /// without a store.
-    in_store: Vec<FxHashSet<(K, N)>>,
-}
-
-/// Appends each `((key, namespace), value)` of `group` to `out`, no length prefix;
-/// returns how many.
-fn encode_entries<K: Key, N: Key, V: StateValue>(
-    group: &HashMap<(K, N), V>,
-    out: &mut Vec<u8>,
-) -> Result<u64, StateError> {
-    for entry in group.iter() {
-        codec::encode_into(out, &entry)?;
-    }
-    Ok(group.len() as u64)
-}
-
-/// A table's groups as a snapshot shares them.
-struct FrozenMaps<K, N, V> {
-    groups: Vec<std::sync::Arc<HashMap<(K, N), V>>>,
-}
-
-impl<K: Key, N: Key, V: StateValue> FrozenTable for FrozenMaps<K, N, V> {
-    fn encode_group(&self, index: usize, out: &mut Vec<u8>) -> Result<u64, StateError> {
-        match self.groups.get(index) {
-            Some(group) => encode_entries(group, out),
-            None => Ok(0),
-        }
-    }
-}
-
-impl<K: Key, N: Key, V: StateValue> AnyTable for Table<K, N, V> {
-    fn as_any_mut(&mut self) -> &mut dyn Any {
-        self
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-    fn freeze(&mut self) -> Box<dyn FrozenTable> {
-        Box::new(FrozenMaps {
-            groups: self.groups.iter_mut().map(CowGroup::share).collect(),
-        })
-    }
-    fn restore_group(&mut self, index: usize, bytes: &[u8]) -> Result<(), StateError> {
-        let entries: Vec<((K, N), V)> = codec::decode(bytes)?;
-        if let Some(g) = self.groups.get_mut(index) {
-            g.get_mut().extend(entries);
-        }
-        Ok(())
-    }
-    fn flush(&mut self, to: FlushTarget, batch: &mut StoreBatch, evict: bool) -> Result<(), StateError> {
-        for (i, (group, in_store)) in self.groups.iter_mut().zip(self.in_store.iter_mut()).enumerate() {
-            let prefix = key_group_prefix(to.first_key_group + i as u32);
-            let store_key = |entry_key: &(K, N)| -> Result<Vec<u8>, StateError> {
-                let mut key = Vec::with_capacity(32);
-                key.extend_from_slice(&prefix);
-                codec::encode_into(&mut key, entry_key)?;
-                Ok(key)
-            };
-            let group = group.get_mut();
-            for removed in in_store.iter().filter(|k| !group.contains_key(*k)) {
-                batch.deletes.push((to.column, store_key(removed)?));
-            }
-            for (key, value) in group.iter() {
-                batch.puts.push((to.column, store_key(key)?, codec::encode(value)?));
-            }
-            if evict {
-                group.clear();
-                in_store.clear();
-            } else {
-                in_store.clear();
-                in_store.extend(group.keys().cloned());
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Where a table's entries go in the store: its column, and the key group of its first
-/// group.
-#[derive(Clone, Copy)]
-struct FlushTarget {
-    column: StoreColumn,
-    first_key_group: u32,
-}
-
-/// Snapshot of one key group: `(state name, bytes)` for every state with entries.
-pub type KeyGroupSnapshot = Vec<(String, Vec<u8>)>;
+mod table;
+pub use table::StateValue;
+use table::{AnyTable, Table};
 
 /// Keyed state of one operator subtask: on the heap, or cached on the heap in front of
 /// an on-disk store.
@@ -251,12 +139,7 @@ impl<K: Key> KeyedStateBackend<K> {
         if let Some(i) = self.tables.iter().position(|(n, _)| n == name) {
             return Ok(i);
         }
-        let mut table: Table<K, N, V> = Table {
-            groups: (0..self.range.len())
-                .map(|_| CowGroup::Owned(HashMap::default()))
-                .collect(),
-            in_store: (0..self.range.len()).map(|_| FxHashSet::default()).collect(),
-        };
+        let mut table: Table<K, N, V> = Table::new(self.range.len());
         let restored = match self.pending_restore.remove(name) {
             Some(pending) => {
                 for (kg, bytes) in pending {
@@ -275,6 +158,53 @@ impl<K: Key> KeyedStateBackend<K> {
             self.spill()?;
         }
         Ok(self.tables.len() - 1)
+    }
+
+    /// Writes the cache of every table to the store (it stays cached unless `evict`).
+    fn flush(&mut self, evict: bool) -> Result<(), StateError> {
+        match self.tier.as_mut() {
+            Some(tier) => tier.flush(&mut self.tables, self.range.start, evict),
+            None => Ok(()),
+        }
+    }
+
+    /// Moves every cached entry of every table to the store.
+    fn spill(&mut self) -> Result<(), StateError> {
+        self.flush(true)
+    }
+
+    /// The map of the current key's group in the table at `index`, holding `key`'s
+    /// entry if it is anywhere: with a store, a cache miss loads it (and every
+    /// `cache_entries` misses spill the cache first).
+    fn cached_group<N: Key, V: StateValue>(
+        &mut self,
+        index: usize,
+        key: &(K, N),
+    ) -> Result<&mut HashMap<(K, N), V>, StateError> {
+        if self.tier.is_some() && !self.group_at::<N, V>(index)?.contains_key(key) {
+            if self.tier.as_mut().is_some_and(StoreTier::count_miss) {
+                self.spill()?;
+            }
+            let kg = self.current.as_ref().map_or(self.range.start, |(_, kg)| *kg);
+            if let Some(tier) = self.tier.as_ref() {
+                let (name, table) = &mut self.tables[index];
+                let table = table
+                    .as_any_mut()
+                    .downcast_mut::<Table<K, N, V>>()
+                    .ok_or_else(|| StateError::TypeMismatch(name.clone()))?;
+                tier.load(index, table, kg - self.range.start, kg, key)?;
+            }
+        }
+        self.group_at(index)
+    }
+
+    /// Every entry of the table at `index` in the store (none without one); after a
+    /// flush, every entry of the table.
+    fn stored_entries<N: Key, V: StateValue>(&self, index: usize) -> Result<Vec<(K, N, V)>, StateError> {
+        match self.tier.as_ref() {
+            Some(tier) => tier.stored_entries(index),
+            None => Ok(Vec::new()),
+        }
     }
 
     /// The map of the current key's group in the table at `index`.

@@ -6,9 +6,11 @@
 //! The bytes are the canonical snapshot format of both backends: per key group and
 //! state, the number of entries, then each `((key, namespace), value)` in bincode.
 
-use super::KeyGroupSnapshot;
 use crate::error::StateError;
 use weir_core::KeyGroupRange;
+
+/// Snapshot of one key group: `(state name, bytes)` for every state with entries.
+pub type KeyGroupSnapshot = Vec<(String, Vec<u8>)>;
 
 /// One state's maps as of the freeze, type-erased.
 pub(super) trait FrozenTable: Send {
