@@ -49,6 +49,24 @@ pub fn from_submission(cluster: &Configuration, request: &JobSubmitRequest) -> R
         return Err(ConfigError::UnknownKey { key: key.to_string() });
     }
     job_config.validate()?;
+    if job_config.contains(&o::STATE_BACKEND_TYPE) {
+        // The TaskManagers open keyed state where their configuration says; a job
+        // asking for another backend would silently run on theirs.
+        let (asked, runs) = (
+            job_config.get(&o::STATE_BACKEND_TYPE)?,
+            cluster.get(&o::STATE_BACKEND_TYPE)?,
+        );
+        if asked != runs {
+            return Err(ConfigError::OutOfRange {
+                key: o::STATE_BACKEND_TYPE.key().to_string(),
+                value: asked.name().to_string(),
+                message: format!(
+                    "Weir sets the state backend per cluster, in the TaskManagers' configuration; this cluster \
+                     runs {runs}"
+                ),
+            });
+        }
+    }
     let mut conf = cluster.clone();
     conf.extend_from(&job_config);
     let mut inv = ProgramInvocation::new(request.program.clone());
@@ -134,6 +152,22 @@ mod tests {
         .unwrap_err()
         .to_string();
         assert!(err.contains("pipeline.operator-chaining.enabled"), "{err}");
+    }
+
+    #[test]
+    fn a_job_asking_for_another_state_backend_than_the_clusters_is_refused() {
+        let err = from_submission(&Configuration::new(), &request(&[("state.backend.type", "rocksdb")]))
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "Invalid value 'rocksdb' for key 'state.backend.type': Weir sets the state backend per cluster, in \
+             the TaskManagers' configuration; this cluster runs hashmap"
+        );
+        assert!(from_submission(&Configuration::new(), &request(&[("state.backend", "rocksdb")])).is_err());
+        let mut rocksdb = Configuration::new();
+        rocksdb.set_string("state.backend.type", "rocksdb");
+        assert!(from_submission(&rocksdb, &request(&[("state.backend", "ROCKSDB")])).is_ok());
     }
 
     #[test]
