@@ -65,11 +65,6 @@ impl RocksDbStateBackend {
             opened: AtomicU64::new(0),
         })
     }
-
-    /// The options the backend was made with.
-    pub fn options(&self) -> &RocksDbOptions {
-        &self.options
-    }
 }
 
 impl KeyedStateStoreFactory for RocksDbStateBackend {
@@ -98,10 +93,6 @@ impl KeyedStateStoreFactory for RocksDbStateBackend {
 
     fn cache_entries(&self) -> usize {
         self.options.cache_entries
-    }
-
-    fn backend_name(&self) -> &'static str {
-        "EmbeddedRocksDBStateBackend"
     }
 }
 

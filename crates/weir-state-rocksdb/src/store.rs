@@ -63,11 +63,6 @@ impl RocksDbKeyedStateStore {
         })
     }
 
-    /// The store's directory.
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
     fn db(&self) -> Result<&DB, StateError> {
         self.db
             .as_ref()

@@ -81,11 +81,6 @@ impl<K: Key> KeyedStateBackend<K> {
         backend
     }
 
-    /// Whether state spills to an on-disk store.
-    pub fn has_store(&self) -> bool {
-        self.tier.is_some()
-    }
-
     /// The key groups this backend owns.
     pub fn key_group_range(&self) -> KeyGroupRange {
         self.range

@@ -54,8 +54,6 @@ pub trait KeyedStateStoreFactory: Send + Sync + std::fmt::Debug {
     /// How many entries a backend keeps in its cache on the heap before it spills
     /// them to the store.
     fn cache_entries(&self) -> usize;
-    /// Flink's class name of the backend, as REST shows it (`EmbeddedRocksDBStateBackend`).
-    fn backend_name(&self) -> &'static str;
 }
 
 /// The prefix of every entry of key group `kg`.

@@ -138,7 +138,7 @@ fn savepoints_carry_keyed_state_from_rocksdb_to_the_heap_and_back_with_exact_sum
 }
 
 #[test]
-fn an_unknown_or_unsupported_state_backend_is_refused_naming_the_key() {
+fn an_unknown_backend_or_a_bad_rocksdb_setting_is_refused_naming_the_key() {
     for (value, says) in [
         ("forst", "not supported by Weir yet"),
         ("leveldb", "Accepted values: hashmap, rocksdb"),
@@ -150,4 +150,17 @@ fn an_unknown_or_unsupported_state_backend_is_refused_naming_the_key() {
             "{value}: {err}"
         );
     }
+    let (code, out, err) = weir_cli(&[
+        "local",
+        "wordcount",
+        "-D",
+        "state.backend.type=rocksdb",
+        "-D",
+        "state.backend.rocksdb.memory.write-buffer-ratio=1.5",
+    ]);
+    assert_ne!(code, 0, "{out}");
+    assert!(
+        err.contains("state.backend.rocksdb.memory.write-buffer-ratio must be above 0 and below 1, not 1.5"),
+        "{err}"
+    );
 }

@@ -202,7 +202,7 @@ fn keyed_state_store(
     std::fs::create_dir_all(&local_dir)
         .with_context(|| format!("state.backend.rocksdb.localdir: cannot create {}", local_dir.display()))?;
     let ratio = config.get(&o::ROCKSDB_WRITE_BUFFER_RATIO)?;
-    if !(0.0..1.0).contains(&ratio) || ratio == 0.0 {
+    if !(ratio > 0.0 && ratio < 1.0) {
         anyhow::bail!("state.backend.rocksdb.memory.write-buffer-ratio must be above 0 and below 1, not {ratio}");
     }
     // Unmanaged: RocksDB's own defaults for one store (8 MiB cache, 64 MiB memtables).
