@@ -8,9 +8,11 @@
 use weir_core::KeyGroupRange;
 use weir_runtime::operator::TaskContext;
 use weir_runtime::TaskError;
+use weir_state::incremental::reusable_files;
 use weir_state::timers::{EVENT_TIMERS, PROCESSING_TIMERS};
 use weir_state::{
-    Key, KeyGroupSnapshot, KeyedStateBackend, OperatorSnapshot, PendingOperatorSnapshot, StateError, TimerService,
+    Key, KeyGroupSnapshot, KeyedStateBackend, OperatorSnapshot, PendingOperatorSnapshot, SnapshotFormat, StateError,
+    TimerService,
 };
 
 fn is_timer(name: &str) -> bool {
@@ -22,22 +24,25 @@ pub fn snapshot_keyed<K: Key + Ord, N: Key + Ord>(
     backend: &mut KeyedStateBackend<K>,
     timers: &TimerService<K, N>,
 ) -> Result<OperatorSnapshot, TaskError> {
-    snapshot_keyed_async(backend, timers)?
+    snapshot_keyed_async(backend, timers, 0, SnapshotFormat::Canonical)?
         .complete()
         .map_err(|e| TaskError::Build(format!("keyed state snapshot: {e}")))
 }
 
-/// The synchronous part of the snapshot of an operator's keyed state and timers: the
-/// keyed state frozen copy-on-write and the timers copied, both encoded when the
+/// The synchronous part of the snapshot of checkpoint `checkpoint_id` of an
+/// operator's keyed state and timers: the keyed state frozen (copy-on-write, or its
+/// store checkpointed, in `format`) and the timers copied, both encoded when the
 /// snapshot is completed, on the checkpoint's upload thread.
 pub fn snapshot_keyed_async<K: Key + Ord, N: Key + Ord>(
     backend: &mut KeyedStateBackend<K>,
     timers: &TimerService<K, N>,
+    checkpoint_id: u64,
+    format: SnapshotFormat,
 ) -> Result<PendingOperatorSnapshot, TaskError> {
     let fail = |e: weir_state::StateError| TaskError::Build(format!("keyed state snapshot: {e}"));
     let frozen_timers = timers.freeze(backend.key_group_range(), backend.max_parallelism());
     let frozen = backend
-        .freeze()
+        .freeze_as(checkpoint_id, format)
         .map_err(fail)?
         .with_part(Box::new(move || frozen_timers.materialize()));
     Ok(PendingOperatorSnapshot {
@@ -58,13 +63,33 @@ pub fn restore_keyed<K: Key + Ord, N: Key + Ord>(
         checkpoint_id: ctx.state().restored_checkpoint().unwrap_or(0),
         reason: format!("{}: {e}", ctx.task_name_with_subtask()),
     };
-    let backend = match ctx.keyed_state_store() {
-        Some(factory) => {
-            let owner = format!("{}_{}", ctx.task_name, ctx.subtask_index);
+    let handles = restored.as_ref().map(|r| r.incremental.as_slice()).unwrap_or(&[]);
+    let owner = format!("{}_{}", ctx.task_name, ctx.subtask_index);
+    let backend = match (ctx.keyed_state_store(), handles, ctx.shared_state()) {
+        (Some(factory), [], _) => {
             let store = factory.open(&owner).map_err(fail)?;
             KeyedStateBackend::with_store(range, ctx.max_parallelism, store, factory.cache_entries())
         }
-        None => KeyedStateBackend::new(range, ctx.max_parallelism),
+        (Some(factory), handles, Some(transfer)) => {
+            let store = factory
+                .restore(&owner, range, handles, transfer.as_ref())
+                .map_err(fail)?;
+            let backend = KeyedStateBackend::with_store(range, ctx.max_parallelism, store, factory.cache_entries());
+            backend.restored_from_files(reusable_files(handles, range, transfer.as_ref()));
+            backend
+        }
+        (None, [], _) => KeyedStateBackend::new(range, ctx.max_parallelism),
+        (Some(_), _, None) => {
+            return Err(fail(StateError::Store(
+                "the state is in an incremental checkpoint, but the task has no checkpoint storage to read its files from"
+                    .into(),
+            )))
+        }
+        (None, _, _) => {
+            return Err(fail(StateError::Store(
+                "the state is in an incremental checkpoint of the RocksDB state backend; restore it with state.backend.type: rocksdb, or take a savepoint (canonical format) to change the backend".into(),
+            )))
+        }
     };
     restore_into(backend, groups).map_err(fail)
 }

@@ -237,8 +237,17 @@ impl<K: KeyType, I, O, F: KeyedProcessFunction<K, I, O>> weir_runtime::checkpoin
         crate::keyed_state::snapshot_keyed(&mut self.keyed.backend, &self.keyed.timers)
     }
 
-    fn snapshot_state_async(&mut self, _checkpoint_id: u64) -> Result<weir_state::PendingOperatorSnapshot, TaskError> {
-        crate::keyed_state::snapshot_keyed_async(&mut self.keyed.backend, &self.keyed.timers)
+    fn snapshot_state_async(
+        &mut self,
+        checkpoint_id: u64,
+        format: weir_state::SnapshotFormat,
+    ) -> Result<weir_state::PendingOperatorSnapshot, TaskError> {
+        crate::keyed_state::snapshot_keyed_async(&mut self.keyed.backend, &self.keyed.timers, checkpoint_id, format)
+    }
+
+    fn notify_checkpoint_complete(&mut self, checkpoint_id: u64) -> Result<(), TaskError> {
+        self.keyed.backend.notify_checkpoint_complete(checkpoint_id);
+        Ok(())
     }
 }
 

@@ -192,6 +192,9 @@ pub struct ProgramInvocation {
     pub job_name: String,
     /// The limits its plan is checked against (none unless the JobManager sets them).
     pub limits: crate::limits::PlanLimits,
+    /// The job's own `state.backend.*` settings (a state backend per job), applied over
+    /// the TaskManagers' configuration when they open its keyed state; empty: theirs.
+    pub state_backend: BTreeMap<String, String>,
 }
 
 impl ProgramInvocation {
@@ -209,6 +212,7 @@ impl ProgramInvocation {
             auto_watermark_interval_ms: 200,
             runtime_mode: weir_core::RuntimeExecutionMode::Streaming,
             limits: crate::limits::PlanLimits::default(),
+            state_backend: BTreeMap::new(),
         }
     }
 

@@ -277,6 +277,7 @@ mod tests {
                     state_size: 1,
                     union_state: false,
                     finished: false,
+                    shared_state: Vec::new(),
                 })
                 .collect(),
         }

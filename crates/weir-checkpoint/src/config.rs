@@ -62,6 +62,8 @@ pub struct CheckpointConfig {
     pub history_size: u32,
     /// `state.backend.type` (hashmap), as REST reports it.
     pub state_backend: weir_config::StateBackendType,
+    /// `execution.checkpointing.incremental` (false; old key `state.backend.incremental`).
+    pub incremental: bool,
 }
 
 impl Default for CheckpointConfig {
@@ -82,6 +84,7 @@ impl Default for CheckpointConfig {
             aligned_checkpoint_timeout: Duration::ZERO,
             history_size: 10,
             state_backend: weir_config::StateBackendType::HashMap,
+            incremental: false,
         }
     }
 }
@@ -107,6 +110,7 @@ impl CheckpointConfig {
             aligned_checkpoint_timeout: conf.get(&CHECKPOINTING_ALIGNED_TIMEOUT)?,
             history_size: conf.get(&CHECKPOINTS_HISTORY_SIZE)?,
             state_backend: conf.get(&weir_config::options::STATE_BACKEND_TYPE)?,
+            incremental: conf.get(&weir_config::options::CHECKPOINTING_INCREMENTAL)?,
         };
         config.validate()?;
         Ok(config)

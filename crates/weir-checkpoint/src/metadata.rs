@@ -1,12 +1,12 @@
 //! The `_metadata` file of a checkpoint or savepoint, and where checkpoints are stored.
 //!
-//! # Format (version 3; versions 1, without `union_state`, and 2, without `finished`,
-//! are still read)
+//! # Format (version 4; versions 1, without `union_state`, 2, without `finished`, and
+//! 3, without `shared_state`, are still read)
 //!
 //! ```text
 //! offset  size  content
 //! 0       8     magic "WEIRCKPT" (ASCII)
-//! 8       4     format version, u32 big-endian (= 3)
+//! 8       4     format version, u32 big-endian (= 4)
 //! 12      ...   body: bincode (fixed-width little-endian integers, u64 lengths) of
 //!               CheckpointMetadata, with nothing after it
 //! ```
@@ -43,7 +43,7 @@
 
 use bincode::Options;
 use serde::{Deserialize, Serialize};
-use weir_core::checkpoint::StreamStateHandle;
+use weir_core::checkpoint::{SharedStateFile, StreamStateHandle};
 use weir_core::ids::{splitmix64, JobId, JobVertexId, OperatorId};
 use weir_core::{CheckpointId, KeyGroupRange, SnapshotType};
 
@@ -55,7 +55,7 @@ use crate::error::CheckpointError;
 /// The first 8 bytes of every `_metadata` file.
 pub const METADATA_MAGIC: &[u8; 8] = b"WEIRCKPT";
 /// The format version written by [`encode`].
-pub const METADATA_VERSION: u32 = 3;
+pub const METADATA_VERSION: u32 = 4;
 /// The file name of the metadata inside a checkpoint or savepoint directory.
 pub const METADATA_FILE_NAME: &str = "_metadata";
 /// The directory (under `<dir>/<job-id>`) for state shared between checkpoints.
@@ -112,6 +112,8 @@ pub struct SubtaskState {
     /// The subtask had finished when the checkpoint was taken (it has no handle): it is
     /// restored as finished.
     pub finished: bool,
+    /// The shared files (of incremental checkpoints) its snapshot refers to.
+    pub shared_state: Vec<SharedStateFile>,
 }
 
 /// Versions 1 and 2 of the format, read and converted: they differ from the current
@@ -155,6 +157,22 @@ mod legacy {
         union_state: bool,
     }
 
+    /// A version 3 subtask.
+    #[derive(Deserialize)]
+    pub(super) struct SubtaskV3 {
+        v2: SubtaskV2,
+        finished: bool,
+    }
+
+    impl From<SubtaskV3> for SubtaskState {
+        fn from(s: SubtaskV3) -> Self {
+            SubtaskState {
+                finished: s.finished,
+                ..s.v2.into()
+            }
+        }
+    }
+
     impl From<SubtaskV1> for SubtaskState {
         fn from(s: SubtaskV1) -> Self {
             SubtaskState {
@@ -164,6 +182,7 @@ mod legacy {
                 state_size: s.state_size,
                 union_state: false,
                 finished: false,
+                shared_state: Vec::new(),
             }
         }
     }
@@ -295,6 +314,10 @@ pub fn decode(bytes: &[u8], path: &str) -> Result<CheckpointMetadata, Checkpoint
             .into(),
         2 => options
             .deserialize::<legacy::Metadata<legacy::SubtaskV2>>(body)
+            .map_err(corrupt_body)?
+            .into(),
+        3 => options
+            .deserialize::<legacy::Metadata<legacy::SubtaskV3>>(body)
             .map_err(corrupt_body)?
             .into(),
         METADATA_VERSION => options.deserialize(body).map_err(corrupt_body)?,
@@ -572,6 +595,7 @@ mod tests {
                             state_size: 3,
                             union_state: false,
                             finished: false,
+                            shared_state: Vec::new(),
                         },
                         SubtaskState {
                             subtask: 1,
@@ -580,6 +604,7 @@ mod tests {
                             state_size: 0,
                             union_state: false,
                             finished: false,
+                            shared_state: Vec::new(),
                         },
                     ],
                 },
@@ -599,6 +624,10 @@ mod tests {
                         state_size: 4096,
                         union_state: true,
                         finished: false,
+                        shared_state: vec![SharedStateFile {
+                            path: "/x/shared/v-0-a-store_0-7-000009.sst".to_string(),
+                            size: 1 << 20,
+                        }],
                     }],
                 },
             ],
@@ -610,7 +639,7 @@ mod tests {
         let m = sample();
         let bytes = encode(&m).unwrap();
         assert_eq!(&bytes[..8], b"WEIRCKPT");
-        assert_eq!(&bytes[8..12], &[0, 0, 0, 3]);
+        assert_eq!(&bytes[8..12], &[0, 0, 0, 4]);
         assert_eq!(decode(&bytes, "f").unwrap(), m);
         assert_eq!(m.state_size(), 4099);
     }
@@ -699,8 +728,37 @@ mod tests {
             v1: v1(s),
             union_state: s.union_state,
         });
-        let read = decode(&bytes, "v2").unwrap();
+        let mut read = decode(&bytes, "v2").unwrap();
+        for (r, s) in read
+            .tasks
+            .iter_mut()
+            .flat_map(|t| &mut t.subtasks)
+            .zip(m.tasks.iter().flat_map(|t| &t.subtasks))
+        {
+            r.shared_state.clone_from(&s.shared_state);
+        }
         assert_eq!(read, m, "the sample has no finished subtask");
+    }
+
+    #[test]
+    fn a_version_3_file_reads_with_no_shared_state() {
+        #[derive(Serialize)]
+        struct SubtaskV3 {
+            v1: SubtaskV1,
+            union_state: bool,
+            finished: bool,
+        }
+        let m = sample();
+        let bytes = legacy_bytes(&m, 3, |s| SubtaskV3 {
+            v1: v1(s),
+            union_state: s.union_state,
+            finished: s.finished,
+        });
+        let mut expected = m.clone();
+        for s in expected.tasks.iter_mut().flat_map(|t| &mut t.subtasks) {
+            s.shared_state.clear();
+        }
+        assert_eq!(decode(&bytes, "v3").unwrap(), expected);
     }
 
     #[test]
@@ -721,11 +779,11 @@ mod tests {
         bad[0] = b'X';
         assert!(decode(&bad, "p").unwrap_err().to_string().contains("bad magic"));
         let mut bad = bytes.clone();
-        bad[11] = 4;
+        bad[11] = 5;
         assert!(decode(&bad, "p")
             .unwrap_err()
             .to_string()
-            .contains("unsupported metadata version 4"));
+            .contains("unsupported metadata version 5"));
         bytes.push(0);
         assert!(matches!(
             decode(&bytes, "p"),

@@ -64,6 +64,9 @@ pub struct SubtaskCheckpointStats {
     pub end_to_end_duration_ms: u64,
     /// Bytes of state.
     pub state_size: u64,
+    /// Bytes this checkpoint stored for it (less than `state_size` when an
+    /// incremental checkpoint refers to files stored before).
+    pub checkpointed_size: u64,
     /// Synchronous part of the snapshot.
     pub sync_duration_ms: u64,
     /// Asynchronous part of the snapshot.
@@ -85,6 +88,8 @@ pub struct VertexCheckpointStats {
     pub num_acknowledged_subtasks: u32,
     /// Bytes of state of the acknowledged subtasks.
     pub state_size: u64,
+    /// Bytes the checkpoint stored for the acknowledged subtasks.
+    pub checkpointed_size: u64,
     /// Bytes of in-flight data its acknowledged subtasks persisted.
     pub persisted_data: u64,
     /// Latest acknowledgement of this vertex.
@@ -113,6 +118,8 @@ pub struct CheckpointStats {
     pub latest_ack_timestamp: Option<i64>,
     /// Bytes of state acknowledged so far.
     pub state_size: u64,
+    /// Bytes stored by this checkpoint so far (Flink's `checkpointed_size`).
+    pub checkpointed_size: u64,
     /// Bytes of in-flight data persisted so far.
     pub persisted_data: u64,
     /// Latest acknowledgement (or the failure, if later) minus the trigger time.
@@ -200,10 +207,21 @@ impl StatsSummary {
 pub struct CompletedCheckpointSummary {
     /// Of the state size.
     pub state_size: StatsSummary,
+    /// Of the checkpointed size.
+    pub checkpointed_size: StatsSummary,
     /// Of the end-to-end duration.
     pub end_to_end_duration: StatsSummary,
     /// Of the persisted in-flight data.
     pub persisted_data: StatsSummary,
+}
+
+/// What the summaries are computed from, per completed checkpoint.
+#[derive(Debug, Clone, Copy)]
+struct SummarySample {
+    state_size: u64,
+    checkpointed_size: u64,
+    end_to_end_duration_ms: u64,
+    persisted_data: u64,
 }
 
 /// Collects checkpoint statistics; fed by the coordinator, read through its accessors.
@@ -212,7 +230,7 @@ pub struct CheckpointStatsTracker {
     history_size: usize,
     counts: CheckpointCounts,
     history: VecDeque<CheckpointStats>,
-    summary_samples: VecDeque<(u64, u64, u64)>,
+    summary_samples: VecDeque<SummarySample>,
     latest_completed: Option<CheckpointStats>,
     latest_savepoint: Option<CheckpointStats>,
     latest_failed: Option<CheckpointStats>,
@@ -252,9 +270,10 @@ impl CheckpointStatsTracker {
     /// Summaries over the completed checkpoints.
     pub fn summary(&self) -> CompletedCheckpointSummary {
         CompletedCheckpointSummary {
-            state_size: StatsSummary::of(self.summary_samples.iter().map(|s| s.0)),
-            end_to_end_duration: StatsSummary::of(self.summary_samples.iter().map(|s| s.1)),
-            persisted_data: StatsSummary::of(self.summary_samples.iter().map(|s| s.2)),
+            state_size: StatsSummary::of(self.summary_samples.iter().map(|s| s.state_size)),
+            checkpointed_size: StatsSummary::of(self.summary_samples.iter().map(|s| s.checkpointed_size)),
+            end_to_end_duration: StatsSummary::of(self.summary_samples.iter().map(|s| s.end_to_end_duration_ms)),
+            persisted_data: StatsSummary::of(self.summary_samples.iter().map(|s| s.persisted_data)),
         }
     }
 
@@ -298,6 +317,7 @@ impl CheckpointStatsTracker {
             trigger_timestamp,
             latest_ack_timestamp: None,
             state_size: 0,
+            checkpointed_size: 0,
             persisted_data: 0,
             end_to_end_duration_ms: 0,
             num_subtasks: vertices.iter().map(|v| v.1).sum(),
@@ -313,6 +333,7 @@ impl CheckpointStatsTracker {
                     num_subtasks: parallelism,
                     num_acknowledged_subtasks: 0,
                     state_size: 0,
+                    checkpointed_size: 0,
                     persisted_data: 0,
                     latest_ack_timestamp: None,
                     max_end_to_end_duration_ms: 0,
@@ -338,11 +359,13 @@ impl CheckpointStatsTracker {
         *slot = Some(stats);
         v.num_acknowledged_subtasks += 1;
         v.state_size = v.state_size.saturating_add(stats.state_size);
+        v.checkpointed_size = v.checkpointed_size.saturating_add(stats.checkpointed_size);
         v.persisted_data = v.persisted_data.saturating_add(stats.persisted_data);
         v.latest_ack_timestamp = v.latest_ack_timestamp.max(Some(stats.ack_timestamp));
         v.max_end_to_end_duration_ms = v.max_end_to_end_duration_ms.max(stats.end_to_end_duration_ms);
         entry.num_acknowledged_subtasks += 1;
         entry.state_size = entry.state_size.saturating_add(stats.state_size);
+        entry.checkpointed_size = entry.checkpointed_size.saturating_add(stats.checkpointed_size);
         entry.persisted_data = entry.persisted_data.saturating_add(stats.persisted_data);
         entry.latest_ack_timestamp = entry.latest_ack_timestamp.max(Some(stats.ack_timestamp));
         entry.end_to_end_duration_ms = entry.end_to_end_duration_ms.max(stats.end_to_end_duration_ms);
@@ -357,8 +380,12 @@ impl CheckpointStatsTracker {
         };
         entry.status = CheckpointStatus::Completed;
         entry.external_path = external_path;
-        self.summary_samples
-            .push_back((entry.state_size, entry.end_to_end_duration_ms, entry.persisted_data));
+        self.summary_samples.push_back(SummarySample {
+            state_size: entry.state_size,
+            checkpointed_size: entry.checkpointed_size,
+            end_to_end_duration_ms: entry.end_to_end_duration_ms,
+            persisted_data: entry.persisted_data,
+        });
         if self.summary_samples.len() > SUMMARY_WINDOW {
             self.summary_samples.pop_front();
         }
@@ -423,6 +450,7 @@ mod tests {
             ack_timestamp: ts,
             end_to_end_duration_ms: e2e,
             state_size: size,
+            checkpointed_size: size,
             sync_duration_ms: 1,
             async_duration_ms: 2,
             alignment_duration_ms: 3,

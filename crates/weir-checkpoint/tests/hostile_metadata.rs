@@ -20,6 +20,7 @@ fn sample(parallelism: u32, inline: Vec<u8>) -> CheckpointMetadata {
             state_size: inline.len() as u64,
             union_state: i == 0,
             finished: false,
+            shared_state: Vec::new(),
         })
         .collect();
     CheckpointMetadata {

@@ -244,6 +244,18 @@ impl StreamStateHandle {
     }
 }
 
+/// A file of state shared between checkpoints (an SST file of an incremental RocksDB
+/// checkpoint, Flink's shared `StreamStateHandle`s registered in the
+/// `SharedStateRegistry`): it lies under `<dir>/<job-id>/shared/` and is deleted only
+/// when no retained checkpoint refers to it any more.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct SharedStateFile {
+    /// Local path or object-store URL.
+    pub path: String,
+    /// Its length in bytes.
+    pub size: u64,
+}
+
 impl fmt::Debug for StreamStateHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

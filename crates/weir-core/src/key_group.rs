@@ -110,12 +110,34 @@ impl KeyGroupRange {
     pub fn contains(&self, key_group: u32) -> bool {
         key_group >= self.start && key_group <= self.end
     }
+
+    /// True when the two ranges share a key group.
+    pub fn intersects(&self, other: &KeyGroupRange) -> bool {
+        !self.is_empty() && !other.is_empty() && self.start <= other.end && other.start <= self.end
+    }
+
+    /// True when every key group of `other` lies in this range.
+    pub fn covers(&self, other: &KeyGroupRange) -> bool {
+        other.is_empty() || (self.start <= other.start && other.end <= self.end)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::key_hash::java_string_hash;
+
+    #[test]
+    fn ranges_intersect_when_they_share_a_key_group_and_cover_their_subranges() {
+        let r = KeyGroupRange::new(10, 20);
+        assert!(r.intersects(&KeyGroupRange::new(20, 30)));
+        assert!(!r.intersects(&KeyGroupRange::new(21, 30)));
+        assert!(!r.intersects(&KeyGroupRange::new(1, 0)));
+        assert!(r.covers(&KeyGroupRange::new(10, 20)));
+        assert!(r.covers(&KeyGroupRange::new(12, 15)));
+        assert!(!r.covers(&KeyGroupRange::new(9, 15)));
+        assert!(!r.covers(&KeyGroupRange::new(15, 21)));
+    }
 
     #[test]
     fn default_max_parallelism_follows_flink_formula() {

@@ -86,8 +86,12 @@ pub const NUMBER_OF_COMPLETED_CHECKPOINTS: &str = "numberOfCompletedCheckpoints"
 pub const NUMBER_OF_FAILED_CHECKPOINTS: &str = "numberOfFailedCheckpoints";
 /// End-to-end duration of the latest completed checkpoint in ms; -1 before the first.
 pub const LAST_CHECKPOINT_DURATION: &str = "lastCheckpointDuration";
-/// State size of the latest completed checkpoint in bytes; -1 before the first.
+/// Bytes the latest completed checkpoint stored (its checkpointed size: less than the
+/// full size for an incremental one); -1 before the first.
 pub const LAST_CHECKPOINT_SIZE: &str = "lastCheckpointSize";
+/// Full state size of the latest completed checkpoint in bytes (larger than
+/// `lastCheckpointSize` for an incremental one); -1 before the first.
+pub const LAST_CHECKPOINT_FULL_SIZE: &str = "lastCheckpointFullSize";
 /// Bytes of in-flight data the latest completed checkpoint persisted; -1 before the first.
 pub const LAST_CHECKPOINT_PERSISTED_DATA: &str = "lastCheckpointPersistedData";
 /// Id of the latest completed checkpoint; -1 before the first.

@@ -64,6 +64,7 @@ fn valid_tdd(inline: Vec<u8>, path: String, size: u64) -> Vec<u8> {
             directory: "/tmp/chk".into(),
             inline_threshold: 1024,
             periodic: true,
+            incremental: false,
         }),
         restore: Some(TaskRestoreDescriptor {
             checkpoint_id: 3,

@@ -13,13 +13,17 @@
 
 #![warn(missing_docs)]
 
+pub mod checkpoint;
 pub mod store;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use weir_core::KeyGroupRange;
+use weir_state::incremental::{download_handle, restores_in_place, IncrementalKeyedStateHandle, SharedStateTransfer};
 use weir_state::{KeyedStateStore, KeyedStateStoreFactory, StateError};
 
+pub use checkpoint::RocksDbStoreCheckpoint;
 pub use store::RocksDbKeyedStateStore;
 
 /// How the stores of one TaskManager use memory and disk.
@@ -67,8 +71,10 @@ impl RocksDbStateBackend {
     }
 }
 
-impl KeyedStateStoreFactory for RocksDbStateBackend {
-    fn open(&self, owner: &str) -> Result<Box<dyn KeyedStateStore>, StateError> {
+impl RocksDbStateBackend {
+    /// A new directory for a store of the operator named `owner`, unique within the
+    /// process, in the process's own directory under the local directory.
+    fn store_dir(&self, owner: &str) -> PathBuf {
         remove_orphaned_stores(&self.options.local_dir);
         let n = self.opened.fetch_add(1, Ordering::Relaxed);
         let name: String = owner
@@ -82,17 +88,87 @@ impl KeyedStateStoreFactory for RocksDbStateBackend {
             })
             .take(80)
             .collect();
-        let dir = self
-            .options
+        self.options
             .local_dir
             .join(format!("weir-rocksdb-{}", std::process::id()))
-            .join(format!("{name}_{n}"));
+            .join(format!("{name}_{n}"))
+    }
+}
+
+impl KeyedStateStoreFactory for RocksDbStateBackend {
+    fn open(&self, owner: &str) -> Result<Box<dyn KeyedStateStore>, StateError> {
+        let dir = self.store_dir(owner);
         let store = RocksDbKeyedStateStore::open(&dir, &self.block_cache, self.options.write_buffer_bytes)?;
         Ok(Box::new(store))
     }
 
     fn cache_entries(&self) -> usize {
         self.options.cache_entries
+    }
+
+    fn restore(
+        &self,
+        owner: &str,
+        range: KeyGroupRange,
+        handles: &[IncrementalKeyedStateHandle],
+        transfer: &dyn SharedStateTransfer,
+    ) -> Result<Box<dyn KeyedStateStore>, StateError> {
+        let dir = self.store_dir(owner);
+        let (cache, write_buffers) = (&self.block_cache, self.options.write_buffer_bytes);
+        if let Some(handle) = restores_in_place(handles, range) {
+            if dir.exists() {
+                std::fs::remove_dir_all(&dir)
+                    .map_err(|e| StateError::Store(format!("removing an old store in {}: {e}", dir.display())))?;
+            }
+            let restored = download_handle(handle, &dir, transfer)
+                .and_then(|()| RocksDbKeyedStateStore::open_existing(&dir, cache, write_buffers));
+            let mut store = match restored {
+                Ok(store) => store,
+                Err(e) => {
+                    remove_quietly(&dir);
+                    return Err(e);
+                }
+            };
+            if handle.key_group_range != range {
+                store.clip(range)?;
+            }
+            return Ok(Box::new(store));
+        }
+        let mut store = RocksDbKeyedStateStore::open(&dir, cache, write_buffers)?;
+        for (i, handle) in handles.iter().enumerate() {
+            let Some(overlap) = intersection(handle.key_group_range, range) else {
+                continue;
+            };
+            let source_dir = dir.with_file_name(format!(
+                "{}-restore-{i}",
+                dir.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            ));
+            let copied = download_handle(handle, &source_dir, transfer)
+                .and_then(|()| RocksDbStoreCheckpoint::open_restored(source_dir.clone()))
+                .and_then(|source| store.copy_from(&source, overlap));
+            // The source removes its directory when dropped; after a failed download
+            // there is no source yet.
+            remove_quietly(&source_dir);
+            copied?;
+        }
+        Ok(Box::new(store))
+    }
+}
+
+/// The key groups two ranges share.
+fn intersection(a: KeyGroupRange, b: KeyGroupRange) -> Option<KeyGroupRange> {
+    a.intersects(&b)
+        .then(|| KeyGroupRange::new(a.start.max(b.start), a.end.min(b.end)))
+}
+
+/// Removes `dir` if it is there, logging a failure.
+fn remove_quietly(dir: &std::path::Path) {
+    if let Err(e) = std::fs::remove_dir_all(dir) {
+        if e.kind() != std::io::ErrorKind::NotFound {
+            tracing::warn!("could not remove {}: {e}", dir.display());
+        }
     }
 }
 

@@ -18,7 +18,7 @@
 use crate::descriptor::{ListStateDescriptor, MapStateDescriptor, ValueStateDescriptor};
 use crate::error::StateError;
 use crate::prefetch::{entry_hash, prefetch_slot, StateMap as HashMap};
-use crate::store::{key_group_prefix, KeyedStateStore};
+use crate::store::KeyedStateStore;
 use crate::Key;
 use std::hash::Hash;
 use weir_core::key_group::assign_to_key_group;
@@ -30,9 +30,12 @@ mod folding;
 mod frozen;
 mod handles;
 mod store_tier;
+use crate::incremental::handle::SharedFileRef;
+use crate::incremental::tracker::UploadedFiles;
+use crate::store::SnapshotFormat;
 pub use folding::{AggregatingState, ReducingState};
-use frozen::FrozenState;
-pub use frozen::{FrozenKeyedState, FrozenPart, KeyGroupSnapshot};
+pub use frozen::{CompletedKeyedState, FrozenKeyedState, FrozenPart, KeyGroupSnapshot};
+use frozen::{FrozenState, FrozenStore, IncrementalUpload};
 pub use handles::{ListStateHandle, ValueStateHandle};
 use store_tier::StoreTier;
 mod table;
@@ -48,6 +51,7 @@ pub struct KeyedStateBackend<K> {
     tables: Vec<(String, Box<dyn AnyTable>)>,
     pending_restore: HashMap<String, Vec<(u32, Vec<u8>)>>,
     tier: Option<StoreTier>,
+    uploaded: UploadedFiles,
 }
 
 impl<K: Key> KeyedStateBackend<K> {
@@ -60,6 +64,7 @@ impl<K: Key> KeyedStateBackend<K> {
             tables: Vec::new(),
             pending_restore: HashMap::default(),
             tier: None,
+            uploaded: UploadedFiles::default(),
         }
     }
 
@@ -344,33 +349,38 @@ impl<K: Key> KeyedStateBackend<K> {
 
     /// The synchronous part of a snapshot: every key group as it is now, to encode
     /// later on any thread ([`FrozenKeyedState::materialize`]) while this backend goes
-    /// on. Shares the cached maps (a later write copies the one group it touches) and
-    /// reads the on-disk store's entries.
+    /// on, in the canonical format.
     pub fn freeze(&mut self) -> Result<FrozenKeyedState, StateError> {
+        self.freeze_as(0, SnapshotFormat::Canonical)
+    }
+
+    /// The synchronous part of the snapshot of checkpoint `checkpoint_id` in `format`:
+    /// shares the cached maps (a later write copies the one group it touches) or, with
+    /// a store, flushes the cache into it and checkpoints the store (an incremental
+    /// snapshot then refers to the store's files, a canonical one reads them).
+    pub fn freeze_as(&mut self, checkpoint_id: u64, format: SnapshotFormat) -> Result<FrozenKeyedState, StateError> {
         // With a store, the store holds the whole state once the cache is flushed.
         self.flush(false)?;
-        let mut states = Vec::with_capacity(self.tables.len());
-        for (t, (name, table)) in self.tables.iter_mut().enumerate() {
-            let mut stored = Vec::new();
-            if let Some(tier) = self.tier.as_ref() {
-                for kg in self.range.start..=self.range.end {
-                    let (mut count, mut bytes) = (0u64, Vec::new());
-                    tier.store
-                        .scan(tier.columns[t], &key_group_prefix(kg), &mut |key, value| {
-                            bytes.extend_from_slice(key.get(2..).unwrap_or_default());
-                            bytes.extend_from_slice(value);
-                            count += 1;
-                            Ok(())
-                        })?;
-                    stored.push((count, bytes));
-                }
-            }
-            states.push(FrozenState {
+        let store = match self.tier.as_mut() {
+            Some(tier) => Some(FrozenStore {
+                checkpoint: tier.store.checkpoint()?,
+                incremental: (format == SnapshotFormat::Incremental).then(|| IncrementalUpload {
+                    checkpoint_id,
+                    base: self.uploaded.base(),
+                    tracker: self.uploaded.clone(),
+                }),
+            }),
+            None => None,
+        };
+        let with_store = self.tier.is_some();
+        let states = self
+            .tables
+            .iter_mut()
+            .map(|(name, table)| FrozenState {
                 name: name.clone(),
-                cache: self.tier.is_none().then(|| table.freeze()),
-                stored,
-            });
-        }
+                cache: (!with_store).then(|| table.freeze()),
+            })
+            .collect();
         Ok(FrozenKeyedState {
             range: self.range,
             states,
@@ -380,7 +390,20 @@ impl<K: Key> KeyedStateBackend<K> {
                 .map(|(name, groups)| (name.clone(), groups.clone()))
                 .collect(),
             parts: Vec::new(),
+            store,
         })
+    }
+
+    /// Checkpoint `checkpoint_id` completed: the store files it uploaded may be
+    /// referred to by the next incremental snapshots.
+    pub fn notify_checkpoint_complete(&self, checkpoint_id: u64) {
+        self.uploaded.confirm(checkpoint_id);
+    }
+
+    /// The store was restored from the files of a checkpoint of this job: the next
+    /// incremental snapshots refer to `files` instead of uploading them again.
+    pub fn restored_from_files(&self, files: Vec<SharedFileRef>) {
+        self.uploaded.restored(files);
     }
 
     /// Restores the key groups of `snapshots` that belong to this backend (others are

@@ -7,6 +7,8 @@
 //!   `ReducingStateDescriptor` and `AggregatingStateDescriptor` with their functions).
 //! - [`operator_state::OperatorStateStore`]: operator (non-keyed) list, union list and
 //!   broadcast state of one operator subtask.
+//! - [`incremental`]: incremental checkpoints of the on-disk store (its files
+//!   uploaded once, referred to by later checkpoints).
 //! - [`timers::TimerService`]: event-time and processing-time timers per (key,
 //!   namespace, time).
 //!
@@ -19,6 +21,7 @@
 pub mod descriptor;
 pub mod error;
 pub mod heap;
+pub mod incremental;
 pub mod operator_state;
 pub mod pending_snapshot;
 mod prefetch;
@@ -43,7 +46,7 @@ pub use pending_snapshot::{PendingOperatorSnapshot, PendingTaskSnapshot};
 pub use snapshot::{
     InputChannelState, OperatorSnapshot, RestoredChannelState, RestoredState, ResultSubpartitionState, TaskSnapshot,
 };
-pub use store::{KeyedStateStore, KeyedStateStoreFactory};
+pub use store::{KeyedStateStore, KeyedStateStoreFactory, SnapshotFormat, StoreCheckpoint};
 pub use timers::{TimeDomain, Timer, TimerService};
 
 /// The namespace of state that belongs to no window.

@@ -8,6 +8,7 @@
 
 use crate::error::StateError;
 use crate::heap::FrozenKeyedState;
+use crate::incremental::transfer::SharedStateTransfer;
 use crate::snapshot::{OperatorSnapshot, TaskSnapshot};
 use weir_core::ids::OperatorId;
 
@@ -38,11 +39,19 @@ impl PendingOperatorSnapshot {
     /// (the keyed state first in each group, then what was ready, such as timers);
     /// groups without entries are left out.
     pub fn complete(self) -> Result<OperatorSnapshot, StateError> {
+        self.complete_with(None)
+    }
+
+    /// [`complete`](Self::complete), uploading the store files of an incremental
+    /// snapshot through `transfer` (without it, the snapshot is canonical).
+    pub fn complete_with(self, transfer: Option<&dyn SharedStateTransfer>) -> Result<OperatorSnapshot, StateError> {
         let mut snapshot = self.ready;
         let Some(frozen) = self.frozen else {
             return Ok(snapshot);
         };
-        let mut groups = frozen.materialize()?;
+        let completed = frozen.complete(transfer)?;
+        let mut groups = completed.groups;
+        snapshot.incremental.extend(completed.incremental);
         for (kg, entries) in std::mem::take(&mut snapshot.keyed) {
             match groups.iter_mut().find(|(g, _)| *g == kg) {
                 Some((_, group)) => group.extend(entries),
@@ -90,9 +99,15 @@ impl PendingTaskSnapshot {
 
     /// Completes every pending operator: the task's snapshot.
     pub fn complete(self) -> Result<TaskSnapshot, StateError> {
+        self.complete_with(None)
+    }
+
+    /// [`complete`](Self::complete), uploading the store files of incremental
+    /// snapshots through `transfer`.
+    pub fn complete_with(self, transfer: Option<&dyn SharedStateTransfer>) -> Result<TaskSnapshot, StateError> {
         let mut snapshot = self.snapshot;
         for (id, operator) in self.pending {
-            let operator = operator.complete()?;
+            let operator = operator.complete_with(transfer)?;
             if !operator.is_empty() {
                 snapshot.operators.insert(id, operator);
             }

@@ -27,14 +27,16 @@
 
 use crate::error::StateError;
 use crate::heap::KeyGroupSnapshot;
+use crate::incremental::handle::IncrementalKeyedStateHandle;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use weir_core::checkpoint::SharedStateFile;
 use weir_core::ids::OperatorId;
 use weir_core::KeyGroupRange;
 
 const MAGIC: &[u8; 8] = b"WEIRSTAT";
 /// The snapshot format version this build writes (it also reads versions 1 and 2).
-pub const TASK_SNAPSHOT_VERSION: u32 = 3;
+pub const TASK_SNAPSHOT_VERSION: u32 = 4;
 
 /// The state of one operator in one subtask.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -45,13 +47,50 @@ pub struct OperatorSnapshot {
     pub list: BTreeMap<String, Vec<Vec<u8>>>,
     /// Union list state: every subtask gets all elements on restore.
     pub union: BTreeMap<String, Vec<Vec<u8>>>,
+    /// Keyed state as the files of an on-disk store (an incremental checkpoint); the
+    /// state of `keyed` comes on top (timers, states restored and not declared since).
+    pub incremental: Vec<IncrementalKeyedStateHandle>,
 }
 
 impl OperatorSnapshot {
     /// True when it holds no state at all.
     pub fn is_empty(&self) -> bool {
-        self.keyed.iter().all(|(_, g)| g.is_empty()) && self.list.is_empty() && self.union.is_empty()
+        self.keyed.iter().all(|(_, g)| g.is_empty())
+            && self.list.is_empty()
+            && self.union.is_empty()
+            && self.incremental.is_empty()
     }
+}
+
+/// An operator's state in versions 1 to 3: no incremental handles.
+#[derive(Deserialize)]
+struct OperatorSnapshotV3 {
+    keyed: Vec<(u32, KeyGroupSnapshot)>,
+    list: BTreeMap<String, Vec<Vec<u8>>>,
+    union: BTreeMap<String, Vec<Vec<u8>>>,
+}
+
+impl From<OperatorSnapshotV3> for OperatorSnapshot {
+    fn from(o: OperatorSnapshotV3) -> Self {
+        OperatorSnapshot {
+            keyed: o.keyed,
+            list: o.list,
+            union: o.union,
+            incremental: Vec::new(),
+        }
+    }
+}
+
+fn upgrade(operators: BTreeMap<OperatorId, OperatorSnapshotV3>) -> BTreeMap<OperatorId, OperatorSnapshot> {
+    operators.into_iter().map(|(id, o)| (id, o.into())).collect()
+}
+
+/// Version 3 of the format: no incremental handles.
+#[derive(Deserialize)]
+struct TaskSnapshotV3 {
+    operators: BTreeMap<OperatorId, OperatorSnapshotV3>,
+    input_channel_state: Vec<InputChannelState>,
+    output_channel_state: Vec<ResultSubpartitionState>,
 }
 
 /// The in-flight data of one input channel recorded for an unaligned checkpoint
@@ -121,13 +160,13 @@ impl RestoredChannelState {
 /// Version 1 of the format: operators only.
 #[derive(Deserialize)]
 struct TaskSnapshotV1 {
-    operators: BTreeMap<OperatorId, OperatorSnapshot>,
+    operators: BTreeMap<OperatorId, OperatorSnapshotV3>,
 }
 
 /// Version 2 of the format: operators and input channel state of whole frames.
 #[derive(Deserialize)]
 struct TaskSnapshotV2 {
-    operators: BTreeMap<OperatorId, OperatorSnapshot>,
+    operators: BTreeMap<OperatorId, OperatorSnapshotV3>,
     channel_state: Vec<InputChannelStateV2>,
 }
 
@@ -152,6 +191,34 @@ impl TaskSnapshot {
         self.operators
             .values()
             .any(|o| o.union.values().any(|elements| !elements.is_empty()))
+    }
+
+    /// Every shared file its incremental handles refer to.
+    pub fn shared_state(&self) -> Vec<SharedStateFile> {
+        self.operators
+            .values()
+            .flat_map(|o| &o.incremental)
+            .flat_map(|h| &h.shared)
+            .map(|f| f.file.clone())
+            .collect()
+    }
+
+    /// Bytes of the shared files its incremental handles refer to.
+    pub fn shared_state_size(&self) -> u64 {
+        self.operators
+            .values()
+            .flat_map(|o| &o.incremental)
+            .map(|h| h.shared.iter().map(|f| f.file.size).sum::<u64>())
+            .sum()
+    }
+
+    /// Bytes of the shared files uploaded by the checkpoint it belongs to.
+    pub fn uploaded_shared_size(&self) -> u64 {
+        self.operators
+            .values()
+            .flat_map(|o| &o.incremental)
+            .map(IncrementalKeyedStateHandle::uploaded_size)
+            .sum()
     }
 
     /// Bytes of recorded in-flight data, input and output (Flink's `persisted_data`).
@@ -182,14 +249,14 @@ impl TaskSnapshot {
             1 => {
                 let v1: TaskSnapshotV1 = weir_core::codec::decode(&bytes[12..]).map_err(|e| corrupt(e.to_string()))?;
                 Ok(TaskSnapshot {
-                    operators: v1.operators,
+                    operators: upgrade(v1.operators),
                     ..TaskSnapshot::default()
                 })
             }
             2 => {
                 let v2: TaskSnapshotV2 = weir_core::codec::decode(&bytes[12..]).map_err(|e| corrupt(e.to_string()))?;
                 Ok(TaskSnapshot {
-                    operators: v2.operators,
+                    operators: upgrade(v2.operators),
                     input_channel_state: v2
                         .channel_state
                         .into_iter()
@@ -201,6 +268,14 @@ impl TaskSnapshot {
                         })
                         .collect(),
                     output_channel_state: Vec::new(),
+                })
+            }
+            3 => {
+                let v3: TaskSnapshotV3 = weir_core::codec::decode(&bytes[12..]).map_err(|e| corrupt(e.to_string()))?;
+                Ok(TaskSnapshot {
+                    operators: upgrade(v3.operators),
+                    input_channel_state: v3.input_channel_state,
+                    output_channel_state: v3.output_channel_state,
                 })
             }
             TASK_SNAPSHOT_VERSION => weir_core::codec::decode(&bytes[12..]).map_err(|e| corrupt(e.to_string())),
@@ -309,6 +384,12 @@ impl RestoredState {
             if !union_only {
                 out.keyed
                     .extend(part.keyed.iter().filter(|(kg, _)| range.contains(*kg)).cloned());
+                out.incremental.extend(
+                    part.incremental
+                        .iter()
+                        .filter(|h| h.key_group_range.intersects(&range))
+                        .cloned(),
+                );
             }
             for (name, elements) in &part.union {
                 out.union
@@ -391,11 +472,59 @@ mod tests {
         }
     }
 
+    /// An operator's state as versions 1 to 3 wrote it.
+    #[derive(Serialize)]
+    struct OperatorV3<'a> {
+        keyed: &'a Vec<(u32, KeyGroupSnapshot)>,
+        list: &'a BTreeMap<String, Vec<Vec<u8>>>,
+        union: &'a BTreeMap<String, Vec<Vec<u8>>>,
+    }
+
+    fn operators_v3(s: &TaskSnapshot) -> BTreeMap<OperatorId, OperatorV3<'_>> {
+        s.operators
+            .iter()
+            .map(|(id, o)| {
+                (
+                    *id,
+                    OperatorV3 {
+                        keyed: &o.keyed,
+                        list: &o.list,
+                        union: &o.union,
+                    },
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_version_3_snapshot_is_still_read_without_incremental_handles() {
+        #[derive(Serialize)]
+        struct V3<'a> {
+            operators: BTreeMap<OperatorId, OperatorV3<'a>>,
+            input_channel_state: &'a Vec<InputChannelState>,
+            output_channel_state: &'a Vec<ResultSubpartitionState>,
+        }
+        let mut s = snapshot(&[1], &[2], &[3]);
+        s.input_channel_state = vec![channel(0, 1, &[7])];
+        let mut bytes = MAGIC.to_vec();
+        bytes.extend_from_slice(&3u32.to_be_bytes());
+        weir_core::codec::encode_into(
+            &mut bytes,
+            &V3 {
+                operators: operators_v3(&s),
+                input_channel_state: &s.input_channel_state,
+                output_channel_state: &s.output_channel_state,
+            },
+        )
+        .unwrap();
+        assert_eq!(TaskSnapshot::decode(&bytes).unwrap(), s);
+    }
+
     #[test]
     fn a_version_2_snapshot_is_still_read_as_input_channel_state_without_channel_counts() {
         #[derive(Serialize)]
         struct V2<'a> {
-            operators: &'a BTreeMap<OperatorId, OperatorSnapshot>,
+            operators: BTreeMap<OperatorId, OperatorV3<'a>>,
             channel_state: Vec<(u32, u32, Vec<u8>)>,
         }
         let mut s = snapshot(&[1], &[], &[3]);
@@ -404,7 +533,7 @@ mod tests {
         weir_core::codec::encode_into(
             &mut bytes,
             &V2 {
-                operators: &s.operators,
+                operators: operators_v3(&s),
                 channel_state: vec![(0, 1, vec![7, 8])],
             },
         )
@@ -422,7 +551,7 @@ mod tests {
     fn a_version_1_snapshot_is_still_read_without_channel_state() {
         #[derive(Serialize)]
         struct V1<'a> {
-            operators: &'a BTreeMap<OperatorId, OperatorSnapshot>,
+            operators: BTreeMap<OperatorId, OperatorV3<'a>>,
         }
         let s = snapshot(&[1], &[2], &[3]);
         let mut bytes = MAGIC.to_vec();
@@ -430,7 +559,7 @@ mod tests {
         weir_core::codec::encode_into(
             &mut bytes,
             &V1 {
-                operators: &s.operators,
+                operators: operators_v3(&s),
             },
         )
         .unwrap();

@@ -14,6 +14,10 @@
 //! removed since they were loaded (`heap/store_tier.rs`).
 
 use crate::error::StateError;
+use crate::incremental::handle::IncrementalKeyedStateHandle;
+use crate::incremental::transfer::SharedStateTransfer;
+use std::path::{Path, PathBuf};
+use weir_core::KeyGroupRange;
 
 /// A declared state's column in the store.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,6 +48,50 @@ pub trait KeyedStateStore: Send {
     fn scan(&self, column: StoreColumn, prefix: &[u8], visit: &mut ScanVisitor<'_>) -> Result<(), StateError>;
     /// Removes every entry of `column` whose key starts with `prefix`.
     fn delete_prefix(&mut self, column: StoreColumn, prefix: &[u8]) -> Result<(), StateError>;
+    /// Freezes what the store holds now into a checkpoint on local disk (RocksDB's
+    /// checkpoint: memtables flushed, the immutable files hard-linked), readable on any
+    /// thread while the store goes on.
+    fn checkpoint(&mut self) -> Result<Box<dyn StoreCheckpoint>, StateError>;
+}
+
+/// How keyed state held in an on-disk store is written into a snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SnapshotFormat {
+    /// Every entry, per key group, in the format both backends read (savepoints, and
+    /// checkpoints without `execution.checkpointing.incremental`).
+    Canonical,
+    /// The store's files, uploaded only once (incremental checkpoints).
+    Incremental,
+}
+
+/// A file of a [`StoreCheckpoint`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreFile {
+    /// Its name in the checkpoint's directory.
+    pub name: String,
+    /// Where it is.
+    pub path: PathBuf,
+    /// Its length in bytes.
+    pub size: u64,
+    /// Immutable and named uniquely within the store (an SST file): shared between
+    /// the checkpoints that contain it.
+    pub shareable: bool,
+}
+
+/// A store's contents frozen at one checkpoint, in a directory of their own (removed
+/// when dropped).
+pub trait StoreCheckpoint: Send + Sync {
+    /// The directory.
+    fn dir(&self) -> &Path;
+    /// The name of the store it was taken of (unique within the TaskManager process).
+    fn store_name(&self) -> &str;
+    /// The columns (declared states) it holds.
+    fn columns(&self) -> &[String];
+    /// Every file of it.
+    fn files(&self) -> Result<Vec<StoreFile>, StateError>;
+    /// Visits every entry of column `name` whose key starts with `prefix`, in key
+    /// order (nothing for a column it does not hold).
+    fn scan(&self, name: &str, prefix: &[u8], visit: &mut ScanVisitor<'_>) -> Result<(), StateError>;
 }
 
 /// Opens a store for each keyed operator of a subtask.
@@ -54,6 +102,17 @@ pub trait KeyedStateStoreFactory: Send + Sync + std::fmt::Debug {
     /// How many entries a backend keeps in its cache on the heap before it spills
     /// them to the store.
     fn cache_entries(&self) -> usize;
+    /// A store for the operator named `owner` holding the key groups of `range` of the
+    /// stores that `handles` describe (their files fetched through `transfer`): the
+    /// files themselves when one handle covers `range` (its entries of other key
+    /// groups deleted), else the entries of `range` copied out of each.
+    fn restore(
+        &self,
+        owner: &str,
+        range: KeyGroupRange,
+        handles: &[IncrementalKeyedStateHandle],
+        transfer: &dyn SharedStateTransfer,
+    ) -> Result<Box<dyn KeyedStateStore>, StateError>;
 }
 
 /// The prefix of every entry of key group `kg`.

@@ -64,6 +64,15 @@ impl CheckpointResponder for RpcResponder {
             alignment_duration_ms: s.metrics.alignment_duration_ms,
             persisted_data: s.persisted_data,
             union_state: s.union_state,
+            shared_state: s
+                .shared_state
+                .iter()
+                .map(|f| weir_rpc::FileStateHandle {
+                    path: f.path.clone(),
+                    size: f.size,
+                })
+                .collect(),
+            checkpointed_size: s.checkpointed_size,
         }));
     }
 
@@ -114,6 +123,7 @@ pub fn task_checkpointing(
             job_id: tdd.job_id.clone(),
             task_file_name: format!("{vertex_id}-{}-{}", tdd.subtask_index, tdd.attempt_id),
             inline_threshold: settings.inline_threshold,
+            incremental: settings.incremental,
         },
         responder: Arc::new(RpcResponder {
             attempt: AttemptRef::of(tdd),

@@ -35,6 +35,9 @@ use weir_runtime::TaskError;
 struct JobCode {
     program: Arc<ExecutableGraph>,
     job_graph: Arc<JobGraph>,
+    /// Where its keyed operators keep state (the job's own backend, or this
+    /// TaskManager's).
+    state_backend: crate::state_backends::StateBackend,
 }
 
 struct RunningTask {
@@ -102,6 +105,7 @@ pub fn invocation_from_proto(p: &weir_rpc::ProgramInvocation) -> ProgramInvocati
         job_name: p.job_name.clone(),
         // Checked by the JobManager when it accepted the job.
         limits: Default::default(),
+        state_backend: p.state_backend.clone().into_iter().collect(),
     }
 }
 
@@ -362,9 +366,15 @@ impl TaskExecutor {
             ));
         }
         let job_graph = JobGraph::from_stream_graph(&program.stream_graph).map_err(|e| e.to_string())?;
+        let state_backend = self
+            .settings
+            .state_backends
+            .for_job(&invocation.state_backend)
+            .map_err(|e| format!("cannot open the state backend of job {}: {e}", tdd.job_id))?;
         let code = Arc::new(JobCode {
             program: Arc::new(program),
             job_graph: Arc::new(job_graph),
+            state_backend,
         });
         self.lock().jobs.insert(tdd.job_id.clone(), code.clone());
         Ok(code)
@@ -546,7 +556,7 @@ impl TaskExecutor {
                 cancel: cancel.clone(),
                 metrics: metrics.clone(),
                 checkpointing,
-                keyed_state_store: self.settings.keyed_state_store.clone(),
+                keyed_state_store: code.state_backend.clone(),
                 on_running: Some(Box::new(move || reporter.report(&running, "RUNNING", None))),
                 operator_events: self.operator_events.as_ref().map(|c| {
                     Arc::new(c.for_attempt(reported.clone()))
@@ -695,6 +705,7 @@ fn with_decided_parallelism(
     Ok(Arc::new(JobCode {
         program: code.program.clone(),
         job_graph: Arc::new(job_graph),
+        state_backend: code.state_backend.clone(),
     }))
 }
 

@@ -24,6 +24,7 @@ pub mod report_text;
 pub mod reporter;
 pub mod rpc_service;
 pub mod settings;
+pub mod state_backends;
 pub mod task_identity;
 
 pub use error::TaskManagerError;

@@ -49,6 +49,7 @@ pub struct TaskManagerSettings {
     /// (`security.ssl.internal.*`; the data plane's is in `network`); `None`: plaintext.
     pub internal_tls: Option<std::sync::Arc<weir_security::InternalTls>>,
     /// Where keyed operators keep state that does not fit their cache
-    /// (`state.backend.type: rocksdb`); `None`: on the heap (`hashmap`).
-    pub keyed_state_store: Option<std::sync::Arc<dyn weir_state::KeyedStateStoreFactory>>,
+    /// (`state.backend.type: rocksdb`, or none for `hashmap`): the TaskManager's own
+    /// backend and those jobs ask for.
+    pub state_backends: std::sync::Arc<crate::state_backends::StateBackends>,
 }

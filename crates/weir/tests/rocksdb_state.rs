@@ -164,3 +164,77 @@ fn an_unknown_backend_or_a_bad_rocksdb_setting_is_refused_naming_the_key() {
         "{err}"
     );
 }
+
+#[test]
+fn a_job_chooses_its_own_state_backend_on_either_cluster_and_a_bad_setting_fails_it_naming_the_key() {
+    let local = tempfile::tempdir().unwrap();
+    let heap = Cluster::start(1, 2, &["restart-strategy.type=none"]);
+    let (keys, records) = (2_000u64, 60_000u64);
+    let out = tempfile::tempdir().unwrap();
+    let args = json!({
+        "keys": keys.to_string(), "records": records.to_string(), "seed": "4",
+        "rate_per_sec": "20000", "output": out.path().display().to_string(),
+    });
+    let jid = heap.submit(json!({
+        "program": "keyed-sum", "parallelism": 2, "args": args,
+        "config": {
+            "state.backend.type": "rocksdb",
+            "state.backend.rocksdb.localdir": local.path().display().to_string(),
+            "state.backend.rocksdb.weir.cache-entries": "8",
+            "execution.checkpointing.interval": "200 ms",
+        },
+    }));
+    // On a heap cluster, the job's Sum subtasks open RocksDB stores of their own.
+    wait_until(Duration::from_secs(30), || open_stores(local.path()) == 2);
+    let (_, config) = get(&heap.rest, &format!("/jobs/{jid}/checkpoints/config"));
+    assert_eq!(config["state_backend"], "EmbeddedRocksDBStateBackend", "{config}");
+    assert_eq!(heap.wait_terminal(&jid, Duration::from_secs(60)), "FINISHED");
+    assert_eq!(read_parts(out.path()), keyed_sum_output(keys, 4, records));
+
+    // On a RocksDB cluster, a job asking for the heap opens no store.
+    let rocks_dir = tempfile::tempdir().unwrap();
+    let rocks = Cluster::start_with(1, 2, &[], &rocksdb_settings(rocks_dir.path(), 8));
+    let out = tempfile::tempdir().unwrap();
+    let args = json!({
+        "keys": keys.to_string(), "records": records.to_string(), "seed": "4",
+        "rate_per_sec": "20000", "output": out.path().display().to_string(),
+    });
+    let jid = rocks.submit(json!({
+        "program": "keyed-sum", "parallelism": 2, "args": args,
+        "config": { "state.backend.type": "hashmap" },
+    }));
+    wait_until(Duration::from_secs(30), || {
+        rocks.second_vertex_records_in(&jid) >= 5_000
+    });
+    assert_eq!(open_stores(rocks_dir.path()), 0);
+    assert_eq!(rocks.wait_terminal(&jid, Duration::from_secs(60)), "FINISHED");
+    assert_eq!(read_parts(out.path()), keyed_sum_output(keys, 4, records));
+
+    // A value only the TaskManager can check fails the job with its reason.
+    let jid = heap.submit(json!({
+        "program": "keyed-sum", "parallelism": 1,
+        "args": { "records": "10", "output": "discard" },
+        "config": {
+            "state.backend.type": "rocksdb",
+            "state.backend.rocksdb.localdir": local.path().display().to_string(),
+            "state.backend.rocksdb.memory.write-buffer-ratio": "1.5",
+        },
+    }));
+    assert_eq!(heap.wait_terminal(&jid, Duration::from_secs(60)), "FAILED");
+    let (_, exceptions) = get(&heap.rest, &format!("/jobs/{jid}/exceptions"));
+    assert!(
+        exceptions
+            .to_string()
+            .contains("state.backend.rocksdb.memory.write-buffer-ratio must be above 0 and below 1, not 1.5"),
+        "{exceptions}"
+    );
+    // A value the JobManager can check is refused at submission.
+    let (code, body) = send(
+        &heap.rest,
+        "POST",
+        "/jobs",
+        Some(json!({ "program": "keyed-sum", "config": { "state.backend.type": "forst" } })),
+    );
+    assert_eq!(code, 400, "{body}");
+    assert!(body.to_string().contains("state.backend.type"), "{body}");
+}

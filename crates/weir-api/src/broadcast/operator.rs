@@ -162,19 +162,33 @@ impl<K: KeyType, A, B, O, F: KeyedBroadcastProcessFunction<K, A, B, O>> Checkpoi
     for KeyedBroadcastProcessOperator<K, A, B, O, F>
 {
     fn snapshot_state(&mut self, checkpoint_id: u64) -> Result<OperatorSnapshot, TaskError> {
-        self.snapshot_state_async(checkpoint_id)?
+        self.snapshot_state_async(checkpoint_id, weir_state::SnapshotFormat::Canonical)?
             .complete()
             .map_err(|e| TaskError::Build(format!("keyed state snapshot: {e}")))
     }
 
-    fn snapshot_state_async(&mut self, checkpoint_id: u64) -> Result<weir_state::PendingOperatorSnapshot, TaskError> {
+    fn snapshot_state_async(
+        &mut self,
+        checkpoint_id: u64,
+        format: weir_state::SnapshotFormat,
+    ) -> Result<weir_state::PendingOperatorSnapshot, TaskError> {
         let operator = snapshot_operator_state(&self.name, &mut self.store, |store| {
             self.f.snapshot_state(checkpoint_id, store)
         })?;
-        let mut snapshot = crate::keyed_state::snapshot_keyed_async(&mut self.keyed.backend, &self.keyed.timers)?;
+        let mut snapshot = crate::keyed_state::snapshot_keyed_async(
+            &mut self.keyed.backend,
+            &self.keyed.timers,
+            checkpoint_id,
+            format,
+        )?;
         snapshot.ready.list = operator.list;
         snapshot.ready.union = operator.union;
         Ok(snapshot)
+    }
+
+    fn notify_checkpoint_complete(&mut self, checkpoint_id: u64) -> Result<(), TaskError> {
+        self.keyed.backend.notify_checkpoint_complete(checkpoint_id);
+        Ok(())
     }
 }
 

@@ -214,8 +214,17 @@ impl<K: KeyType, A: StateValue, B: StateValue, O, F: ProcessJoinFunction<A, B, O
         crate::keyed_state::snapshot_keyed(&mut self.backend, &self.timers)
     }
 
-    fn snapshot_state_async(&mut self, _checkpoint_id: u64) -> Result<weir_state::PendingOperatorSnapshot, TaskError> {
-        crate::keyed_state::snapshot_keyed_async(&mut self.backend, &self.timers)
+    fn snapshot_state_async(
+        &mut self,
+        checkpoint_id: u64,
+        format: weir_state::SnapshotFormat,
+    ) -> Result<weir_state::PendingOperatorSnapshot, TaskError> {
+        crate::keyed_state::snapshot_keyed_async(&mut self.backend, &self.timers, checkpoint_id, format)
+    }
+
+    fn notify_checkpoint_complete(&mut self, checkpoint_id: u64) -> Result<(), TaskError> {
+        self.backend.notify_checkpoint_complete(checkpoint_id);
+        Ok(())
     }
 }
 

@@ -44,6 +44,11 @@
 //!   shutdown) emits [`CoordinatorAction::NotifyAborted`] to every task and discards the
 //!   checkpoint's directory. A metadata write reported for a checkpoint aborted while
 //!   finalizing is discarded.
+//! - Shared state of incremental checkpoints ([`SharedStateRegistry`]): a completed
+//!   checkpoint registers the shared files its subtasks refer to; discarding it
+//!   deletes those no other retained checkpoint refers to; aborting a checkpoint (and a
+//!   late acknowledgement) deletes the files uploaded for it that no completed
+//!   checkpoint refers to. A shared file must lie under `<dir>/<job-id>/shared`.
 //! - Failure counting (`CheckpointFailureManager`): only checkpoints (not savepoints)
 //!   with an id above the last completed one, aborted for a counted reason
 //!   ([`DeclineReason::counts_as_failure`]), increment the consecutive-failure counter;
@@ -67,11 +72,15 @@ use crate::config::CheckpointConfig;
 use crate::error::CheckpointError;
 use crate::handle_paths::{check_handle_path, state_roots};
 use crate::metadata::{
-    check_location, savepoint_directory_with, CheckpointMetadata, CheckpointStorage, SubtaskState, TaskState,
+    check_location, savepoint_directory_with, shared_state_directory, CheckpointMetadata, CheckpointStorage,
+    SubtaskState, TaskState,
 };
 use crate::stats::{CheckpointStatsTracker, SubtaskCheckpointStats};
 
+mod shared_registry;
 mod types;
+
+pub use shared_registry::SharedStateRegistry;
 
 pub use types::{
     tolerable_failure_message, AckOutcome, CompletedCheckpoint, CoordinatorAction, DeclineReason, JobTermination,
@@ -114,6 +123,7 @@ pub struct CheckpointCoordinator {
     last_succeeded_id: CheckpointId,
     shut_down: bool,
     stats: CheckpointStatsTracker,
+    shared: SharedStateRegistry,
 }
 
 impl CheckpointCoordinator {
@@ -125,8 +135,14 @@ impl CheckpointCoordinator {
             .enumerate()
             .flat_map(|(vertex, v)| (0..v.parallelism).map(move |subtask| TaskKey { vertex, subtask }))
             .collect();
+        let storage = CheckpointStorage::from_config(&config);
+        let shared_dir = match &storage {
+            CheckpointStorage::FileSystem { dir } => Some(shared_state_directory(dir, &job_id)),
+            CheckpointStorage::JobManager => None,
+        };
         CheckpointCoordinator {
-            storage: CheckpointStorage::from_config(&config),
+            shared: SharedStateRegistry::new(shared_dir.as_deref()),
+            storage,
             stats: CheckpointStatsTracker::new(config.history_size),
             config,
             job_id,
@@ -205,6 +221,16 @@ impl CheckpointCoordinator {
             now_ms,
             metadata.snapshot_type,
             external_path.clone(),
+        );
+        // Never unregistered: the files of the checkpoint restored from are not this
+        // coordinator's to delete.
+        self.shared.register(
+            metadata.checkpoint_id,
+            metadata
+                .tasks
+                .iter()
+                .flat_map(|t| &t.subtasks)
+                .flat_map(|s| &s.shared_state),
         );
         self.restored = Some(CompletedCheckpoint {
             id: metadata.checkpoint_id,
@@ -367,6 +393,7 @@ impl CheckpointCoordinator {
                 ack_timestamp: now_ms,
                 end_to_end_duration_ms: 0,
                 state_size: 0,
+                checkpointed_size: 0,
                 sync_duration_ms: 0,
                 async_duration_ms: 0,
                 alignment_duration_ms: 0,
@@ -480,26 +507,45 @@ impl CheckpointCoordinator {
         if !known_task {
             return (AckOutcome::UnknownTask, Vec::new());
         }
-        if let Some(StreamStateHandle::File { path, .. }) = &ack.handle {
-            if let Err(e) = check_handle_path(path, &self.state_roots(ack.checkpoint_id)) {
-                let actions = self.decline(
-                    ack.checkpoint_id,
-                    task,
-                    DeclineReason::SnapshotFailed,
-                    e.to_string(),
-                    now_ms,
-                );
-                return (AckOutcome::Refused, actions);
+        let shared_root = match &self.storage {
+            CheckpointStorage::FileSystem { dir } => vec![shared_state_directory(dir, &self.job_id)],
+            CheckpointStorage::JobManager => Vec::new(),
+        };
+        let refused = match &ack.handle {
+            Some(StreamStateHandle::File { path, .. }) => {
+                check_handle_path(path, &self.state_roots(ack.checkpoint_id)).err()
             }
+            _ => None,
+        }
+        .or_else(|| {
+            ack.shared_state
+                .iter()
+                .find_map(|f| check_handle_path(&f.path, &shared_root).err())
+        });
+        if let Some(e) = refused {
+            let actions = self.decline(
+                ack.checkpoint_id,
+                task,
+                DeclineReason::SnapshotFailed,
+                e.to_string(),
+                now_ms,
+            );
+            return (AckOutcome::Refused, actions);
         }
         let Some(pending) = self.pending.get_mut(&ack.checkpoint_id) else {
             // Flink discards the state of late acknowledgements.
-            let actions = match &ack.handle {
-                Some(StreamStateHandle::File { path, .. }) if ack.checkpoint_id < self.next_id => {
-                    vec![CoordinatorAction::Discard { location: path.clone() }]
+            let mut actions = Vec::new();
+            if ack.checkpoint_id < self.next_id {
+                if let Some(StreamStateHandle::File { path, .. }) = &ack.handle {
+                    actions.push(CoordinatorAction::Discard { location: path.clone() });
                 }
-                _ => Vec::new(),
-            };
+                actions.extend(
+                    self.shared
+                        .unreferenced(&ack.shared_state)
+                        .into_iter()
+                        .map(|location| CoordinatorAction::Discard { location }),
+                );
+            }
             return (AckOutcome::UnknownCheckpoint, actions);
         };
         if !pending.awaited.contains(&task) {
@@ -512,6 +558,7 @@ impl CheckpointCoordinator {
             ack_timestamp: now_ms,
             end_to_end_duration_ms: (now_ms - pending.timestamp).max(0) as u64,
             state_size: ack.state_size,
+            checkpointed_size: ack.checkpointed_size,
             sync_duration_ms: ack.sync_duration_ms,
             async_duration_ms: ack.async_duration_ms,
             alignment_duration_ms: ack.alignment_duration_ms,
@@ -553,6 +600,7 @@ impl CheckpointCoordinator {
                             state_size: ack.map_or(0, |a| a.state_size),
                             union_state: ack.is_some_and(|a| a.union_state),
                             finished: !pending.awaited.contains(&key),
+                            shared_state: ack.map(|a| a.shared_state.clone()).unwrap_or_default(),
                         }
                     })
                     .collect(),
@@ -622,6 +670,15 @@ impl CheckpointCoordinator {
             external_path: external_path.clone(),
         };
         self.stats.report_completed(checkpoint_id, external_path);
+        self.shared.register(
+            checkpoint_id,
+            completed
+                .metadata
+                .tasks
+                .iter()
+                .flat_map(|t| &t.subtasks)
+                .flat_map(|s| &s.shared_state),
+        );
         self.last_completion_ms = Some(now_ms);
         if checkpoint_id > self.last_succeeded_id {
             self.last_succeeded_id = checkpoint_id;
@@ -662,6 +719,12 @@ impl CheckpointCoordinator {
                 location: location.clone(),
             });
         }
+        actions.extend(
+            self.shared
+                .unregister(checkpoint.id)
+                .into_iter()
+                .map(|location| CoordinatorAction::Discard { location }),
+        );
     }
 
     /// A subtask declined checkpoint `checkpoint_id`: the checkpoint is aborted. Declines
@@ -726,6 +789,15 @@ impl CheckpointCoordinator {
             for checkpoint in &completed {
                 self.discard_completed(checkpoint, &mut actions);
             }
+            // Files uploaded for checkpoints whose acknowledgement never arrived are
+            // in no registry: the shared directory goes once no checkpoint needs it.
+            if let CheckpointStorage::FileSystem { dir } = &self.storage {
+                if !self.shared.holds_owned() {
+                    actions.push(CoordinatorAction::Discard {
+                        location: shared_state_directory(dir, &self.job_id),
+                    });
+                }
+            }
         }
         actions
     }
@@ -755,6 +827,12 @@ impl CheckpointCoordinator {
         if let Some(location) = pending.location {
             actions.push(CoordinatorAction::Discard { location });
         }
+        actions.extend(
+            self.shared
+                .unreferenced(pending.acks.values().flat_map(|a| &a.shared_state))
+                .into_iter()
+                .map(|location| CoordinatorAction::Discard { location }),
+        );
         let Some(failure) = failure else {
             return;
         };

@@ -62,6 +62,8 @@ fn ack(id: CheckpointId, task: TaskKey) -> SubtaskAcknowledgement {
             alignment_duration_ms: 0,
             persisted_data: 0,
             union_state: false,
+            shared_state: Vec::new(),
+            checkpointed_size: 0,
         },
     }
 }
@@ -777,3 +779,4 @@ proptest! {
 
 mod finished_tasks;
 mod hostile_handles;
+mod shared_state;

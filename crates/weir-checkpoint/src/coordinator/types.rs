@@ -3,7 +3,7 @@
 //! handed out, and completed checkpoints. Plain data; the rules live in the parent
 //! module.
 
-use weir_core::checkpoint::StreamStateHandle;
+use weir_core::checkpoint::{SharedStateFile, StreamStateHandle};
 use weir_core::ids::{JobVertexId, OperatorId};
 use weir_core::{CheckpointId, CheckpointOptions, SnapshotType};
 
@@ -115,6 +115,11 @@ pub struct SnapshotReport {
     pub persisted_data: u64,
     /// Its snapshot holds union list state.
     pub union_state: bool,
+    /// The shared files (of incremental checkpoints) its snapshot refers to.
+    pub shared_state: Vec<SharedStateFile>,
+    /// Bytes the checkpoint stored for it (the snapshot and the shared files it
+    /// uploaded; `state_size` counts every file it refers to).
+    pub checkpointed_size: u64,
 }
 
 /// Why a checkpoint was declined or failed.

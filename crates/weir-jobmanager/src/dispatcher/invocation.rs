@@ -18,8 +18,12 @@ pub fn to_proto(inv: &ProgramInvocation) -> weir_rpc::ProgramInvocation {
         auto_watermark_interval_ms: inv.auto_watermark_interval_ms,
         job_name: inv.job_name.clone(),
         runtime_mode: inv.runtime_mode.flink_name().to_string(),
+        state_backend: inv.state_backend.clone().into_iter().collect(),
     }
 }
+
+/// The prefix of the options that choose and tune a job's state backend.
+const STATE_BACKEND_PREFIX: &str = "state.backend";
 
 /// What a submission asks for: the program invocation and the job's configuration.
 #[derive(Debug, Clone)]
@@ -49,24 +53,6 @@ pub fn from_submission(cluster: &Configuration, request: &JobSubmitRequest) -> R
         return Err(ConfigError::UnknownKey { key: key.to_string() });
     }
     job_config.validate()?;
-    if job_config.contains(&o::STATE_BACKEND_TYPE) {
-        // The TaskManagers open keyed state where their configuration says; a job
-        // asking for another backend would silently run on theirs.
-        let (asked, runs) = (
-            job_config.get(&o::STATE_BACKEND_TYPE)?,
-            cluster.get(&o::STATE_BACKEND_TYPE)?,
-        );
-        if asked != runs {
-            return Err(ConfigError::OutOfRange {
-                key: o::STATE_BACKEND_TYPE.key().to_string(),
-                value: asked.name().to_string(),
-                message: format!(
-                    "Weir sets the state backend per cluster, in the TaskManagers' configuration; this cluster \
-                     runs {runs}"
-                ),
-            });
-        }
-    }
     let mut conf = cluster.clone();
     conf.extend_from(&job_config);
     let mut inv = ProgramInvocation::new(request.program.clone());
@@ -93,6 +79,13 @@ pub fn from_submission(cluster: &Configuration, request: &JobSubmitRequest) -> R
     inv.auto_watermark_interval_ms = conf.get(&o::AUTO_WATERMARK_INTERVAL)?.as_millis() as i64;
     inv.runtime_mode = conf.get(&o::RUNTIME_MODE)?;
     inv.job_name = request.job_name.clone().unwrap_or_else(|| request.program.clone());
+    // The TaskManagers open the job's keyed state with these over their own settings.
+    inv.state_backend = request
+        .config
+        .iter()
+        .filter(|(key, _)| key.starts_with(STATE_BACKEND_PREFIX))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     inv.limits = weir_api::limits::PlanLimits {
         max_windows_per_record: Some(u64::from(conf.get(&o::MAX_WINDOWS_PER_RECORD)?)),
         max_statement_bytes: Some(conf.get(&o::SQL_MAX_STATEMENT_SIZE)?.bytes()),
@@ -155,19 +148,33 @@ mod tests {
     }
 
     #[test]
-    fn a_job_asking_for_another_state_backend_than_the_clusters_is_refused() {
-        let err = from_submission(&Configuration::new(), &request(&[("state.backend.type", "rocksdb")]))
+    fn a_jobs_own_state_backend_settings_travel_with_its_invocation_and_bad_ones_are_refused() {
+        let sub = from_submission(
+            &Configuration::new(),
+            &request(&[
+                ("state.backend.type", "rocksdb"),
+                ("state.backend.rocksdb.weir.cache-entries", "16"),
+                ("parallelism.default", "2"),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(
+            sub.invocation.state_backend.into_iter().collect::<Vec<_>>(),
+            vec![
+                ("state.backend.rocksdb.weir.cache-entries".to_string(), "16".to_string()),
+                ("state.backend.type".to_string(), "rocksdb".to_string()),
+            ]
+        );
+        assert_eq!(
+            sub.config.get(&o::STATE_BACKEND_TYPE).unwrap(),
+            weir_config::StateBackendType::RocksDb
+        );
+        let plain = from_submission(&Configuration::new(), &request(&[])).unwrap();
+        assert!(plain.invocation.state_backend.is_empty());
+        let err = from_submission(&Configuration::new(), &request(&[("state.backend.type", "forst")]))
             .unwrap_err()
             .to_string();
-        assert_eq!(
-            err,
-            "Invalid value 'rocksdb' for key 'state.backend.type': Weir sets the state backend per cluster, in \
-             the TaskManagers' configuration; this cluster runs hashmap"
-        );
-        assert!(from_submission(&Configuration::new(), &request(&[("state.backend", "rocksdb")])).is_err());
-        let mut rocksdb = Configuration::new();
-        rocksdb.set_string("state.backend.type", "rocksdb");
-        assert!(from_submission(&rocksdb, &request(&[("state.backend", "ROCKSDB")])).is_ok());
+        assert!(err.contains("state.backend.type") && err.contains("forst"), "{err}");
     }
 
     #[test]

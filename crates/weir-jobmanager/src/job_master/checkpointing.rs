@@ -89,6 +89,7 @@ impl JobMaster {
             directory: config.checkpoint_dir.clone().unwrap_or_default(),
             inline_threshold: config.data_inline_threshold,
             periodic: config.interval.is_some(),
+            incremental: config.incremental,
         });
         self.restore_vertices = vertices
             .iter()

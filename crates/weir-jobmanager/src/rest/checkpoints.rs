@@ -11,8 +11,9 @@
 //!   end-to-end durations, state sizes (acknowledged by the tasks), subtask counts,
 //!   external paths, `discarded`, failure messages, the restore, and every
 //!   configuration value Weir reads;
-//! - `checkpointed_size` equals `state_size`: Weir's checkpoints are full snapshots
-//!   (no incremental state), so what is persisted is the whole state;
+//! - `checkpointed_size` is what a checkpoint stored: the whole state for full
+//!   snapshots, the snapshot and the newly uploaded store files for incremental ones
+//!   (`state_size` then counts every file the checkpoint refers to);
 //! - `persisted_data` is the in-flight data the tasks recorded as input and output
 //!   channel state (unaligned checkpoints; 0 for aligned ones); `processed_data` is 0 (Weir does not
 //!   measure the bytes processed during alignment), `alignment_buffered` is 0 as in
@@ -67,7 +68,7 @@ pub fn checkpointing_statistics(coordinator: &CheckpointCoordinator) -> Checkpoi
             failed: c.failed,
         },
         summary: CheckpointSummary {
-            checkpointed_size: state_size,
+            checkpointed_size: stats_summary(&summary.checkpointed_size),
             state_size,
             end_to_end_duration: stats_summary(&summary.end_to_end_duration),
             alignment_buffered: StatsSummary::zero(),
@@ -146,13 +147,12 @@ pub fn checkpoint_statistics(entry: &CheckpointStats, with_tasks: bool) -> Check
             .vertices
             .iter()
             .map(|v| {
-                let size = to_i64(v.state_size);
                 let task = TaskCheckpointStatistics {
                     id: entry.id,
                     status,
                     latest_ack_timestamp: v.latest_ack_timestamp.unwrap_or(-1),
-                    checkpointed_size: size,
-                    state_size: size,
+                    checkpointed_size: to_i64(v.checkpointed_size),
+                    state_size: to_i64(v.state_size),
                     end_to_end_duration: to_i64(v.max_end_to_end_duration_ms),
                     alignment_buffered: 0,
                     processed_data: 0,
@@ -189,7 +189,7 @@ pub fn checkpoint_statistics(entry: &CheckpointStats, with_tasks: bool) -> Check
         savepoint_format: is_savepoint.then(|| SAVEPOINT_FORMAT.to_string()),
         trigger_timestamp: entry.trigger_timestamp,
         latest_ack_timestamp: entry.latest_ack_timestamp.unwrap_or(-1),
-        checkpointed_size: state_size,
+        checkpointed_size: to_i64(entry.checkpointed_size),
         state_size,
         end_to_end_duration: to_i64(entry.end_to_end_duration_ms),
         alignment_buffered: 0,
@@ -319,6 +319,8 @@ mod tests {
                 alignment_duration_ms: 0,
                 persisted_data: 0,
                 union_state: false,
+                shared_state: Vec::new(),
+                checkpointed_size: size,
             },
         };
         let (outcome, actions) = c.acknowledge(ack, now);
@@ -494,6 +496,8 @@ mod tests {
                     alignment_duration_ms: 0,
                     persisted_data: persisted,
                     union_state: false,
+                    shared_state: Vec::new(),
+                    checkpointed_size: 50,
                 },
             };
             c.acknowledge(ack, t + 3);

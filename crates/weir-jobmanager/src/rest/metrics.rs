@@ -66,7 +66,8 @@ fn add_checkpoint_metrics(out: &mut ComponentMetrics, stats: &CheckpointStatsTra
             names::LAST_CHECKPOINT_DURATION,
             latest.map(|l| l.end_to_end_duration_ms),
         ),
-        (names::LAST_CHECKPOINT_SIZE, latest.map(|l| l.state_size)),
+        (names::LAST_CHECKPOINT_SIZE, latest.map(|l| l.checkpointed_size)),
+        (names::LAST_CHECKPOINT_FULL_SIZE, latest.map(|l| l.state_size)),
         (names::LAST_CHECKPOINT_PERSISTED_DATA, latest.map(|l| l.persisted_data)),
         (names::LAST_COMPLETED_CHECKPOINT_ID, latest.map(|l| l.id)),
     ] {

@@ -21,6 +21,10 @@ use weir_rpc::{
     TaskExecutorHeartbeat, TaskMetricsReport,
 };
 
+/// Shared state files one checkpoint acknowledgement may name (a subtask's RocksDB
+/// stores hold a few hundred at most).
+const MAX_SHARED_FILES_PER_ACK: usize = 100_000;
+
 /// Serves both services over the JobManager core.
 #[derive(Clone)]
 pub struct JobManagerRpc {
@@ -235,6 +239,13 @@ impl JobMasterGateway for JobManagerRpc {
             })?),
             None => None,
         };
+        if r.shared_state.len() > MAX_SHARED_FILES_PER_ACK {
+            return Err(Status::invalid_argument(format!(
+                "checkpoint {} acknowledged with {} shared state files (at most {MAX_SHARED_FILES_PER_ACK})",
+                r.checkpoint_id,
+                r.shared_state.len()
+            )));
+        }
         let ack = weir_checkpoint::SnapshotReport {
             checkpoint_id: r.checkpoint_id,
             handle,
@@ -244,6 +255,15 @@ impl JobMasterGateway for JobManagerRpc {
             alignment_duration_ms: r.alignment_duration_ms,
             persisted_data: r.persisted_data,
             union_state: r.union_state,
+            shared_state: r
+                .shared_state
+                .iter()
+                .map(|f| weir_core::checkpoint::SharedStateFile {
+                    path: f.path.clone(),
+                    size: f.size,
+                })
+                .collect(),
+            checkpointed_size: r.checkpointed_size,
         };
         self.jm.acknowledge_checkpoint(job, &r.attempt_id, ack);
         Ok(Response::new(Ack {}))

@@ -2,7 +2,7 @@
 //! `CheckpointResponder`): acknowledged with the handle of the stored state, or
 //! declined with a reason. The TaskManager implements it over RPC; tests collect.
 
-use weir_core::checkpoint::StreamStateHandle;
+use weir_core::checkpoint::{SharedStateFile, StreamStateHandle};
 use weir_core::CheckpointId;
 
 /// Timings of one task's part of a checkpoint.
@@ -29,6 +29,11 @@ pub struct CompletedSnapshot {
     pub persisted_data: u64,
     /// The snapshot holds union list state.
     pub union_state: bool,
+    /// The shared files (of incremental checkpoints) the snapshot refers to.
+    pub shared_state: Vec<SharedStateFile>,
+    /// Bytes this checkpoint stored: the snapshot and the shared files it uploaded
+    /// (Flink's checkpointed size; `state_size` counts every file it refers to).
+    pub checkpointed_size: u64,
     /// Timings.
     pub metrics: SnapshotMetrics,
 }

@@ -16,7 +16,9 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use weir_core::ids::OperatorId;
 use weir_core::{CheckpointId, KeyGroupRange};
-use weir_state::{OperatorSnapshot, PendingOperatorSnapshot, PendingTaskSnapshot, RestoredState, TaskSnapshot};
+use weir_state::{
+    OperatorSnapshot, PendingOperatorSnapshot, PendingTaskSnapshot, RestoredState, SnapshotFormat, TaskSnapshot,
+};
 
 /// The part of an operator that takes part in checkpoints (Flink's
 /// `CheckpointedFunction` / `CheckpointListener` of an operator).
@@ -25,9 +27,14 @@ pub trait CheckpointedOperator {
     fn snapshot_state(&mut self, checkpoint_id: CheckpointId) -> Result<OperatorSnapshot, TaskError>;
     /// The synchronous part of a snapshot as of now: what the task thread must take
     /// before it goes on, the rest (keyed state frozen copy-on-write) to complete on
-    /// the checkpoint's upload thread. By default the whole
-    /// [`snapshot_state`](Self::snapshot_state).
-    fn snapshot_state_async(&mut self, checkpoint_id: CheckpointId) -> Result<PendingOperatorSnapshot, TaskError> {
+    /// the checkpoint's upload thread; keyed state in an on-disk store is written in
+    /// `format`. By default the whole [`snapshot_state`](Self::snapshot_state).
+    fn snapshot_state_async(
+        &mut self,
+        checkpoint_id: CheckpointId,
+        format: SnapshotFormat,
+    ) -> Result<PendingOperatorSnapshot, TaskError> {
+        let _canonical_only = format;
         Ok(PendingOperatorSnapshot::ready(self.snapshot_state(checkpoint_id)?))
     }
     /// Checkpoint `checkpoint_id` completed everywhere (e.g. commit pending output).
@@ -126,17 +133,21 @@ impl StateRegistry {
     /// Snapshots every registered operator (operators without state are left out),
     /// completely.
     pub fn snapshot(&self, checkpoint_id: CheckpointId) -> Result<TaskSnapshot, TaskError> {
-        self.snapshot_async(checkpoint_id)?
+        self.snapshot_async(checkpoint_id, SnapshotFormat::Canonical)?
             .complete()
             .map_err(|e| TaskError::Build(format!("keyed state snapshot: {e}")))
     }
 
-    /// The synchronous part of the snapshot of every registered operator; the
-    /// checkpoint's upload thread completes it.
-    pub fn snapshot_async(&self, checkpoint_id: CheckpointId) -> Result<PendingTaskSnapshot, TaskError> {
+    /// The synchronous part of the snapshot of every registered operator (keyed state
+    /// in an on-disk store in `format`); the checkpoint's upload thread completes it.
+    pub fn snapshot_async(
+        &self,
+        checkpoint_id: CheckpointId,
+        format: SnapshotFormat,
+    ) -> Result<PendingTaskSnapshot, TaskError> {
         let mut out = PendingTaskSnapshot::default();
         for (id, op) in self.operators.borrow().iter() {
-            out.add(*id, op.borrow_mut().snapshot_state_async(checkpoint_id)?);
+            out.add(*id, op.borrow_mut().snapshot_state_async(checkpoint_id, format)?);
         }
         Ok(out)
     }

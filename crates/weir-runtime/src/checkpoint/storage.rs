@@ -10,9 +10,12 @@
 //! object's URL.
 
 use crate::error::TaskError;
+use std::path::Path;
+use weir_core::checkpoint::SharedStateFile;
 use weir_core::checkpoint::StreamStateHandle;
 use weir_core::CheckpointId;
-use weir_state::{RestoredState, TaskSnapshot};
+use weir_state::incremental::SharedStateTransfer;
+use weir_state::{RestoredState, SnapshotFormat, StateError, TaskSnapshot};
 
 /// Flink's `execution.checkpointing.data-inline-threshold` default: 20 KiB.
 pub const DEFAULT_INLINE_THRESHOLD: u64 = 20 * 1024;
@@ -28,9 +31,35 @@ pub struct TaskStateStorage {
     pub task_file_name: String,
     /// State up to this many bytes is inlined.
     pub inline_threshold: u64,
+    /// `execution.checkpointing.incremental`: checkpoints of on-disk keyed state
+    /// upload only the store's new files (with a checkpoint directory only).
+    pub incremental: bool,
 }
 
 impl TaskStateStorage {
+    /// The job's shared state directory, `<dir>/<job-id>/shared`; none without a
+    /// checkpoint directory.
+    fn shared_dir(&self) -> Option<weir_filesystem::Location> {
+        let dir = self.dir.as_deref()?;
+        Some(
+            weir_filesystem::Location::parse(dir)
+                .ok()?
+                .child(&self.job_id)
+                .child("shared"),
+        )
+    }
+
+    /// How checkpoint (not savepoint) `snapshot_type` writes keyed state held in an
+    /// on-disk store: incremental when configured and there is a directory for the
+    /// shared files.
+    pub fn format(&self, snapshot_type: weir_core::SnapshotType) -> SnapshotFormat {
+        if self.incremental && snapshot_type == weir_core::SnapshotType::Checkpoint && self.shared_dir().is_some() {
+            SnapshotFormat::Incremental
+        } else {
+            SnapshotFormat::Canonical
+        }
+    }
+
     /// Stores the encoded snapshot of checkpoint `id`.
     pub fn store(&self, id: CheckpointId, bytes: Vec<u8>) -> Result<StreamStateHandle, TaskError> {
         let Some(dir) = self
@@ -48,6 +77,32 @@ impl TaskStateStorage {
         let size = bytes.len() as u64;
         weir_filesystem::put(&path, bytes)?;
         Ok(StreamStateHandle::File { path, size })
+    }
+}
+
+impl SharedStateTransfer for TaskStateStorage {
+    fn upload(&self, local: &Path, name: &str) -> Result<SharedStateFile, StateError> {
+        let shared = self
+            .shared_dir()
+            .ok_or_else(|| StateError::Store("incremental checkpoints need a checkpoint directory".into()))?;
+        let path = shared.child(&format!("{}-{name}", self.task_file_name)).to_string();
+        let bytes = std::fs::read(local).map_err(|e| StateError::Store(format!("reading {}: {e}", local.display())))?;
+        let size = bytes.len() as u64;
+        weir_filesystem::put(&path, bytes).map_err(|e| StateError::Store(format!("uploading {path}: {e}")))?;
+        Ok(SharedStateFile { path, size })
+    }
+
+    fn download(&self, file: &SharedStateFile, local: &Path) -> Result<(), StateError> {
+        let bytes = weir_filesystem::get(&file.path)
+            .map_err(|e| StateError::Store(format!("downloading shared state file {}: {e}", file.path)))?;
+        std::fs::write(local, bytes).map_err(|e| StateError::Store(format!("writing {}: {e}", local.display())))
+    }
+
+    fn owns(&self, file: &SharedStateFile) -> bool {
+        self.shared_dir().is_some_and(|dir| {
+            file.path
+                .starts_with(&format!("{}/", dir.to_string().trim_end_matches('/')))
+        })
     }
 }
 
@@ -109,6 +164,7 @@ mod tests {
             job_id: "0".repeat(32),
             task_file_name: "v-0-0".into(),
             inline_threshold: 16,
+            incremental: false,
         }
     }
 

@@ -6,6 +6,7 @@ use crate::checkpoint::StateRegistry;
 use std::cell::RefCell;
 use std::rc::Rc;
 use weir_core::KeyGroupRange;
+use weir_state::incremental::SharedStateTransfer;
 use weir_state::{KeyedStateStoreFactory, RestoredState, ResultSubpartitionState};
 
 /// Something holding buffered output that the task flushes on the buffer timeout.
@@ -79,6 +80,7 @@ pub struct TaskContext {
     /// Where operators send events to their coordinators, on a TaskManager.
     operator_events: Option<std::sync::Arc<dyn super::coordination::OperatorEventGateway>>,
     keyed_state_store: Option<std::sync::Arc<dyn KeyedStateStoreFactory>>,
+    shared_state: Option<std::sync::Arc<dyn SharedStateTransfer>>,
 }
 
 impl TaskContext {
@@ -108,6 +110,7 @@ impl TaskContext {
             operator_metrics: RefCell::new(Vec::new()),
             operator_events: None,
             keyed_state_store: None,
+            shared_state: None,
         }
     }
 
@@ -120,6 +123,18 @@ impl TaskContext {
     /// Where keyed operators keep state beyond their cache; `None`: on the heap.
     pub fn keyed_state_store(&self) -> Option<&std::sync::Arc<dyn KeyedStateStoreFactory>> {
         self.keyed_state_store.as_ref()
+    }
+
+    /// The same context whose on-disk stores restore their files (from incremental
+    /// checkpoints) through `transfer`, the task's checkpoint storage.
+    pub fn with_shared_state(mut self, transfer: Option<std::sync::Arc<dyn SharedStateTransfer>>) -> Self {
+        self.shared_state = transfer;
+        self
+    }
+
+    /// The task's checkpoint storage as the source of restored store files.
+    pub fn shared_state(&self) -> Option<&std::sync::Arc<dyn SharedStateTransfer>> {
+        self.shared_state.as_ref()
     }
 
     /// The same context sending operator events through `gateway`.

@@ -192,6 +192,10 @@ fn run_task_inner(mut spec: TaskSpec) -> Result<TaskMetricsSnapshot, TaskError> 
     )
     .with_restored_state(restored)
     .with_keyed_state_store(spec.keyed_state_store.take())
+    .with_shared_state(checkpointing.as_ref().map(|c| {
+        let storage: Arc<dyn weir_state::incremental::SharedStateTransfer> = Arc::new(c.storage.clone());
+        storage
+    }))
     .with_final_checkpoint(checkpointing.as_ref().is_some_and(|c| c.final_checkpoint))
     .with_metrics_collection(spec.metrics.collects())
     .with_operator_event_gateway(spec.operator_events.take());

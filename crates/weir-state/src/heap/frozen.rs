@@ -1,12 +1,20 @@
 //! A backend's keyed state frozen at a checkpoint, encoded later on another thread:
 //! the synchronous part of a snapshot only shares each key group's map
-//! ([`super::copy_on_write`]) and reads what is in the on-disk store; encoding the
-//! maps, the bulk of the work, happens in [`FrozenKeyedState::materialize`].
+//! ([`super::copy_on_write`]) or, with an on-disk store, flushes the cache into the
+//! store and takes a checkpoint of the store (hard links); encoding the maps or
+//! reading the store's checkpoint, the bulk of the work, happens in
+//! [`FrozenKeyedState::materialize`], and uploading the store's new files for an
+//! incremental checkpoint in [`FrozenKeyedState::complete`].
 //!
 //! The bytes are the canonical snapshot format of both backends: per key group and
 //! state, the number of entries, then each `((key, namespace), value)` in bincode.
 
 use crate::error::StateError;
+use crate::incremental::handle::{IncrementalKeyedStateHandle, SharedFileRef};
+use crate::incremental::tracker::UploadedFiles;
+use crate::incremental::transfer::SharedStateTransfer;
+use crate::incremental::upload::upload_checkpoint;
+use crate::store::{key_group_prefix, StoreCheckpoint};
 use weir_core::KeyGroupRange;
 
 /// Snapshot of one key group: `(state name, bytes)` for every state with entries.
@@ -18,12 +26,26 @@ pub(super) trait FrozenTable: Send {
     fn encode_group(&self, index: usize, out: &mut Vec<u8>) -> Result<u64, StateError>;
 }
 
-/// One state as frozen: its maps on the heap or, with a store, its stored entries per
-/// group (count and bytes, read at the freeze, after the cache was flushed).
+/// One state as frozen: its maps on the heap, or (with a store) nothing, its entries
+/// being in the store's checkpoint.
 pub(super) struct FrozenState {
     pub(super) name: String,
     pub(super) cache: Option<Box<dyn FrozenTable>>,
-    pub(super) stored: Vec<(u64, Vec<u8>)>,
+}
+
+/// The on-disk store frozen with the state, after its cache was flushed into it.
+pub(super) struct FrozenStore {
+    pub(super) checkpoint: Box<dyn StoreCheckpoint>,
+    /// For an incremental snapshot: the checkpoint, the files it may refer to, and
+    /// where its uploads are recorded.
+    pub(super) incremental: Option<IncrementalUpload>,
+}
+
+/// What an incremental snapshot needs to upload a store checkpoint.
+pub(super) struct IncrementalUpload {
+    pub(super) checkpoint_id: u64,
+    pub(super) base: Vec<SharedFileRef>,
+    pub(super) tracker: UploadedFiles,
 }
 
 /// Restored bytes of one state by key group, `(key group, bytes)`.
@@ -31,6 +53,15 @@ pub(super) type PendingGroups = Vec<(u32, Vec<u8>)>;
 
 /// More key groups frozen with the state (an operator's timers), encoded with it.
 pub type FrozenPart = Box<dyn FnOnce() -> Result<Vec<(u32, KeyGroupSnapshot)>, StateError> + Send>;
+
+/// A completed snapshot of a backend's keyed state.
+#[derive(Debug)]
+pub struct CompletedKeyedState {
+    /// Per key group, `(state name, bytes)` of what is not in `incremental`.
+    pub groups: Vec<(u32, KeyGroupSnapshot)>,
+    /// The store's files, for an incremental snapshot.
+    pub incremental: Option<IncrementalKeyedStateHandle>,
+}
 
 /// The keyed state of a backend at one checkpoint, to encode on any thread.
 pub struct FrozenKeyedState {
@@ -40,6 +71,8 @@ pub struct FrozenKeyedState {
     pub(super) pending: Vec<(String, PendingGroups)>,
     /// Frozen with the state, merged into its key groups.
     pub(super) parts: Vec<FrozenPart>,
+    /// The on-disk store, if the backend has one.
+    pub(super) store: Option<FrozenStore>,
 }
 
 impl std::fmt::Debug for FrozenKeyedState {
@@ -59,6 +92,44 @@ impl FrozenKeyedState {
         self
     }
 
+    /// Completes the snapshot: for an incremental one, with `transfer` given, the
+    /// store's files uploaded (those not in the base) and the rest in key groups;
+    /// otherwise everything in key groups ([`materialize`](Self::materialize)).
+    pub fn complete(mut self, transfer: Option<&dyn SharedStateTransfer>) -> Result<CompletedKeyedState, StateError> {
+        let incremental = match (self.store.take(), transfer) {
+            (
+                Some(FrozenStore {
+                    checkpoint,
+                    incremental: Some(upload),
+                }),
+                Some(transfer),
+            ) => Some((checkpoint, upload, transfer)),
+            (store, _) => {
+                self.store = store;
+                None
+            }
+        };
+        let Some((checkpoint, upload, transfer)) = incremental else {
+            return Ok(CompletedKeyedState {
+                groups: self.materialize()?,
+                incremental: None,
+            });
+        };
+        let handle = upload_checkpoint(
+            checkpoint.as_ref(),
+            upload.checkpoint_id,
+            self.range,
+            &upload.base,
+            transfer,
+        )?;
+        upload.tracker.uploaded(upload.checkpoint_id, handle.shared.clone());
+        drop(checkpoint);
+        Ok(CompletedKeyedState {
+            groups: self.materialize()?,
+            incremental: Some(handle),
+        })
+    }
+
     /// Encodes every key group of the backend: for each, `(state name, bytes)` of every
     /// declared state and every restored one not declared again.
     pub fn materialize(self) -> Result<Vec<(u32, KeyGroupSnapshot)>, StateError> {
@@ -66,14 +137,24 @@ impl FrozenKeyedState {
         for (i, kg) in (self.range.start..=self.range.end).enumerate() {
             let mut group = Vec::with_capacity(self.states.len());
             for state in &self.states {
+                if state.cache.is_none() && self.store.is_none() {
+                    // Its entries are in the store's files (an incremental snapshot).
+                    continue;
+                }
                 let mut body = Vec::new();
                 let mut count = match &state.cache {
                     Some(cache) => cache.encode_group(i, &mut body)?,
                     None => 0,
                 };
-                if let Some((stored, bytes)) = state.stored.get(i) {
-                    count += stored;
-                    body.extend_from_slice(bytes);
+                if let Some(store) = &self.store {
+                    store
+                        .checkpoint
+                        .scan(&state.name, &key_group_prefix(kg), &mut |key, value| {
+                            body.extend_from_slice(key.get(2..).unwrap_or_default());
+                            body.extend_from_slice(value);
+                            count += 1;
+                            Ok(())
+                        })?;
                 }
                 let mut bytes = Vec::with_capacity(8 + body.len());
                 bytes.extend_from_slice(&count.to_le_bytes());

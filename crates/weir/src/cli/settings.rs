@@ -173,8 +173,25 @@ pub fn taskmanager_settings(config: &Configuration) -> Result<TaskManagerSetting
         metric_reporters: prometheus_reporters(config)?,
         metrics_collection: config.get(&o::METRICS_COLLECTION_ENABLED)?,
         internal_tls,
-        keyed_state_store: keyed_state_store(config, memory.managed, config.get(&o::NUM_TASK_SLOTS)?.max(1))?,
+        state_backends: std::sync::Arc::new(state_backends(config, memory.managed)?),
     })
+}
+
+/// The TaskManager's state backend (from `config`) and a loader of the backends jobs
+/// ask for with `state.backend.*` settings of their own, applied over `config`.
+fn state_backends(config: &Configuration, managed: u64) -> Result<weir_taskmanager::state_backends::StateBackends> {
+    use weir_taskmanager::state_backends::{StateBackendLoader, StateBackends};
+    let slots = config.get(&o::NUM_TASK_SLOTS)?.max(1);
+    let own = keyed_state_store(config, managed, slots)?;
+    let base = config.clone();
+    let loader: StateBackendLoader = std::sync::Arc::new(move |settings| {
+        let mut merged = base.clone();
+        for (key, value) in settings {
+            merged.set_string(key, value);
+        }
+        keyed_state_store(&merged, managed, slots).map_err(|e| format!("{e:#}"))
+    });
+    Ok(StateBackends::new(own, Some(loader)))
 }
 
 /// The store keyed state spills to under `state.backend.type: rocksdb` (none for

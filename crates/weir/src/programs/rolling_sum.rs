@@ -28,6 +28,10 @@ pub fn program() -> Program {
                 name: "seed",
                 help: "generator seed (default 42)",
             },
+            ArgSpec {
+                name: "rate_per_sec",
+                help: "throttle the generator to this many records/s (default: unthrottled)",
+            },
             OUTPUT_ARG,
         ],
         build,
@@ -38,8 +42,9 @@ fn build(env: &StreamExecutionEnvironment, args: &ProgramArgs) -> Result<(), Pro
     let keys = keys_arg(args, 10)?;
     let records = args.get_u64("records", 1000)?;
     let seed = args.get_u64("seed", 42)?;
+    let rate = args.get_f64("rate_per_sec", 0.0)?;
     let sums = env
-        .from_generator(records, seed, generate(keys))
+        .from_generator_with_rate(records, seed, rate, generate(keys))
         .key_by(|r: &(u64, u64)| r.0)
         .sum(|r: &mut (u64, u64)| &mut r.1)
         .map(|(k, s): (u64, u64)| format!("{k},{s}"))

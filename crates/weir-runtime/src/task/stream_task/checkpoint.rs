@@ -79,7 +79,8 @@ impl TaskLoop<'_> {
             self.ctx.broadcast_event(Event::CheckpointBarrier(barrier))?;
             return Ok(None);
         };
-        let snapshot = match self.ctx.state().snapshot_async(barrier.id) {
+        let format = cp.storage.format(barrier.options.snapshot_type);
+        let snapshot = match self.ctx.state().snapshot_async(barrier.id, format) {
             Ok(snapshot) => Some(snapshot),
             Err(e) => {
                 cp.responder
@@ -119,6 +120,8 @@ impl TaskLoop<'_> {
                 state_size: 0,
                 persisted_data: 0,
                 union_state,
+                shared_state: Vec::new(),
+                checkpointed_size: 0,
                 metrics,
             });
             return;
@@ -129,10 +132,15 @@ impl TaskLoop<'_> {
             .name(format!("checkpoint {id} upload"))
             .spawn(move || {
                 let upload = Instant::now();
-                // Encoding is the asynchronous phase: the task thread only took the
-                // operator state's bytes and froze the keyed state.
-                let bytes = match snapshot.complete().and_then(|s| s.encode()) {
-                    Ok(bytes) => bytes,
+                // Encoding (and uploading the new files of on-disk stores) is the
+                // asynchronous phase: the task thread only took the operator state's
+                // bytes and froze the keyed state.
+                let completed = snapshot.complete_with(Some(&storage)).and_then(|s| {
+                    let bytes = s.encode()?;
+                    Ok((bytes, s.shared_state(), s.shared_state_size(), s.uploaded_shared_size()))
+                });
+                let (bytes, shared_state, shared_size, uploaded) = match completed {
+                    Ok(completed) => completed,
                     Err(e) => return responder.decline(id, format!("the asynchronous snapshot failed: {e}")),
                 };
                 let size = bytes.len() as u64;
@@ -140,9 +148,11 @@ impl TaskLoop<'_> {
                     Ok(handle) => responder.acknowledge(CompletedSnapshot {
                         checkpoint_id: id,
                         handle: Some(handle),
-                        state_size: size,
+                        state_size: size + shared_size,
                         persisted_data,
                         union_state,
+                        shared_state,
+                        checkpointed_size: size + uploaded,
                         metrics: SnapshotMetrics {
                             async_duration_ms: upload.elapsed().as_millis() as u64,
                             ..metrics

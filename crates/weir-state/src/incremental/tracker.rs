@@ -1,0 +1,90 @@
+//! Which shared files a backend's next checkpoint may refer to instead of uploading
+//! them (Flink's `uploadedSstFiles` of the RocksDB incremental snapshot strategy).
+//!
+//! The upload of checkpoint `n` records what it uploaded; when the JobManager
+//! confirms `n` complete (`notifyCheckpointComplete`), those become the base of the
+//! next checkpoints and the records of `n` and older are dropped. A checkpoint that
+//! never completes is never confirmed, so its files are never referred to again
+//! (the JobManager deletes them).
+
+use crate::incremental::handle::SharedFileRef;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+#[derive(Debug, Default)]
+struct Files {
+    confirmed: Vec<SharedFileRef>,
+    uploaded: BTreeMap<u64, Vec<SharedFileRef>>,
+}
+
+/// The shared files of one backend's checkpoints, shared with its upload threads.
+#[derive(Debug, Clone, Default)]
+pub struct UploadedFiles(Arc<Mutex<Files>>);
+
+impl UploadedFiles {
+    fn files(&self) -> MutexGuard<'_, Files> {
+        self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The files of the last checkpoint confirmed complete.
+    pub fn base(&self) -> Vec<SharedFileRef> {
+        self.files().confirmed.clone()
+    }
+
+    /// Checkpoint `checkpoint_id` consists of `files`.
+    pub fn uploaded(&self, checkpoint_id: u64, files: Vec<SharedFileRef>) {
+        self.files().uploaded.insert(checkpoint_id, files);
+    }
+
+    /// Checkpoint `checkpoint_id` completed: its files are the base from now on.
+    pub fn confirm(&self, checkpoint_id: u64) {
+        let mut files = self.files();
+        if let Some(confirmed) = files.uploaded.remove(&checkpoint_id) {
+            files.confirmed = confirmed;
+        }
+        files.uploaded.retain(|id, _| *id > checkpoint_id);
+    }
+
+    /// The store was restored from the files of a completed checkpoint that this job
+    /// owns: they are the base.
+    pub fn restored(&self, files: Vec<SharedFileRef>) {
+        self.files().confirmed = files;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use weir_core::checkpoint::SharedStateFile;
+
+    fn file(name: &str, checkpoint: u64) -> SharedFileRef {
+        SharedFileRef {
+            local_name: name.into(),
+            file: SharedStateFile {
+                path: format!("shared/{checkpoint}-{name}"),
+                size: 1,
+            },
+            uploaded_in: checkpoint,
+        }
+    }
+
+    #[test]
+    fn only_confirmed_checkpoints_become_the_base_and_older_records_are_dropped() {
+        let t = UploadedFiles::default();
+        t.uploaded(1, vec![file("1.sst", 1)]);
+        t.uploaded(2, vec![file("1.sst", 1), file("2.sst", 2)]);
+        assert!(t.base().is_empty(), "nothing confirmed yet");
+        t.confirm(2);
+        assert_eq!(t.base(), vec![file("1.sst", 1), file("2.sst", 2)]);
+        // A late confirmation of 1 (its record dropped with 2's) changes nothing.
+        t.confirm(1);
+        assert_eq!(t.base().len(), 2);
+        // 3 never completes; 4 does.
+        t.uploaded(3, vec![file("3.sst", 3)]);
+        t.uploaded(4, vec![file("4.sst", 4)]);
+        t.confirm(4);
+        assert_eq!(t.base(), vec![file("4.sst", 4)]);
+        t.confirm(3);
+        assert_eq!(t.base(), vec![file("4.sst", 4)], "3 was dropped when 4 completed");
+    }
+}
