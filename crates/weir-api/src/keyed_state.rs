@@ -91,6 +91,14 @@ pub fn restore_keyed<K: Key + Ord, N: Key + Ord>(
             )))
         }
     };
+    if let (Some(factory), Some(transfer)) = (ctx.keyed_state_store(), ctx.shared_state()) {
+        let operator = ctx
+            .state()
+            .current_operator()
+            .map(|o| o.to_string())
+            .unwrap_or_default();
+        backend.keep_local_copies(factory.clone(), format!("{}/{operator}", transfer.local_recovery_key()));
+    }
     restore_into(backend, groups).map_err(fail)
 }
 

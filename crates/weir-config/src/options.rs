@@ -131,6 +131,9 @@ config_options! {
     CHECKPOINTING_INCREMENTAL: bool = ("execution.checkpointing.incremental", Some("false"),
         "Whether checkpoints of the RocksDB state backend are incremental: each checkpoint uploads only the store files created since the last completed one to the job's shared state directory and refers to the older ones; the JobManager deletes a shared file once no retained checkpoint refers to it. Needs a checkpoint directory; savepoints are always complete (canonical format). The heap state backend ignores it.",
         deprecated = ["state.backend.incremental"]);
+    STATE_RECOVERY_FROM_LOCAL: bool = ("execution.state-recovery.from-local", Some("false"),
+        "Local recovery, read by the TaskManagers: each keeps the RocksDB files of the last checkpoint every keyed operator subtask confirmed on local disk (hard links) and a task restarted on the same TaskManager takes those files from there instead of downloading them; the copies of a job go when the job ends.",
+        deprecated = ["state.backend.local-recovery"]);
     CHECKPOINTING_UNALIGNED_ENABLED: bool = ("execution.checkpointing.unaligned.enabled", Some("false"),
         "Enables unaligned checkpoints, which greatly reduce checkpointing times under backpressure. Unaligned checkpoints contain data stored in buffers as part of the checkpoint state, which allows checkpoint barriers to overtake these buffers. Thus, the checkpoint duration becomes independent of the current throughput as checkpoint barriers are effectively not embedded into the stream of data anymore. Unaligned checkpoints can only be enabled if execution.checkpointing.mode is EXACTLY_ONCE and if execution.checkpointing.max-concurrent-checkpoints is 1.",
         deprecated = ["execution.checkpointing.unaligned"]);

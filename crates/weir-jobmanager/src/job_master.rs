@@ -119,6 +119,8 @@ pub enum Action {
         below_generation: u32,
         /// RPC addresses of the TaskManagers that held slots.
         rpc_addresses: Vec<String>,
+        /// The job restarts: TaskManagers keep its local state copies (local recovery).
+        keep_local_state: bool,
     },
 }
 

@@ -16,11 +16,13 @@
 pub mod checkpoint;
 pub mod store;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use weir_core::KeyGroupRange;
 use weir_state::incremental::{download_handle, restores_in_place, IncrementalKeyedStateHandle, SharedStateTransfer};
+use weir_state::store::LocalCopy;
 use weir_state::{KeyedStateStore, KeyedStateStoreFactory, StateError};
 
 pub use checkpoint::RocksDbStoreCheckpoint;
@@ -37,6 +39,9 @@ pub struct RocksDbOptions {
     pub write_buffer_bytes: usize,
     /// Entries each backend keeps decoded on the heap in front of its store.
     pub cache_entries: usize,
+    /// Keep each store's last confirmed checkpoint on local disk and restore from it
+    /// (`execution.state-recovery.from-local`).
+    pub local_recovery: bool,
 }
 
 /// Opens RocksDB stores for the keyed operators of one TaskManager.
@@ -45,6 +50,9 @@ pub struct RocksDbStateBackend {
     block_cache: Arc<rocksdb::Cache>,
     /// Makes every store's directory name unique within the process.
     opened: AtomicU64,
+    /// Local recovery: per store (job, vertex, subtask, operator), its last confirmed
+    /// checkpoint.
+    local_copies: Mutex<BTreeMap<String, LocalCopy>>,
 }
 
 impl std::fmt::Debug for RocksDbStateBackend {
@@ -67,6 +75,7 @@ impl RocksDbStateBackend {
             options,
             block_cache: Arc::new(block_cache),
             opened: AtomicU64::new(0),
+            local_copies: Mutex::new(BTreeMap::new()),
         })
     }
 }
@@ -95,6 +104,20 @@ impl RocksDbStateBackend {
     }
 }
 
+impl RocksDbStateBackend {
+    /// Every shared file of the local copies: its remote path, and the local file.
+    fn local_files(&self) -> BTreeMap<String, PathBuf> {
+        let copies = self.local_copies.lock().unwrap_or_else(|p| p.into_inner());
+        let mut files = BTreeMap::new();
+        for copy in copies.values() {
+            for f in &copy.shared {
+                files.insert(f.file.path.clone(), copy.checkpoint.dir().join(&f.local_name));
+            }
+        }
+        files
+    }
+}
+
 impl KeyedStateStoreFactory for RocksDbStateBackend {
     fn open(&self, owner: &str) -> Result<Box<dyn KeyedStateStore>, StateError> {
         let dir = self.store_dir(owner);
@@ -106,6 +129,32 @@ impl KeyedStateStoreFactory for RocksDbStateBackend {
         self.options.cache_entries
     }
 
+    fn local_recovery(&self) -> bool {
+        self.options.local_recovery
+    }
+
+    fn keep_local_copy(&self, task: &str, copy: LocalCopy) {
+        if !self.options.local_recovery {
+            return;
+        }
+        let replaced = self
+            .local_copies
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(task.to_string(), copy);
+        // Its directory goes when it is dropped, outside the lock.
+        drop(replaced);
+    }
+
+    fn release_local_copies(&self, prefix: &str) {
+        let released: Vec<LocalCopy> = {
+            let mut copies = self.local_copies.lock().unwrap_or_else(|p| p.into_inner());
+            let tasks: Vec<String> = copies.keys().filter(|t| t.starts_with(prefix)).cloned().collect();
+            tasks.iter().filter_map(|t| copies.remove(t)).collect()
+        };
+        drop(released);
+    }
+
     fn restore(
         &self,
         owner: &str,
@@ -115,13 +164,19 @@ impl KeyedStateStoreFactory for RocksDbStateBackend {
     ) -> Result<Box<dyn KeyedStateStore>, StateError> {
         let dir = self.store_dir(owner);
         let (cache, write_buffers) = (&self.block_cache, self.options.write_buffer_bytes);
+        let local = self.local_files();
+        let (mut from_local, mut total) = (0, 0);
+        let mut fetch = |handle: &IncrementalKeyedStateHandle, into: &std::path::Path| {
+            total += handle.shared.len();
+            download_handle(handle, into, transfer, &local).map(|n| from_local += n)
+        };
         if let Some(handle) = restores_in_place(handles, range) {
             if dir.exists() {
                 std::fs::remove_dir_all(&dir)
                     .map_err(|e| StateError::Store(format!("removing an old store in {}: {e}", dir.display())))?;
             }
-            let restored = download_handle(handle, &dir, transfer)
-                .and_then(|()| RocksDbKeyedStateStore::open_existing(&dir, cache, write_buffers));
+            let restored =
+                fetch(handle, &dir).and_then(|()| RocksDbKeyedStateStore::open_existing(&dir, cache, write_buffers));
             let mut store = match restored {
                 Ok(store) => store,
                 Err(e) => {
@@ -132,6 +187,7 @@ impl KeyedStateStoreFactory for RocksDbStateBackend {
             if handle.key_group_range != range {
                 store.clip(range)?;
             }
+            log_restore(owner, from_local, total);
             return Ok(Box::new(store));
         }
         let mut store = RocksDbKeyedStateStore::open(&dir, cache, write_buffers)?;
@@ -145,7 +201,7 @@ impl KeyedStateStoreFactory for RocksDbStateBackend {
                     .map(|n| n.to_string_lossy().into_owned())
                     .unwrap_or_default()
             ));
-            let copied = download_handle(handle, &source_dir, transfer)
+            let copied = fetch(handle, &source_dir)
                 .and_then(|()| RocksDbStoreCheckpoint::open_restored(source_dir.clone()))
                 .and_then(|source| store.copy_from(&source, overlap));
             // The source removes its directory when dropped; after a failed download
@@ -153,7 +209,17 @@ impl KeyedStateStoreFactory for RocksDbStateBackend {
             remove_quietly(&source_dir);
             copied?;
         }
+        log_restore(owner, from_local, total);
         Ok(Box::new(store))
+    }
+}
+
+/// Says how many of a restored store's shared files came from a local copy.
+fn log_restore(owner: &str, from_local: usize, total: usize) {
+    if from_local > 0 {
+        tracing::info!("restored the state of {owner}: {from_local} of {total} files from the local copy");
+    } else {
+        tracing::debug!("restored the state of {owner}: {total} files downloaded");
     }
 }
 

@@ -16,6 +16,7 @@ fn factory(dir: &std::path::Path, cache_entries: usize) -> RocksDbStateBackend {
         block_cache_bytes: 8 << 20,
         write_buffer_bytes: 4 << 20,
         cache_entries,
+        local_recovery: false,
     })
     .unwrap()
 }

@@ -5,6 +5,7 @@
 
 use proptest::prelude::*;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use weir_core::checkpoint::SharedStateFile;
 use weir_core::KeyGroupRange;
 use weir_state::incremental::{reusable_files, IncrementalKeyedStateHandle, SharedStateTransfer};
@@ -15,11 +16,16 @@ use weir_state::{
 use weir_state_rocksdb::{RocksDbOptions, RocksDbStateBackend};
 
 fn factory(dir: &Path, cache_entries: usize) -> RocksDbStateBackend {
+    factory_with(dir, cache_entries, false)
+}
+
+fn factory_with(dir: &Path, cache_entries: usize, local_recovery: bool) -> RocksDbStateBackend {
     RocksDbStateBackend::new(RocksDbOptions {
         local_dir: dir.to_path_buf(),
         block_cache_bytes: 8 << 20,
         write_buffer_bytes: 4 << 20,
         cache_entries,
+        local_recovery,
     })
     .unwrap()
 }
@@ -49,6 +55,10 @@ impl SharedStateTransfer for DirTransfer {
 
     fn owns(&self, file: &SharedStateFile) -> bool {
         file.path.starts_with(&self.dir.display().to_string())
+    }
+
+    fn local_recovery_key(&self) -> String {
+        "job/vertex-0".to_string()
     }
 }
 
@@ -306,4 +316,65 @@ fn a_handle_naming_a_path_or_a_shared_file_of_another_size_is_refused_naming_it(
         .map(|e| e.file_name())
         .collect();
     assert_eq!(left.len(), 1, "only the live store is left: {left:?}");
+}
+
+/// The checkpoint directories of stores (`<store>-chk-<n>`) under `local`.
+fn store_checkpoints(local: &Path) -> usize {
+    let under = local.join(format!("weir-rocksdb-{}", std::process::id()));
+    std::fs::read_dir(under)
+        .map(|d| {
+            d.flatten()
+                .filter(|e| e.file_name().to_string_lossy().contains("-chk-"))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn with_local_recovery_a_restore_takes_the_confirmed_checkpoints_files_from_local_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let transfer = DirTransfer {
+        dir: dir.path().join("shared"),
+    };
+    std::fs::create_dir_all(&transfer.dir).unwrap();
+    let local = dir.path().join("local");
+    let rocks = Arc::new(factory_with(&local, 100, true));
+    let mut disk: KeyedStateBackend<u32> = KeyedStateBackend::with_store(full(), 128, rocks.open("op").unwrap(), 100);
+    disk.keep_local_copies(rocks.clone(), "job/vertex-0/op".into());
+    let mut confirmed = None;
+    for id in 1..=3u64 {
+        for key in 0..3_000 {
+            disk.set_current_key(key).unwrap();
+            disk.value(&value(), &0u8).unwrap().update(u64::from(key) * id);
+        }
+        let cp = checkpoint(&mut disk, id, &transfer);
+        if id < 3 {
+            disk.notify_checkpoint_complete(id);
+            // One local copy: the last confirmed checkpoint's.
+            assert_eq!(store_checkpoints(&local), 1, "after checkpoint {id}");
+            confirmed = Some(cp);
+        }
+    }
+    // Checkpoint 3 is never confirmed and 2 is restored. With every remote file
+    // damaged, only the local copy can give checkpoint 2's files.
+    for f in std::fs::read_dir(&transfer.dir).unwrap().flatten() {
+        std::fs::write(f.path(), b"damaged").unwrap();
+    }
+    let confirmed = confirmed.unwrap();
+    let mut restored = restore(&rocks, full(), &[&confirmed], &transfer);
+    for key in (0..3_000).step_by(7) {
+        assert_eq!(read(&mut restored, key).0, Some(u64::from(key) * 2), "key {key}");
+    }
+    // Once the job's copies are released, the restore has to download, and the damage
+    // shows, naming the file.
+    rocks.release_local_copies("job/");
+    let err = rocks
+        .restore("op", full(), std::slice::from_ref(&confirmed.handle), &transfer)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(
+        err.contains("the checkpoint recorded") && err.contains(&transfer.dir.display().to_string()),
+        "{err}"
+    );
 }

@@ -400,6 +400,12 @@ impl<K: Key> KeyedStateBackend<K> {
         self.uploaded.confirm(checkpoint_id);
     }
 
+    /// Hands the store's checkpoints, once confirmed, to `factory` as the local copy of
+    /// the store named `task` (local recovery; nothing when the factory keeps none).
+    pub fn keep_local_copies(&self, factory: std::sync::Arc<dyn crate::store::KeyedStateStoreFactory>, task: String) {
+        self.uploaded.keep_local_copies(factory, task);
+    }
+
     /// The store was restored from the files of a checkpoint of this job: the next
     /// incremental snapshots refer to `files` instead of uploading them again.
     pub fn restored_from_files(&self, files: Vec<SharedFileRef>) {

@@ -14,7 +14,7 @@
 //! removed since they were loaded (`heap/store_tier.rs`).
 
 use crate::error::StateError;
-use crate::incremental::handle::IncrementalKeyedStateHandle;
+use crate::incremental::handle::{IncrementalKeyedStateHandle, SharedFileRef};
 use crate::incremental::transfer::SharedStateTransfer;
 use std::path::{Path, PathBuf};
 use weir_core::KeyGroupRange;
@@ -62,6 +62,18 @@ pub enum SnapshotFormat {
     Canonical,
     /// The store's files, uploaded only once (incremental checkpoints).
     Incremental,
+}
+
+/// The local copy of a task's store at its last confirmed checkpoint, kept by the
+/// TaskManager for local recovery (`execution.state-recovery.from-local`): a restore
+/// takes the files it holds from it instead of downloading them.
+pub struct LocalCopy {
+    /// The checkpoint.
+    pub checkpoint_id: u64,
+    /// The store's files at that checkpoint.
+    pub checkpoint: Box<dyn StoreCheckpoint>,
+    /// Its shared files, as uploaded.
+    pub shared: Vec<SharedFileRef>,
 }
 
 /// A file of a [`StoreCheckpoint`].
@@ -113,6 +125,21 @@ pub trait KeyedStateStoreFactory: Send + Sync + std::fmt::Debug {
         handles: &[IncrementalKeyedStateHandle],
         transfer: &dyn SharedStateTransfer,
     ) -> Result<Box<dyn KeyedStateStore>, StateError>;
+    /// True when the TaskManager keeps local copies of confirmed checkpoints
+    /// (`execution.state-recovery.from-local`).
+    fn local_recovery(&self) -> bool {
+        false
+    }
+    /// Keeps `copy` as the local copy of the store `task` (a job, vertex, subtask and
+    /// operator), replacing the one it had.
+    fn keep_local_copy(&self, task: &str, copy: LocalCopy) {
+        let _unused = (task, copy);
+    }
+    /// Drops the local copies of the stores whose task starts with `prefix` (a job
+    /// that ended).
+    fn release_local_copies(&self, prefix: &str) {
+        let _unused = prefix;
+    }
 }
 
 /// The prefix of every entry of key group `kg`.

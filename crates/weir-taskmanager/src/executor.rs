@@ -620,8 +620,9 @@ impl TaskExecutor {
     }
 
     /// Cancels the tasks of a job's generations below `below_generation` and drops
-    /// their partitions; once no task of the job is left, frees its slots and code.
-    pub fn release_job(&self, job_id: &str, below_generation: u32) {
+    /// their partitions; once no task of the job is left, frees its slots and code,
+    /// and its local state copies unless `keep_local_state` (the job restarts).
+    pub fn release_job(&self, job_id: &str, below_generation: u32, keep_local_state: bool) {
         let mut st = self.lock();
         for t in st
             .tasks
@@ -642,6 +643,9 @@ impl TaskExecutor {
             }
             st.jobs.remove(job_id);
             st.fencing.forget(job_id);
+            if !keep_local_state {
+                self.settings.state_backends.release_local_copies(job_id);
+            }
         }
         drop(st);
         self.network.release_job_partitions_before(job_id, below_generation);
@@ -677,7 +681,7 @@ impl TaskExecutor {
             jobs
         };
         for j in jobs {
-            self.release_job(&j, u32::MAX);
+            self.release_job(&j, u32::MAX, false);
         }
     }
 }

@@ -69,7 +69,7 @@ impl TaskExecutorGateway for TaskExecutorService {
             .check_job_fencing(&r.job_id, &r.job_master_id)
             .map_err(refused)?;
         let executor = self.executor.clone();
-        tokio::task::spawn_blocking(move || executor.release_job(&r.job_id, r.below_generation))
+        tokio::task::spawn_blocking(move || executor.release_job(&r.job_id, r.below_generation, r.keep_local_state))
             .await
             .map_err(|e| Status::internal(format!("release panicked: {e}")))?;
         Ok(Response::new(Ack {}))

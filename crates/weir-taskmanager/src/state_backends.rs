@@ -47,6 +47,18 @@ impl StateBackends {
         self.own.clone()
     }
 
+    /// Drops the local state copies of job `job_id` in every backend.
+    pub fn release_local_copies(&self, job_id: &str) {
+        let prefix = format!("{job_id}/");
+        if let Some(own) = &self.own {
+            own.release_local_copies(&prefix);
+        }
+        let opened = self.for_jobs.lock().unwrap_or_else(|p| p.into_inner());
+        for backend in opened.values().flatten() {
+            backend.release_local_copies(&prefix);
+        }
+    }
+
     /// The backend of a job whose own `state.backend.*` settings are `settings`.
     pub fn for_job(&self, settings: &BTreeMap<String, String>) -> Result<StateBackend, String> {
         let Some(loader) = self.loader.as_ref().filter(|_| !settings.is_empty()) else {

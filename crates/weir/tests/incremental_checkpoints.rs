@@ -202,3 +202,49 @@ fn uploaded_by_dir(dir: &Path) -> u64 {
         .parse()
         .unwrap()
 }
+
+/// Store checkpoints (`<store>-chk-<n>`) kept under the RocksDB local directory: the
+/// local copies and the checkpoints being uploaded.
+fn local_checkpoints(local_dir: &Path) -> usize {
+    files_in(local_dir)
+        .iter()
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("weir-rocksdb-"))
+        .flat_map(|p| files_in(p))
+        .filter(|p| p.file_name().unwrap().to_string_lossy().contains("-chk-"))
+        .count()
+}
+
+#[test]
+fn with_local_recovery_a_failed_job_restarts_on_its_taskmanager_with_exact_sums_and_its_copies_go_with_it() {
+    let chk = tempfile::tempdir().unwrap();
+    let local = tempfile::tempdir().unwrap();
+    let chk_dir = format!("execution.checkpointing.dir={}", chk.path().display());
+    let mut common = settings(local.path());
+    common.push("execution.state-recovery.from-local=true".to_string());
+    // One TaskManager: the restarted tasks run where their local copies are.
+    let cluster = Cluster::start_with(
+        1,
+        4,
+        &[
+            "execution.checkpointing.incremental=true",
+            "execution.checkpointing.interval=150 ms",
+            &chk_dir,
+            "restart-strategy.type=fixed-delay",
+            "restart-strategy.fixed-delay.delay=0 s",
+        ],
+        &common,
+    );
+    let out = tempfile::tempdir().unwrap();
+    let (keys, records) = (3_000u64, 100_000u64);
+    let mut args = keyed_sum(out.path(), keys, records, 20_000);
+    args["fail-once-after"] = json!("20000");
+    let jid = cluster.submit(json!({ "program": "keyed-sum", "parallelism": 2, "args": args }));
+    // Each Sum subtask keeps a local copy of its last confirmed checkpoint.
+    wait_until(Duration::from_secs(60), || local_checkpoints(local.path()) >= 2);
+    assert_eq!(cluster.wait_terminal(&jid, Duration::from_secs(120)), "FINISHED");
+    assert_eq!(read_parts(out.path()), keyed_sum_output(keys, 9, records));
+    let (_, stats) = get(&cluster.rest, &format!("/jobs/{jid}/checkpoints"));
+    assert!(stats["counts"]["restored"].as_u64().unwrap() >= 1, "{stats}");
+    // The job ended: its local copies are gone.
+    wait_until(Duration::from_secs(30), || local_checkpoints(local.path()) == 0);
+}

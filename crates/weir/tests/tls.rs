@@ -235,6 +235,7 @@ fn forge(tm: &str, jm: &str, jid: &str, tls: Option<&weir_security::InternalTls>
             job_id: jid.to_string(),
             below_generation: u32::MAX,
             job_master_id: String::new(),
+            keep_local_state: false,
         };
         let register = weir_rpc::RegisterTaskExecutorRequest {
             resource_id: "f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0".into(),

@@ -58,6 +58,7 @@ impl JobMaster {
             job_id: self.job_id.to_string(),
             below_generation: self.generation + 1,
             rpc_addresses,
+            keep_local_state: false,
         }]
     }
 
@@ -69,6 +70,12 @@ impl JobMaster {
         actions.extend(self.stop_all(slots, now_ms));
         match self.restart.on_failure(now_ms) {
             RestartDecision::Restart { delay_ms } => {
+                // The restarted tasks may find their state on the same TaskManagers.
+                for action in &mut actions {
+                    if let Action::ReleaseJob { keep_local_state, .. } = action {
+                        *keep_local_state = true;
+                    }
+                }
                 self.record_exception(&failure, None, now_ms);
                 self.log_restart(&failure, RestartScope::Job, delay_ms);
                 self.set_status(JobStatus::Restarting, now_ms);

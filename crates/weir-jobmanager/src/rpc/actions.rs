@@ -233,6 +233,7 @@ async fn execute(jm: Arc<JobManager>, clients: Clients, action: Action) {
             job_id,
             below_generation,
             rpc_addresses,
+            keep_local_state,
         } => {
             let job_master_id = jm.job_master_id(&job_id);
             for a in rpc_addresses {
@@ -241,6 +242,7 @@ async fn execute(jm: Arc<JobManager>, clients: Clients, action: Action) {
                         job_id: job_id.clone(),
                         below_generation,
                         job_master_id: job_master_id.clone(),
+                        keep_local_state,
                     };
                     // A TaskManager that cannot be told is lost soon and frees everything.
                     if let Err(status) = c.release_job(request).await {

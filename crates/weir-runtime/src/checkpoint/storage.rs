@@ -98,6 +98,15 @@ impl SharedStateTransfer for TaskStateStorage {
         std::fs::write(local, bytes).map_err(|e| StateError::Store(format!("writing {}: {e}", local.display())))
     }
 
+    fn local_recovery_key(&self) -> String {
+        // The file name without its attempt: `<vertex>-<subtask>`.
+        let task = self
+            .task_file_name
+            .rsplit_once('-')
+            .map_or(self.task_file_name.as_str(), |(task, _attempt)| task);
+        format!("{}/{task}", self.job_id)
+    }
+
     fn owns(&self, file: &SharedStateFile) -> bool {
         self.shared_dir().is_some_and(|dir| {
             file.path

@@ -122,8 +122,9 @@ impl FrozenKeyedState {
             &upload.base,
             transfer,
         )?;
-        upload.tracker.uploaded(upload.checkpoint_id, handle.shared.clone());
-        drop(checkpoint);
+        upload
+            .tracker
+            .uploaded(upload.checkpoint_id, handle.shared.clone(), Some(checkpoint));
         Ok(CompletedKeyedState {
             groups: self.materialize()?,
             incremental: Some(handle),

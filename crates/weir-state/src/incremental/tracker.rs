@@ -8,22 +8,56 @@
 //! (the JobManager deletes them).
 
 use crate::incremental::handle::SharedFileRef;
+use crate::store::{KeyedStateStoreFactory, LocalCopy, StoreCheckpoint};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-#[derive(Debug, Default)]
+/// What one checkpoint's upload left: its shared files and, for local recovery, the
+/// store's checkpoint on local disk.
+struct Uploaded {
+    files: Vec<SharedFileRef>,
+    checkpoint: Option<Box<dyn StoreCheckpoint>>,
+}
+
+/// Where confirmed checkpoints are kept for local recovery, and under which name.
+struct LocalRecovery {
+    factory: Arc<dyn KeyedStateStoreFactory>,
+    task: String,
+}
+
+#[derive(Default)]
 struct Files {
     confirmed: Vec<SharedFileRef>,
-    uploaded: BTreeMap<u64, Vec<SharedFileRef>>,
+    uploaded: BTreeMap<u64, Uploaded>,
+    local: Option<LocalRecovery>,
 }
 
 /// The shared files of one backend's checkpoints, shared with its upload threads.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct UploadedFiles(Arc<Mutex<Files>>);
+
+impl std::fmt::Debug for UploadedFiles {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let files = self.files();
+        f.debug_struct("UploadedFiles")
+            .field("confirmed", &files.confirmed.len())
+            .field("uploaded", &files.uploaded.keys().collect::<Vec<_>>())
+            .field("local_recovery", &files.local.as_ref().map(|l| &l.task))
+            .finish()
+    }
+}
 
 impl UploadedFiles {
     fn files(&self) -> MutexGuard<'_, Files> {
         self.0.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Confirmed checkpoints' store files are handed to `factory` as the local copy of
+    /// the store named `task` (when the factory keeps local copies).
+    pub fn keep_local_copies(&self, factory: Arc<dyn KeyedStateStoreFactory>, task: String) {
+        if factory.local_recovery() {
+            self.files().local = Some(LocalRecovery { factory, task });
+        }
     }
 
     /// The files of the last checkpoint confirmed complete.
@@ -31,18 +65,38 @@ impl UploadedFiles {
         self.files().confirmed.clone()
     }
 
-    /// Checkpoint `checkpoint_id` consists of `files`.
-    pub fn uploaded(&self, checkpoint_id: u64, files: Vec<SharedFileRef>) {
-        self.files().uploaded.insert(checkpoint_id, files);
+    /// Checkpoint `checkpoint_id` consists of `files`, taken from the store's
+    /// `checkpoint` (kept until it is confirmed when local copies are kept, else
+    /// dropped now).
+    pub fn uploaded(
+        &self,
+        checkpoint_id: u64,
+        files: Vec<SharedFileRef>,
+        checkpoint: Option<Box<dyn StoreCheckpoint>>,
+    ) {
+        let mut state = self.files();
+        let checkpoint = checkpoint.filter(|_| state.local.is_some());
+        state.uploaded.insert(checkpoint_id, Uploaded { files, checkpoint });
     }
 
-    /// Checkpoint `checkpoint_id` completed: its files are the base from now on.
+    /// Checkpoint `checkpoint_id` completed: its files are the base from now on (and
+    /// its store checkpoint the local copy).
     pub fn confirm(&self, checkpoint_id: u64) {
-        let mut files = self.files();
-        if let Some(confirmed) = files.uploaded.remove(&checkpoint_id) {
-            files.confirmed = confirmed;
+        let mut state = self.files();
+        if let Some(confirmed) = state.uploaded.remove(&checkpoint_id) {
+            if let (Some(local), Some(checkpoint)) = (&state.local, confirmed.checkpoint) {
+                local.factory.keep_local_copy(
+                    &local.task,
+                    LocalCopy {
+                        checkpoint_id,
+                        checkpoint,
+                        shared: confirmed.files.clone(),
+                    },
+                );
+            }
+            state.confirmed = confirmed.files;
         }
-        files.uploaded.retain(|id, _| *id > checkpoint_id);
+        state.uploaded.retain(|id, _| *id > checkpoint_id);
     }
 
     /// The store was restored from the files of a completed checkpoint that this job
@@ -71,8 +125,8 @@ mod tests {
     #[test]
     fn only_confirmed_checkpoints_become_the_base_and_older_records_are_dropped() {
         let t = UploadedFiles::default();
-        t.uploaded(1, vec![file("1.sst", 1)]);
-        t.uploaded(2, vec![file("1.sst", 1), file("2.sst", 2)]);
+        t.uploaded(1, vec![file("1.sst", 1)], None);
+        t.uploaded(2, vec![file("1.sst", 1), file("2.sst", 2)], None);
         assert!(t.base().is_empty(), "nothing confirmed yet");
         t.confirm(2);
         assert_eq!(t.base(), vec![file("1.sst", 1), file("2.sst", 2)]);
@@ -80,8 +134,8 @@ mod tests {
         t.confirm(1);
         assert_eq!(t.base().len(), 2);
         // 3 never completes; 4 does.
-        t.uploaded(3, vec![file("3.sst", 3)]);
-        t.uploaded(4, vec![file("4.sst", 4)]);
+        t.uploaded(3, vec![file("3.sst", 3)], None);
+        t.uploaded(4, vec![file("4.sst", 4)], None);
         t.confirm(4);
         assert_eq!(t.base(), vec![file("4.sst", 4)]);
         t.confirm(3);

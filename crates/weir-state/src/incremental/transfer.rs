@@ -15,4 +15,7 @@ pub trait SharedStateTransfer: Send + Sync + std::fmt::Debug {
     /// True when `file` is this job's own shared state, which its checkpoints may refer
     /// to (a checkpoint of another job restored from is not: Flink's NO_CLAIM mode).
     fn owns(&self, file: &SharedStateFile) -> bool;
+    /// What names the task's stores across attempts for local recovery:
+    /// `<job-id>/<vertex>-<subtask>`.
+    fn local_recovery_key(&self) -> String;
 }

@@ -11,7 +11,8 @@ use crate::error::StateError;
 use crate::incremental::handle::{IncrementalKeyedStateHandle, PrivateFile, SharedFileRef};
 use crate::incremental::transfer::SharedStateTransfer;
 use crate::store::{StoreCheckpoint, StoreFile};
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use weir_core::KeyGroupRange;
@@ -120,14 +121,16 @@ fn plain_name(name: &str) -> Result<&str, StateError> {
     }
 }
 
-/// Puts the files of `handle` into `dir` (created if missing): shared files
-/// downloaded, private ones written; a downloaded file of another size than recorded
-/// is an error naming it.
+/// Puts the files of `handle` into `dir` (created if missing): shared files taken
+/// from `local` (remote path to a local file of the same size: a local copy, hard-linked)
+/// or else downloaded, private ones written; a file of another size than recorded is an
+/// error naming it. Returns how many shared files came from `local`.
 pub fn download_handle(
     handle: &IncrementalKeyedStateHandle,
     dir: &Path,
     transfer: &dyn SharedStateTransfer,
-) -> Result<(), StateError> {
+    local: &BTreeMap<String, PathBuf>,
+) -> Result<usize, StateError> {
     let io = |what: &str, path: &Path, e: std::io::Error| StateError::Store(format!("{what} {}: {e}", path.display()));
     std::fs::create_dir_all(dir).map_err(|e| io("creating", dir, e))?;
     for file in &handle.shared {
@@ -137,9 +140,20 @@ pub fn download_handle(
         let path = dir.join(plain_name(&file.name)?);
         std::fs::write(&path, &file.bytes).map_err(|e| io("writing", &path, e))?;
     }
-    parallel(&handle.shared, |file| {
+    let from_local = parallel(&handle.shared, |file| {
         let path = dir.join(&file.local_name);
-        transfer.download(&file.file, &path)?;
+        let copy = local
+            .get(&file.file.path)
+            .filter(|l| std::fs::metadata(l).is_ok_and(|m| m.len() == file.file.size));
+        let from_local = match copy {
+            Some(l) => std::fs::hard_link(l, &path)
+                .or_else(|_| std::fs::copy(l, &path).map(|_| ()))
+                .is_ok(),
+            None => false,
+        };
+        if !from_local {
+            transfer.download(&file.file, &path)?;
+        }
         let size = std::fs::metadata(&path).map_err(|e| io("reading", &path, e))?.len();
         if size != file.file.size {
             return Err(StateError::CorruptSnapshot(format!(
@@ -147,9 +161,9 @@ pub fn download_handle(
                 file.file.path, file.file.size
             )));
         }
-        Ok(())
+        Ok(from_local)
     })?;
-    Ok(())
+    Ok(from_local.into_iter().filter(|l| *l).count())
 }
 
 /// The handle whose files a store for the key groups `range` is restored from as

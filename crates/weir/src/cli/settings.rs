@@ -234,6 +234,7 @@ fn keyed_state_store(
         block_cache_bytes: usize::try_from(memory - write_buffers).unwrap_or(usize::MAX),
         write_buffer_bytes: usize::try_from(write_buffers / u64::from(slots)).unwrap_or(usize::MAX),
         cache_entries: config.get(&o::ROCKSDB_CACHE_ENTRIES)?.max(1) as usize,
+        local_recovery: config.get(&o::STATE_RECOVERY_FROM_LOCAL)?,
     })?;
     Ok(Some(std::sync::Arc::new(backend)))
 }

@@ -51,12 +51,16 @@ pub fn builtin_registry() -> ProgramRegistry {
 /// The `output` argument shared by the programs.
 pub const OUTPUT_ARG: ArgSpec = ArgSpec {
     name: "output",
-    help: "directory for part files, committed per checkpoint and at the end (default: print to stdout)",
+    help: "directory for part files, committed per checkpoint and at the end; `discard` drops the output (default: print to stdout)",
 };
 
-/// Sends `stream` to stdout, or to part files under `--arg output=DIR`.
+/// Sends `stream` to stdout, to part files under `--arg output=DIR`, or nowhere with
+/// `--arg output=discard` (for measurements).
 pub fn sink_lines(stream: &DataStream<String>, args: &ProgramArgs) {
     match args.get("output") {
+        Some("discard") => {
+            stream.discard();
+        }
         Some(dir) => {
             stream.write_as_text(dir);
         }

@@ -89,6 +89,7 @@ pub fn release_job(job: &str) -> weir_rpc::ReleaseJobRequest {
         job_id: job.into(),
         below_generation: u32::MAX,
         job_master_id: FORGED_TOKEN.into(),
+        keep_local_state: false,
     }
 }
 
