@@ -122,16 +122,23 @@ pub(crate) fn stat(path: &Path) -> Entry {
     }
 }
 
-/// Deletes the file or the directory tree at `path`; a missing one is fine.
+/// Deletes the file or the directory tree at `path`; a missing one is fine. A tree
+/// whose entries someone else deletes meanwhile is still removed (the walk is
+/// retried when it stopped at an entry that vanished).
 pub(crate) fn delete_all(path: &Path) -> Result<(), FsError> {
-    let result = if path.is_dir() {
-        fs::remove_dir_all(path)
-    } else {
-        fs::remove_file(path)
-    };
-    match result {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(FsError::local(&display(path), &e)),
-        _ => Ok(()),
+    let mut attempts = 0;
+    loop {
+        let result = if path.is_dir() {
+            fs::remove_dir_all(path)
+        } else {
+            fs::remove_file(path)
+        };
+        attempts += 1;
+        match result {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(FsError::local(&display(path), &e)),
+            _ if attempts < 3 && path.symlink_metadata().is_ok() => continue,
+            _ => return Ok(()),
+        }
     }
 }
 

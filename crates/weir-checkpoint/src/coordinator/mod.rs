@@ -532,21 +532,12 @@ impl CheckpointCoordinator {
             );
             return (AckOutcome::Refused, actions);
         }
-        let Some(pending) = self.pending.get_mut(&ack.checkpoint_id) else {
+        if !self.pending.contains_key(&ack.checkpoint_id) {
             // Flink discards the state of late acknowledgements.
-            let mut actions = Vec::new();
-            if ack.checkpoint_id < self.next_id {
-                if let Some(StreamStateHandle::File { path, .. }) = &ack.handle {
-                    actions.push(CoordinatorAction::Discard { location: path.clone() });
-                }
-                actions.extend(
-                    self.shared
-                        .unreferenced(&ack.shared_state)
-                        .into_iter()
-                        .map(|location| CoordinatorAction::Discard { location }),
-                );
-            }
-            return (AckOutcome::UnknownCheckpoint, actions);
+            return (AckOutcome::UnknownCheckpoint, self.late_state_discards(&ack));
+        }
+        let Some(pending) = self.pending.get_mut(&ack.checkpoint_id) else {
+            return (AckOutcome::UnknownCheckpoint, Vec::new());
         };
         if !pending.awaited.contains(&task) {
             return (AckOutcome::UnknownTask, Vec::new());
@@ -571,6 +562,44 @@ impl CheckpointCoordinator {
             return (AckOutcome::Acknowledged, Vec::new());
         }
         (AckOutcome::AllAcknowledged, self.finalize(id))
+    }
+
+    /// The state of an acknowledgement that came too late (its checkpoint completed or
+    /// was aborted) to delete: its file and the shared files no completed checkpoint
+    /// refers to. Nothing for a checkpoint still pending or not triggered yet, nothing
+    /// outside the checkpoint's storage locations and never a file a retained
+    /// checkpoint refers to.
+    fn late_state_discards(&self, ack: &SnapshotReport) -> Vec<CoordinatorAction> {
+        if ack.checkpoint_id >= self.next_id || self.pending.contains_key(&ack.checkpoint_id) {
+            return Vec::new();
+        }
+        let mut actions = Vec::new();
+        if let Some(StreamStateHandle::File { path, .. }) = &ack.handle {
+            let retained = self
+                .completed
+                .iter()
+                .chain(&self.restored)
+                .chain(&self.latest_sync_savepoint)
+                .flat_map(|c| c.metadata.tasks.iter().flat_map(|t| &t.subtasks))
+                .any(|s| matches!(&s.handle, Some(StreamStateHandle::File { path: p, .. }) if p == path));
+            let inside = check_handle_path(path, &self.state_roots(ack.checkpoint_id)).is_ok();
+            if inside && !retained {
+                actions.push(CoordinatorAction::Discard { location: path.clone() });
+            }
+        }
+        actions.extend(
+            self.shared
+                .unreferenced(&ack.shared_state)
+                .into_iter()
+                .map(|location| CoordinatorAction::Discard { location }),
+        );
+        actions
+    }
+
+    /// The state an attempt the job no longer runs (cancelled by a failover before
+    /// its upload finished) acknowledged, to delete as a late acknowledgement's.
+    pub fn discard_state_of_replaced_attempt(&self, ack: &SnapshotReport) -> Vec<CoordinatorAction> {
+        self.late_state_discards(ack)
     }
 
     /// Builds the metadata of fully acknowledged checkpoint `id` and asks for it to be
@@ -790,12 +819,16 @@ impl CheckpointCoordinator {
                 self.discard_completed(checkpoint, &mut actions);
             }
             // Files uploaded for checkpoints whose acknowledgement never arrived are
-            // in no registry: the shared directory goes once no checkpoint needs it.
+            // in no registry: the shared directory goes once no checkpoint needs it,
+            // as one discard (deleting its files one by one beside it would race).
             if let CheckpointStorage::FileSystem { dir } = &self.storage {
                 if !self.shared.holds_owned() {
-                    actions.push(CoordinatorAction::Discard {
-                        location: shared_state_directory(dir, &self.job_id),
-                    });
+                    let shared = shared_state_directory(dir, &self.job_id);
+                    let inside = format!("{}/", shared.trim_end_matches('/'));
+                    actions.retain(
+                        |a| !matches!(a, CoordinatorAction::Discard { location } if location.starts_with(&inside)),
+                    );
+                    actions.push(CoordinatorAction::Discard { location: shared });
                 }
             }
         }

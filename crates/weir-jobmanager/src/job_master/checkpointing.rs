@@ -125,7 +125,13 @@ impl JobMaster {
         now_ms: i64,
     ) -> Vec<Action> {
         let Some(task) = self.task_key(attempt_id) else {
-            return Vec::new();
+            // An attempt a failover cancelled while it uploaded: its files go.
+            let decisions = self
+                .checkpoints
+                .as_ref()
+                .map(|c| c.discard_state_of_replaced_attempt(&report))
+                .unwrap_or_default();
+            return self.carry_out(decisions, slots, now_ms);
         };
         let Some(coordinator) = self.checkpoints.as_mut() else {
             return Vec::new();

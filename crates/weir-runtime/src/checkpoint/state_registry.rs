@@ -32,9 +32,8 @@ pub trait CheckpointedOperator {
     fn snapshot_state_async(
         &mut self,
         checkpoint_id: CheckpointId,
-        format: SnapshotFormat,
+        _format: SnapshotFormat,
     ) -> Result<PendingOperatorSnapshot, TaskError> {
-        let _canonical_only = format;
         Ok(PendingOperatorSnapshot::ready(self.snapshot_state(checkpoint_id)?))
     }
     /// Checkpoint `checkpoint_id` completed everywhere (e.g. commit pending output).

@@ -83,9 +83,10 @@ fn shared_files_are_deleted_once_no_retained_checkpoint_refers_to_them_and_with_
     let (outcome, actions) = c.acknowledge(shared_ack(id3, TASKS[1], &["c", "f"]), now);
     assert_eq!(outcome, AckOutcome::UnknownCheckpoint);
     assert_eq!(deleted(&actions), vec!["f"]);
-    // The job finishes: the retained checkpoints go, their files, then the directory.
+    // The job finishes: the retained checkpoints go, and the shared directory with
+    // every file in it, in one discard.
     let actions = c.shutdown(JobTermination::Finished, now + 1);
-    assert_eq!(deleted(&actions), vec!["b", "c", "e"]);
+    assert!(deleted(&actions).is_empty(), "{actions:?}");
     assert!(
         actions
             .iter()
@@ -129,4 +130,49 @@ fn a_shared_file_outside_the_jobs_shared_directory_declines_the_checkpoint_and_i
         );
         assert!(c.pending_ids().is_empty(), "checkpoint 1 is declined");
     }
+}
+
+#[test]
+fn the_state_of_a_replaced_attempt_goes_unless_a_retained_checkpoint_refers_to_it() {
+    let mut cfg = config(1000);
+    cfg.checkpoint_dir = Some(DIR.to_string());
+    let mut c = coordinator(cfg);
+    first_trigger(&mut c);
+    let chk1 = format!("{DIR}/{}/chk-1/v-2-old", JobId(0xabc));
+    let mut a = shared_ack(1, TASKS[2], &["a"]);
+    a.report.handle = Some(StreamStateHandle::File {
+        path: chk1.clone(),
+        size: 10,
+    });
+    c.acknowledge(ack(1, TASKS[0]), 5);
+    c.acknowledge(ack(1, TASKS[1]), 5);
+    c.acknowledge(a.clone(), 5);
+    c.metadata_written(1, Ok(Some(format!("{DIR}/chk-1"))), 6);
+    // The same files acknowledged again by an attempt the job no longer runs: checkpoint
+    // 1 refers to them, nothing goes.
+    assert!(c.discard_state_of_replaced_attempt(&a.report).is_empty());
+    // An aborted checkpoint's state from such an attempt goes, shared files included.
+    let (id, now) = trigger(&mut c);
+    c.abort_all("failover", now);
+    let mut late = shared_ack(id, TASKS[2], &["a", "late"]);
+    let file = format!("{DIR}/{}/chk-{id}/v-2-old", JobId(0xabc));
+    late.report.handle = Some(StreamStateHandle::File {
+        path: file.clone(),
+        size: 10,
+    });
+    let actions = c.discard_state_of_replaced_attempt(&late.report);
+    assert_eq!(deleted(&actions), vec!["late"]);
+    assert!(
+        actions
+            .iter()
+            .any(|a| matches!(a, CoordinatorAction::Discard { location } if *location == file)),
+        "{actions:?}"
+    );
+    // A file outside the checkpoint's locations is never touched.
+    late.report.handle = Some(StreamStateHandle::File {
+        path: "/etc/passwd".into(),
+        size: 10,
+    });
+    late.report.shared_state.clear();
+    assert!(c.discard_state_of_replaced_attempt(&late.report).is_empty());
 }
