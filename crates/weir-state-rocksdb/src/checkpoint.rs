@@ -3,11 +3,15 @@
 //! in a sibling directory, opened read-only when it is read (on the upload thread,
 //! or to copy a restored store's key groups), removed when dropped.
 
+use crate::directories::remove_quietly;
 use rocksdb::{Direction, IteratorMode, Options, ReadOptions, DB};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use weir_state::store::{ScanVisitor, StoreCheckpoint, StoreFile};
 use weir_state::StateError;
+
+/// RocksDB's column family that every database has; no state lives in it.
+pub(crate) const DEFAULT_COLUMN: &str = "default";
 
 /// A store's files at one checkpoint.
 pub struct RocksDbStoreCheckpoint {
@@ -39,9 +43,14 @@ impl RocksDbStoreCheckpoint {
         let columns = DB::list_cf(&Options::default(), &dir)
             .map_err(|e| checkpoint_error("listing the column families", &dir, e))?
             .into_iter()
-            .filter(|c| c != "default")
+            .filter(|c| c != DEFAULT_COLUMN)
             .collect();
         Ok(Self::new(dir, String::new(), columns))
+    }
+
+    /// The columns (declared states) it holds.
+    pub fn columns(&self) -> &[String] {
+        &self.columns
     }
 
     /// Visits every entry of column `name` with a key in `[from, to)`, in key order.
@@ -57,7 +66,7 @@ impl RocksDbStoreCheckpoint {
         }
         let mut guard = self.db.lock().unwrap_or_else(|p| p.into_inner());
         if guard.is_none() {
-            let mut names = vec!["default".to_string()];
+            let mut names = vec![DEFAULT_COLUMN.to_string()];
             names.extend(self.columns.iter().cloned());
             let db = DB::open_cf_for_read_only(&Options::default(), &self.dir, names, false)
                 .map_err(|e| checkpoint_error("opening the checkpoint", &self.dir, e))?;
@@ -89,10 +98,6 @@ impl StoreCheckpoint for RocksDbStoreCheckpoint {
 
     fn store_name(&self) -> &str {
         &self.store_name
-    }
-
-    fn columns(&self) -> &[String] {
-        &self.columns
     }
 
     fn files(&self) -> Result<Vec<StoreFile>, StateError> {
@@ -137,10 +142,6 @@ impl StoreCheckpoint for RocksDbStoreCheckpoint {
 impl Drop for RocksDbStoreCheckpoint {
     fn drop(&mut self) {
         drop(self.db.get_mut().map(Option::take));
-        if let Err(e) = std::fs::remove_dir_all(&self.dir) {
-            if e.kind() != std::io::ErrorKind::NotFound {
-                tracing::warn!("could not remove the store checkpoint {}: {e}", self.dir.display());
-            }
-        }
+        remove_quietly(&self.dir);
     }
 }

@@ -14,6 +14,7 @@
 #![warn(missing_docs)]
 
 pub mod checkpoint;
+mod directories;
 pub mod store;
 
 use std::collections::BTreeMap;
@@ -26,6 +27,7 @@ use weir_state::store::LocalCopy;
 use weir_state::{KeyedStateStore, KeyedStateStoreFactory, StateError};
 
 pub use checkpoint::RocksDbStoreCheckpoint;
+use directories::remove_quietly;
 pub use store::RocksDbKeyedStateStore;
 
 /// How the stores of one TaskManager use memory and disk.
@@ -102,9 +104,7 @@ impl RocksDbStateBackend {
             .join(format!("weir-rocksdb-{}", std::process::id()))
             .join(format!("{name}_{n}"))
     }
-}
 
-impl RocksDbStateBackend {
     /// Every shared file of the local copies: its remote path, and the local file.
     fn local_files(&self) -> BTreeMap<String, PathBuf> {
         let copies = self.local_copies.lock().unwrap_or_else(|p| p.into_inner());
@@ -171,10 +171,6 @@ impl KeyedStateStoreFactory for RocksDbStateBackend {
             download_handle(handle, into, transfer, &local).map(|n| from_local += n)
         };
         if let Some(handle) = restores_in_place(handles, range) {
-            if dir.exists() {
-                std::fs::remove_dir_all(&dir)
-                    .map_err(|e| StateError::Store(format!("removing an old store in {}: {e}", dir.display())))?;
-            }
             let restored =
                 fetch(handle, &dir).and_then(|()| RocksDbKeyedStateStore::open_existing(&dir, cache, write_buffers));
             let mut store = match restored {
@@ -227,15 +223,6 @@ fn log_restore(owner: &str, from_local: usize, total: usize) {
 fn intersection(a: KeyGroupRange, b: KeyGroupRange) -> Option<KeyGroupRange> {
     a.intersects(&b)
         .then(|| KeyGroupRange::new(a.start.max(b.start), a.end.min(b.end)))
-}
-
-/// Removes `dir` if it is there, logging a failure.
-fn remove_quietly(dir: &std::path::Path) {
-    if let Err(e) = std::fs::remove_dir_all(dir) {
-        if e.kind() != std::io::ErrorKind::NotFound {
-            tracing::warn!("could not remove {}: {e}", dir.display());
-        }
-    }
 }
 
 /// Removes `weir-rocksdb-<pid>` directories under `local_dir` whose process is gone.

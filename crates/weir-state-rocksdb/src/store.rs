@@ -6,7 +6,8 @@
 //! recomputed after a failure anyway (Flink's RocksDB backend does the same). The
 //! directory is the store's alone and is removed when the store is dropped.
 
-use crate::checkpoint::RocksDbStoreCheckpoint;
+use crate::checkpoint::{RocksDbStoreCheckpoint, DEFAULT_COLUMN};
+use crate::directories::remove_quietly;
 use rocksdb::{ColumnFamilyDescriptor, Direction, IteratorMode, Options, WriteBatch, WriteOptions, DB};
 use std::path::{Path, PathBuf};
 use weir_core::KeyGroupRange;
@@ -23,9 +24,6 @@ pub struct RocksDbKeyedStateStore {
     /// Checkpoints taken, naming their directories.
     checkpoints: u64,
 }
-
-/// RocksDB's column family that every database has; no state lives in it.
-const DEFAULT_COLUMN: &str = "default";
 
 /// Bytes of entries copied per write batch when a store is restored by copying.
 const COPY_BATCH_BYTES: usize = 4 << 20;
@@ -253,10 +251,6 @@ impl KeyedStateStore for RocksDbKeyedStateStore {
 impl Drop for RocksDbKeyedStateStore {
     fn drop(&mut self) {
         drop(self.db.take());
-        if let Err(e) = std::fs::remove_dir_all(&self.dir) {
-            if e.kind() != std::io::ErrorKind::NotFound {
-                tracing::warn!("could not remove the state store {}: {e}", self.dir.display());
-            }
-        }
+        remove_quietly(&self.dir);
     }
 }

@@ -97,8 +97,6 @@ pub trait StoreCheckpoint: Send + Sync {
     fn dir(&self) -> &Path;
     /// The name of the store it was taken of (unique within the TaskManager process).
     fn store_name(&self) -> &str;
-    /// The columns (declared states) it holds.
-    fn columns(&self) -> &[String];
     /// Every file of it.
     fn files(&self) -> Result<Vec<StoreFile>, StateError>;
     /// Visits every entry of column `name` whose key starts with `prefix`, in key

@@ -228,6 +228,36 @@ fn a_job_chooses_its_own_state_backend_on_either_cluster_and_a_bad_setting_fails
             .contains("state.backend.rocksdb.memory.write-buffer-ratio must be above 0 and below 1, not 1.5"),
         "{exceptions}"
     );
+    // On a TaskManager that restricts the files jobs open, a job's own RocksDB
+    // directory must lie where it allows.
+    let allowed = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let fenced = Cluster::start_with(
+        1,
+        1,
+        &["restart-strategy.type=none"],
+        &[format!("security.job.allowed-paths={}", allowed.path().display())],
+    );
+    let jid = fenced.submit(json!({
+        "program": "keyed-sum", "parallelism": 1,
+        "args": { "records": "10", "output": "discard" },
+        "config": {
+            "state.backend.type": "rocksdb",
+            "state.backend.rocksdb.localdir": outside.path().display().to_string(),
+        },
+    }));
+    assert_eq!(fenced.wait_terminal(&jid, Duration::from_secs(60)), "FAILED");
+    let (_, exceptions) = get(&fenced.rest, &format!("/jobs/{jid}/exceptions"));
+    let text = exceptions.to_string();
+    assert!(
+        text.contains("state.backend.rocksdb.localdir") && text.contains("security.job.allowed-paths"),
+        "{exceptions}"
+    );
+    assert_eq!(
+        std::fs::read_dir(outside.path()).unwrap().count(),
+        0,
+        "nothing was created outside"
+    );
     // A value the JobManager can check is refused at submission.
     let (code, body) = send(
         &heap.rest,

@@ -532,12 +532,9 @@ impl CheckpointCoordinator {
             );
             return (AckOutcome::Refused, actions);
         }
-        if !self.pending.contains_key(&ack.checkpoint_id) {
-            // Flink discards the state of late acknowledgements.
-            return (AckOutcome::UnknownCheckpoint, self.late_state_discards(&ack));
-        }
         let Some(pending) = self.pending.get_mut(&ack.checkpoint_id) else {
-            return (AckOutcome::UnknownCheckpoint, Vec::new());
+            // Flink discards the state of late acknowledgements.
+            return (AckOutcome::UnknownCheckpoint, self.discard_late_state(&ack));
         };
         if !pending.awaited.contains(&task) {
             return (AckOutcome::UnknownTask, Vec::new());
@@ -565,11 +562,11 @@ impl CheckpointCoordinator {
     }
 
     /// The state of an acknowledgement that came too late (its checkpoint completed or
-    /// was aborted) to delete: its file and the shared files no completed checkpoint
-    /// refers to. Nothing for a checkpoint still pending or not triggered yet, nothing
-    /// outside the checkpoint's storage locations and never a file a retained
-    /// checkpoint refers to.
-    fn late_state_discards(&self, ack: &SnapshotReport) -> Vec<CoordinatorAction> {
+    /// was aborted, or its attempt was replaced by a failover) to delete: its file and
+    /// the shared files no completed checkpoint refers to. Nothing for a checkpoint
+    /// still pending or not triggered yet, nothing outside the checkpoint's storage
+    /// locations and never a file a retained checkpoint refers to.
+    pub fn discard_late_state(&self, ack: &SnapshotReport) -> Vec<CoordinatorAction> {
         if ack.checkpoint_id >= self.next_id || self.pending.contains_key(&ack.checkpoint_id) {
             return Vec::new();
         }
@@ -594,12 +591,6 @@ impl CheckpointCoordinator {
                 .map(|location| CoordinatorAction::Discard { location }),
         );
         actions
-    }
-
-    /// The state an attempt the job no longer runs (cancelled by a failover before
-    /// its upload finished) acknowledged, to delete as a late acknowledgement's.
-    pub fn discard_state_of_replaced_attempt(&self, ack: &SnapshotReport) -> Vec<CoordinatorAction> {
-        self.late_state_discards(ack)
     }
 
     /// Builds the metadata of fully acknowledged checkpoint `id` and asks for it to be

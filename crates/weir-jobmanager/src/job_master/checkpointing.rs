@@ -129,7 +129,7 @@ impl JobMaster {
             let decisions = self
                 .checkpoints
                 .as_ref()
-                .map(|c| c.discard_state_of_replaced_attempt(&report))
+                .map(|c| c.discard_late_state(&report))
                 .unwrap_or_default();
             return self.carry_out(decisions, slots, now_ms);
         };

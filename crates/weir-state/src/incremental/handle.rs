@@ -34,8 +34,6 @@ pub struct IncrementalKeyedStateHandle {
     pub key_group_range: KeyGroupRange,
     /// The checkpoint.
     pub checkpoint_id: u64,
-    /// The columns (declared states) it holds.
-    pub columns: Vec<String>,
     /// Its shared files.
     pub shared: Vec<SharedFileRef>,
     /// Its other files.

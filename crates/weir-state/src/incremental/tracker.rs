@@ -12,6 +12,9 @@ use crate::store::{KeyedStateStoreFactory, LocalCopy, StoreCheckpoint};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
+/// Uploaded checkpoints kept while they wait for their confirmation.
+const MAX_UNCONFIRMED: usize = 8;
+
 /// What one checkpoint's upload left: its shared files and, for local recovery, the
 /// store's checkpoint on local disk.
 struct Uploaded {
@@ -77,6 +80,11 @@ impl UploadedFiles {
         let mut state = self.files();
         let checkpoint = checkpoint.filter(|_| state.local.is_some());
         state.uploaded.insert(checkpoint_id, Uploaded { files, checkpoint });
+        // Checkpoints never confirmed (their notifications lost) are forgotten beyond
+        // a few: their local store checkpoints would hold disk space forever.
+        while state.uploaded.len() > MAX_UNCONFIRMED {
+            state.uploaded.pop_first();
+        }
     }
 
     /// Checkpoint `checkpoint_id` completed: its files are the base from now on (and
@@ -140,5 +148,17 @@ mod tests {
         assert_eq!(t.base(), vec![file("4.sst", 4)]);
         t.confirm(3);
         assert_eq!(t.base(), vec![file("4.sst", 4)], "3 was dropped when 4 completed");
+    }
+
+    #[test]
+    fn only_the_newest_unconfirmed_checkpoints_wait_for_a_confirmation() {
+        let t = UploadedFiles::default();
+        for id in 1..=20 {
+            t.uploaded(id, vec![file(&format!("{id}.sst"), id)], None);
+        }
+        t.confirm(12);
+        assert!(t.base().is_empty(), "12 was forgotten: only the newest 8 wait");
+        t.confirm(13);
+        assert_eq!(t.base(), vec![file("13.sst", 13)]);
     }
 }

@@ -101,7 +101,6 @@ pub fn upload_checkpoint(
     Ok(IncrementalKeyedStateHandle {
         key_group_range: range,
         checkpoint_id,
-        columns: checkpoint.columns().to_vec(),
         shared,
         private,
     })

@@ -189,6 +189,13 @@ fn state_backends(config: &Configuration, managed: u64) -> Result<weir_taskmanag
         for (key, value) in settings {
             merged.set_string(key, value);
         }
+        // A directory the job chose is one of the files it opens: the TaskManager's
+        // `security.job.allowed-paths` decides.
+        let chosen = merged.get(&o::ROCKSDB_LOCAL_DIR).map_err(|e| e.to_string())?;
+        if let Some(dir) = chosen.filter(|d| base.get(&o::ROCKSDB_LOCAL_DIR).ok().flatten().as_ref() != Some(d)) {
+            weir_connectors::file_policy::check(std::path::Path::new(&dir))
+                .map_err(|e| format!("{}: {e}", o::ROCKSDB_LOCAL_DIR.key()))?;
+        }
         keyed_state_store(&merged, managed, slots).map_err(|e| format!("{e:#}"))
     });
     Ok(StateBackends::new(own, Some(loader)))

@@ -150,7 +150,7 @@ fn the_state_of_a_replaced_attempt_goes_unless_a_retained_checkpoint_refers_to_i
     c.metadata_written(1, Ok(Some(format!("{DIR}/chk-1"))), 6);
     // The same files acknowledged again by an attempt the job no longer runs: checkpoint
     // 1 refers to them, nothing goes.
-    assert!(c.discard_state_of_replaced_attempt(&a.report).is_empty());
+    assert!(c.discard_late_state(&a.report).is_empty());
     // An aborted checkpoint's state from such an attempt goes, shared files included.
     let (id, now) = trigger(&mut c);
     c.abort_all("failover", now);
@@ -160,7 +160,7 @@ fn the_state_of_a_replaced_attempt_goes_unless_a_retained_checkpoint_refers_to_i
         path: file.clone(),
         size: 10,
     });
-    let actions = c.discard_state_of_replaced_attempt(&late.report);
+    let actions = c.discard_late_state(&late.report);
     assert_eq!(deleted(&actions), vec!["late"]);
     assert!(
         actions
@@ -174,5 +174,5 @@ fn the_state_of_a_replaced_attempt_goes_unless_a_retained_checkpoint_refers_to_i
         size: 10,
     });
     late.report.shared_state.clear();
-    assert!(c.discard_state_of_replaced_attempt(&late.report).is_empty());
+    assert!(c.discard_late_state(&late.report).is_empty());
 }
